@@ -1,0 +1,129 @@
+"""ccanalytics: what your GPU clusters are doing and costing, and clean SSH keys.
+
+Every public name is imported on first use (module ``__getattr__``): ``import
+ccanalytics`` loads nothing heavy, the client loads httpx and pydantic, the frames
+load pandas, so ``ccanalytics --help`` and the key-audit CLI start fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ccanalytics._client import AsyncClient, Client
+    from ccanalytics._frames import gpus_frame, pods_frame
+    from ccanalytics._loader import load_cluster_pods
+    from ccanalytics._ratelimit import RateLimitStatus, RateLimitWindow, parse_rate_limit
+    from ccanalytics.errors import (
+        ApiConnectionError,
+        ApiError,
+        ApiTimeoutError,
+        AuthenticationError,
+        CCAnalyticsError,
+        ConfigurationError,
+        InvalidSshKeysError,
+        MalformedResponseError,
+        NotFoundError,
+        PermissionDeniedError,
+        RateLimitError,
+        ServerError,
+        UnprocessableEntityError,
+    )
+    from ccanalytics.keys import (
+        AuthorizedKey,
+        audit_keys,
+        diff_ssh_keys,
+        normalize_key_lines,
+        parse_authorized_key,
+    )
+    from ccanalytics.models import ErrorResponse, Pod, Registry, SshKeys, UpdateSshKeysRequest
+
+__version__ = "0.1.0"
+
+#: Every public name -> the module that defines it, imported on first access.
+_LAZY = {
+    "AsyncClient": "ccanalytics._client",
+    "Client": "ccanalytics._client",
+    "RateLimitStatus": "ccanalytics._ratelimit",
+    "RateLimitWindow": "ccanalytics._ratelimit",
+    "parse_rate_limit": "ccanalytics._ratelimit",
+    **dict.fromkeys(
+        (
+            "ApiConnectionError",
+            "ApiError",
+            "ApiTimeoutError",
+            "AuthenticationError",
+            "CCAnalyticsError",
+            "ConfigurationError",
+            "InvalidSshKeysError",
+            "MalformedResponseError",
+            "NotFoundError",
+            "PermissionDeniedError",
+            "RateLimitError",
+            "ServerError",
+            "UnprocessableEntityError",
+        ),
+        "ccanalytics.errors",
+    ),
+    **dict.fromkeys(
+        ("ErrorResponse", "Pod", "Registry", "SshKeys", "UpdateSshKeysRequest"),
+        "ccanalytics.models",
+    ),
+    "pods_frame": "ccanalytics._frames",
+    "gpus_frame": "ccanalytics._frames",
+    "load_cluster_pods": "ccanalytics._loader",
+    "AuthorizedKey": "ccanalytics.keys",
+    "audit_keys": "ccanalytics.keys",
+    "diff_ssh_keys": "ccanalytics.keys",
+    "normalize_key_lines": "ccanalytics.keys",
+    "parse_authorized_key": "ccanalytics.keys",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ccanalytics' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+__all__ = [
+    "ApiConnectionError",
+    "ApiError",
+    "ApiTimeoutError",
+    "AsyncClient",
+    "AuthenticationError",
+    "AuthorizedKey",
+    "CCAnalyticsError",
+    "Client",
+    "ConfigurationError",
+    "ErrorResponse",
+    "InvalidSshKeysError",
+    "MalformedResponseError",
+    "NotFoundError",
+    "PermissionDeniedError",
+    "Pod",
+    "RateLimitError",
+    "RateLimitStatus",
+    "RateLimitWindow",
+    "Registry",
+    "ServerError",
+    "SshKeys",
+    "UnprocessableEntityError",
+    "UpdateSshKeysRequest",
+    "audit_keys",
+    "diff_ssh_keys",
+    "gpus_frame",
+    "load_cluster_pods",
+    "normalize_key_lines",
+    "parse_authorized_key",
+    "parse_rate_limit",
+    "pods_frame",
+]
