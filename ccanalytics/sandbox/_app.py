@@ -1,0 +1,409 @@
+"""The sandbox API itself: a pure request -> response function with state.
+
+:class:`SandboxApp` knows nothing of sockets; :mod:`._server` serves it over
+loopback HTTP and :mod:`._transport` in process. It implements the three
+operations of the spec, bearer auth with scoped keys, RFC 9457 problem+json
+errors, 422 validation of the PUT body, and a fixed-window rate limiter per API
+key that sends ``RateLimit``/``RateLimit-Policy`` on every authenticated response
+and ``Retry-After`` on 429.
+
+Faults (issue: reliability) are configured with :class:`Fault` rules; each rule
+applies to the first ``times`` matching requests (or all), and the server counts
+every request it receives in :attr:`SandboxApp.stats`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+from ccanalytics._api_rule import API_KEY_PATTERN, matches_api_pattern
+from ccanalytics.sandbox._data import SandboxData, make_data
+
+__all__ = [
+    "DEFAULT_RATE_LIMITS",
+    "EXEMPT_KEY",
+    "FULL_ACCESS_KEY",
+    "LIMITED_KEY",
+    "NO_ACCESS_KEY",
+    "Fault",
+    "SandboxApp",
+    "SandboxResponse",
+]
+
+#: Bearer keys the sandbox accepts. The full key reads and writes everything.
+FULL_ACCESS_KEY = "sbx-full-access-key"
+#: A valid key with no permission at all: every operation is 403.
+NO_ACCESS_KEY = "sbx-no-access-key"
+#: A key scoped to reading the clusters in ``SandboxApp.limited_clusters`` only.
+LIMITED_KEY = "sbx-limited-key"
+#: A full-access key that is exempt from rate limiting (no RateLimit headers).
+EXEMPT_KEY = "sbx-exempt-key"
+
+#: Window name -> (quota, window seconds). Generous: notebooks never hit them.
+DEFAULT_RATE_LIMITS: dict[str, tuple[int, float]] = {
+    "minute": (600, 60.0),
+    "hour": (20_000, 3600.0),
+    "day": (200_000, 86400.0),
+}
+
+_PODS = re.compile(r"^/v2/clusters/([^/]*)/pods$")
+_REGISTRY = re.compile(r"^/v2/registries/([^/]*)$")
+_SSH_KEYS = "/v2/account/ssh-keys"
+
+#: Fault kinds understood by the app (``reset``/``slow``/``truncate`` act on the wire).
+FAULT_KINDS = frozenset(
+    {
+        "status",  # answer with ``status`` and a problem+json body
+        "html",  # answer with ``status`` (default 502) and an HTML page, as a proxy does
+        "empty",  # answer with ``status`` and no body
+        "invalid_json",  # 200 with a body that is not JSON
+        "wrong_content_type",  # 200 with the right JSON labelled text/html
+        "wrong_shape",  # 200 with valid JSON of the wrong shape
+        "malformed_ratelimit",  # normal response, RateLimit headers that do not parse
+        "exhausted_ratelimit",  # normal response announcing r=0 for ``seconds``
+        "rate_limited",  # 429 with Retry-After ``seconds`` (persistent with times=None)
+        "leak_credentials",  # registry response wrongly includes username/password
+        "reset",  # close the connection without a response
+        "slow",  # wait ``seconds`` before answering
+        "truncate",  # send a Content-Length larger than the body, then close
+    }
+)
+
+
+@dataclass
+class Fault:
+    """A fault rule: ``kind`` applies to requests whose path starts with ``path``.
+
+    ``times`` is how many matching requests it affects (``None``: all of them).
+    """
+
+    kind: str
+    times: int | None = 1
+    path: str = "/"
+    status: int = 502
+    seconds: float = 1.0
+    method: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault kind {self.kind!r}; known: {sorted(FAULT_KINDS)}")
+
+
+@dataclass
+class SandboxResponse:
+    """What the app answers; ``wire_fault`` tells a server to misbehave on the wire."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    wire_fault: Fault | None = None
+
+
+@dataclass
+class _Window:
+    quota: int
+    seconds: float
+    start: float
+    used: int = 0
+
+
+@dataclass
+class SandboxApp:
+    """The API v2, in memory. Thread-safe; see the module docstring."""
+
+    data: SandboxData = field(default_factory=make_data)
+    rate_limits: Mapping[str, tuple[int, float]] = field(
+        default_factory=lambda: dict(DEFAULT_RATE_LIMITS)
+    )
+    #: Seconds the server (or transport) waits before answering each request.
+    latency: float = 0.0
+    faults: list[Fault] = field(default_factory=list)
+    limited_clusters: frozenset[str] = frozenset({"cl-infer-prod", "cl-etl-cpu"})
+    #: Accepted bearer keys -> scope: ``full``, ``none`` (403), ``limited``, ``exempt``.
+    api_keys: Mapping[str, str] = field(
+        default_factory=lambda: {
+            FULL_ACCESS_KEY: "full",
+            NO_ACCESS_KEY: "none",
+            LIMITED_KEY: "limited",
+            EXEMPT_KEY: "exempt",
+        }
+    )
+    clock: Callable[[], float] = time.monotonic
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._windows: dict[str, dict[str, _Window]] = {}
+        self._epoch = self.clock()
+        #: Requests received, by ``"METHOD path"``, and by status answered.
+        self.stats: Counter[str] = Counter()
+        self.statuses: Counter[int] = Counter()
+        self.requests: list[tuple[float, str, str, int]] = []
+
+    # -- public helpers -----------------------------------------------------------
+
+    def add_fault(self, kind: str, **kw: Any) -> Fault:
+        """Add a fault rule (see :data:`FAULT_KINDS`) and return it."""
+        fault = Fault(kind, **kw)
+        with self._lock:
+            self.faults.append(fault)
+        return fault
+
+    def count(self, method: str, path: str) -> int:
+        """How many requests the server received for ``method path``."""
+        return self.stats[f"{method} {path}"]
+
+    # -- request handling ---------------------------------------------------------
+
+    def handle(
+        self, method: str, raw_path: str, headers: Mapping[str, str], body: bytes
+    ) -> SandboxResponse:
+        """Answer one request. ``raw_path`` is the percent-encoded path (query ignored)."""
+        path = raw_path.split("?", 1)[0]
+        now = self.clock()
+        with self._lock:
+            self.stats[f"{method} {path}"] += 1
+            fault = self._take_fault(method, path)
+        response = self._dispatch(method, path, headers, body, fault, now)
+        with self._lock:
+            self.statuses[response.status] += 1
+            self.requests.append((now, method, path, response.status))
+        return response
+
+    def _take_fault(self, method: str, path: str) -> Fault | None:
+        for fault in self.faults:
+            if fault.times == 0 or not path.startswith(fault.path):
+                continue
+            if fault.method and fault.method != method:
+                continue
+            if fault.times is not None:
+                fault.times -= 1
+            return fault
+        return None
+
+    def _dispatch(
+        self,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        fault: Fault | None,
+        now: float,
+    ) -> SandboxResponse:
+        if fault and fault.kind in ("reset", "slow", "truncate"):
+            inner = self._dispatch(method, path, headers, body, None, now)
+            inner.wire_fault = fault
+            return inner
+        if fault and fault.kind == "html":
+            page = (
+                f"<html><head><title>{fault.status} Bad Gateway</title></head><body>"
+                f"<center><h1>{fault.status} Bad Gateway</h1></center><hr>"
+                "<center>nginx/1.25.3</center></body></html>"
+            ).encode()
+            return SandboxResponse(fault.status, {"Content-Type": "text/html"}, page)
+        if fault and fault.kind == "empty":
+            return SandboxResponse(fault.status, {"Content-Length": "0"}, b"")
+        if fault and fault.kind == "status":
+            return _problem(fault.status, _TITLES.get(fault.status, "Error"), "injected fault")
+
+        key = _bearer(headers)
+        if key is None:
+            return _problem(401, "Unauthorized", "missing bearer token")
+        scope = self.api_keys.get(key)
+        if scope is None:
+            return _problem(401, "Unauthorized", "invalid bearer token")
+
+        rl_headers: dict[str, str] = {}
+        if scope != "exempt":
+            allowed, rl_headers, retry_after, window = self._rate_limit(key, now)
+            if fault and fault.kind == "rate_limited":
+                allowed, retry_after, window = False, math.ceil(fault.seconds), "minute"
+            if not allowed:
+                resp = _problem(
+                    429, "Too Many Requests", f"rate limit exceeded for the {window} window"
+                )
+                resp.headers.update(rl_headers)
+                resp.headers["Retry-After"] = str(retry_after)
+                return resp
+        if fault and fault.kind == "malformed_ratelimit":
+            rl_headers = {"RateLimit": 'minute;r=oops, "hour";r=-3;t=', "RateLimit-Policy": "{{"}
+        if fault and fault.kind == "exhausted_ratelimit":
+            w = math.ceil(fault.seconds)
+            rl_headers = {
+                "RateLimit": f'"minute";r=0;t={w}',
+                "RateLimit-Policy": f'"minute";q=60;w={max(w, 60)}',
+            }
+
+        response = self._route(method, path, scope, body, fault)
+        response.headers.update(rl_headers)
+        return response
+
+    def _rate_limit(self, key: str, now: float) -> tuple[bool, dict[str, str], int, str]:
+        """Count one request for ``key``; (allowed, headers, retry_after, exceeded window)."""
+        with self._lock:
+            windows = self._windows.setdefault(key, {})
+            state = []
+            for name, (quota, seconds) in self.rate_limits.items():
+                w = windows.get(name)
+                # Fixed windows aligned on the sandbox's start time.
+                start = self._epoch + seconds * math.floor((now - self._epoch) / seconds)
+                if w is None or w.start != start:
+                    w = windows[name] = _Window(quota=quota, seconds=seconds, start=start)
+                state.append((name, w))
+            exceeded = [(n, w) for n, w in state if w.used >= w.quota]
+            if not exceeded:
+                for _, w in state:
+                    w.used += 1
+            headers = {
+                "RateLimit": ", ".join(
+                    f'"{n}";r={max(0, w.quota - w.used)};t={_reset(w, now)}' for n, w in state
+                ),
+                "RateLimit-Policy": ", ".join(
+                    f'"{n}";q={w.quota};w={_num(w.seconds)}' for n, w in state
+                ),
+            }
+        if exceeded:
+            name, w = max(exceeded, key=lambda nw: _reset(nw[1], now))
+            return False, headers, _reset(w, now), name
+        return True, headers, 0, ""
+
+    def _route(
+        self, method: str, path: str, scope: str, body: bytes, fault: Fault | None
+    ) -> SandboxResponse:
+        if path == _SSH_KEYS:
+            if method != "PUT":
+                return _problem(405, "Method Not Allowed", f"{method} is not allowed here")
+            if scope in ("none", "limited"):
+                return _problem(403, "Forbidden", "access denied")
+            return self._put_ssh_keys(body, fault)
+        if m := _PODS.match(path):
+            if method != "GET":
+                return _problem(405, "Method Not Allowed", f"{method} is not allowed here")
+            cluster_id = unquote(m.group(1))
+            if scope == "none" or (scope == "limited" and cluster_id not in self.limited_clusters):
+                return _problem(403, "Forbidden", "access denied")
+            pods = self.data.clusters.get(cluster_id)
+            if pods is None:
+                return _problem(404, "Not Found", "resource not found")
+            return self._ok({"pods": pods}, fault)
+        if m := _REGISTRY.match(path):
+            if method != "GET":
+                return _problem(405, "Method Not Allowed", f"{method} is not allowed here")
+            if scope in ("none", "limited"):
+                return _problem(403, "Forbidden", "access denied")
+            reg = self.data.registries.get(unquote(m.group(1)))
+            if reg is None:
+                return _problem(404, "Not Found", "resource not found")
+            shown = dict(reg)
+            if not (fault and fault.kind == "leak_credentials"):
+                shown.pop("username", None)
+                shown.pop("password", None)
+            return self._ok(shown, fault)
+        return _problem(404, "Not Found", "resource not found")
+
+    def _put_ssh_keys(self, body: bytes, fault: Fault | None) -> SandboxResponse:
+        try:
+            payload = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            return _problem(400, "Bad Request", "request body is not valid JSON")
+        errors = validate_update_ssh_keys(payload)
+        if errors:
+            return _problem(422, "Unprocessable Entity", "Request validation failed.", errors)
+        with self._lock:
+            self.data.ssh_keys = list(payload["keys"])
+            keys = list(self.data.ssh_keys)
+        return self._ok({"keys": keys}, fault)
+
+    def _ok(self, payload: Any, fault: Fault | None) -> SandboxResponse:
+        body = json.dumps(payload, separators=(",", ":")).encode()
+        ctype = "application/json"
+        if fault and fault.kind == "invalid_json":
+            body = body[: max(1, len(body) // 2)] + b"<!-- cut -->"
+        elif fault and fault.kind == "wrong_content_type":
+            ctype = "text/html; charset=utf-8"
+        elif fault and fault.kind == "wrong_shape":
+            body = b'["not", "an", "object"]'
+        return SandboxResponse(200, {"Content-Type": ctype}, body)
+
+
+def validate_update_ssh_keys(payload: Any) -> list[str]:
+    """The server's JSON-Schema check of UpdateSshKeysRequest, as ``"<json path>: <message>"``."""
+    if not isinstance(payload, dict):
+        return [f"$: must be an object, not {_json_type(payload)}"]
+    errors = [f"$.{k}: additional property is not allowed" for k in payload if k != "keys"]
+    if "keys" not in payload:
+        errors.append("$: required property 'keys' is missing")
+    elif not isinstance(payload["keys"], list):
+        errors.append(f"$.keys: must be an array, not {_json_type(payload['keys'])}")
+    else:
+        for i, key in enumerate(payload["keys"]):
+            if not isinstance(key, str):
+                errors.append(f"$.keys[{i}]: must be a string, not {_json_type(key)}")
+            elif not matches_api_pattern(key):
+                errors.append(f'$.keys[{i}]: does not match pattern "{API_KEY_PATTERN}"')
+    return errors
+
+
+_TITLES = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    422: "Unprocessable Entity",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
+
+
+def _problem(
+    status: int, title: str, detail: str, errors: list[str] | None = None
+) -> SandboxResponse:
+    body: dict[str, Any] = {"title": title, "status": status, "detail": detail}
+    if errors:
+        body["errors"] = errors
+    return SandboxResponse(
+        status, {"Content-Type": "application/problem+json"}, json.dumps(body).encode()
+    )
+
+
+def _bearer(headers: Mapping[str, str]) -> str | None:
+    value = next((v for k, v in headers.items() if k.lower() == "authorization"), None)
+    if not value:
+        return None
+    scheme, _, token = value.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+def _reset(w: _Window, now: float) -> int:
+    """Whole seconds until the window resets, rounded up (never early)."""
+    return max(1, math.ceil(w.start + w.seconds - now))
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:.3f}"
+
+
+def _json_type(value: Any) -> str:
+    return {
+        dict: "object",
+        list: "array",
+        str: "string",
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)

@@ -1,0 +1,224 @@
+"""Serving the sandbox over real loopback HTTP, and in process as an httpx transport."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Self
+
+import httpx
+
+from ccanalytics.sandbox._app import FULL_ACCESS_KEY, SandboxApp, SandboxResponse
+
+__all__ = ["Sandbox", "SandboxTransport", "serve"]
+
+logger = logging.getLogger("ccanalytics.sandbox")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"  # keep-alive, so clients reuse connections
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length > 0 else b""
+        app = self.server.app
+        response = app.handle(self.command, self.path, dict(self.headers.items()), body)
+        fault = response.wire_fault
+        if app.latency:
+            time.sleep(app.latency)
+        if fault and fault.kind == "slow":
+            time.sleep(fault.seconds)
+        if fault and fault.kind == "reset":
+            # SO_LINGER 0: the close sends RST, as a crashing proxy does.
+            self.connection.setsockopt(
+                socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
+            )
+            self.close_connection = True
+            return
+        self.send_response(response.status)
+        body = response.body
+        declared = len(body)
+        if fault and fault.kind == "truncate":
+            declared, body = len(body), body[: len(body) // 2]
+            self.close_connection = True
+        for name, value in response.headers.items():
+            if name.lower() != "content-length":
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(declared))
+        self.end_headers()
+        try:
+            self.wfile.write(body)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
+            self.close_connection = True
+
+    do_GET = do_PUT = do_POST = do_DELETE = do_PATCH = _serve
+
+    def log_message(self, format: str, *args: Any) -> None:
+        # Request lines only at DEBUG: never headers (they carry the bearer key).
+        logger.debug("sandbox %s - %s", self.address_string(), format % args)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, address: tuple[str, int], app: SandboxApp) -> None:
+        self.app = app
+        super().__init__(address, _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        logger.debug("sandbox: connection from %s ended abruptly", client_address)
+
+
+class Sandbox:
+    """The sandbox served on ``127.0.0.1`` in a background thread.
+
+    >>> with Sandbox() as sb:                      # doctest: +SKIP
+    ...     with sb.client() as client:
+    ...         client.list_cluster_pods("cl-llama70b-train")
+
+    ``port=0`` (the default) binds a free port; ``url`` tells which. ``app`` is the
+    :class:`SandboxApp` being served: configure quotas, latency and faults on it,
+    and read what the server received from ``app.stats``.
+    """
+
+    def __init__(
+        self,
+        app: SandboxApp | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        **app_options: Any,
+    ) -> None:
+        if app is not None and app_options:
+            raise TypeError("pass either app= or SandboxApp options, not both")
+        self.app = app if app is not None else SandboxApp(**app_options)
+        self._server = _Server((host, port), self.app)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        host = host.decode() if isinstance(host, bytes) else host
+        return f"http://{host}:{port}"
+
+    @property
+    def api_key(self) -> str:
+        """The sandbox's full-access key (not a secret: it only opens the sandbox)."""
+        return FULL_ACCESS_KEY
+
+    def start(self) -> Self:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._server.serve_forever,
+                kwargs={"poll_interval": 0.05},
+                daemon=True,
+                name="ccanalytics-sandbox",
+            )
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._server.shutdown()
+            self._thread.join()
+            self._thread = None
+        self._server.server_close()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def client(self, api_key: str | None = None, **kw: Any) -> Any:
+        """A :class:`ccanalytics.Client` for this sandbox (full access unless ``api_key``)."""
+        from ccanalytics._client import Client
+
+        return Client(api_key or FULL_ACCESS_KEY, self.url, **kw)
+
+    def async_client(self, api_key: str | None = None, **kw: Any) -> Any:
+        """A :class:`ccanalytics.AsyncClient` for this sandbox."""
+        from ccanalytics._client import AsyncClient
+
+        return AsyncClient(api_key or FULL_ACCESS_KEY, self.url, **kw)
+
+
+def serve(port: int = 8765, host: str = "127.0.0.1", **app_options: Any) -> None:
+    """Serve the sandbox until interrupted (``ccanalytics sandbox --port N``)."""
+    sandbox = Sandbox(host=host, port=port, **app_options)
+    print(
+        f"ccanalytics sandbox on {sandbox.url}  (API key: {FULL_ACCESS_KEY}); Ctrl-C to stop",
+        flush=True,
+    )
+    try:
+        sandbox._server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sandbox._server.server_close()
+
+
+class SandboxTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """The sandbox in process: an httpx transport for ``Client(transport=...)``.
+
+    Wire faults become the httpx exceptions a real socket would raise
+    (``reset`` -> ``ReadError``, ``truncate`` -> ``RemoteProtocolError``, ``slow``
+    past the request's read timeout -> ``ReadTimeout``).
+    """
+
+    def __init__(self, app: SandboxApp | None = None, **app_options: Any) -> None:
+        self.app = app if app is not None else SandboxApp(**app_options)
+
+    def _respond(self, request: httpx.Request, body: bytes) -> tuple[SandboxResponse, float]:
+        raw_path = request.url.raw_path.decode("ascii")
+        response = self.app.handle(request.method, raw_path, dict(request.headers), body)
+        fault = response.wire_fault
+        delay = self.app.latency + (fault.seconds if fault and fault.kind == "slow" else 0.0)
+        return response, delay
+
+    def _finish(
+        self, request: httpx.Request, response: SandboxResponse, waited: float
+    ) -> httpx.Response:
+        fault = response.wire_fault
+        timeout = request.extensions.get("timeout", {}).get("read")
+        if fault and fault.kind == "slow" and timeout is not None and waited > timeout:
+            raise httpx.ReadTimeout("timed out (sandbox slow fault)", request=request)
+        if fault and fault.kind == "reset":
+            raise httpx.ReadError("connection reset by peer (sandbox fault)", request=request)
+        if fault and fault.kind == "truncate":
+            raise httpx.RemoteProtocolError(
+                "peer closed connection without sending complete body", request=request
+            )
+        return httpx.Response(
+            response.status, headers=response.headers, content=response.body, request=request
+        )
+
+    def _bounded(self, request: httpx.Request, delay: float) -> float:
+        timeout = request.extensions.get("timeout", {}).get("read")
+        return delay if timeout is None else min(delay, timeout + 0.01)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response, delay = self._respond(request, request.read())
+        if delay:
+            time.sleep(self._bounded(request, delay))
+        return self._finish(request, response, delay)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response, delay = self._respond(request, await request.aread())
+        if delay:
+            await asyncio.sleep(self._bounded(request, delay))
+        return self._finish(request, response, delay)
