@@ -1,0 +1,43 @@
+"""Writing a frame as a table, CSV, JSON or Parquet: the ``--format`` of every command."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["write_frame"]
+
+
+def write_frame(frame: pd.DataFrame, fmt: str, output: str | None) -> None:
+    """Write ``frame`` to ``output`` (``None`` or ``-``: standard output) in ``fmt``.
+
+    ``table`` is for people (aligned, ``<NA>`` shown); ``csv`` and ``json`` (records,
+    ISO dates) for programs; ``parquet`` keeps dtypes and needs ``pyarrow`` and a file.
+    """
+    to_stdout = output in (None, "-")
+    if fmt == "parquet":
+        if to_stdout:
+            raise ValueError("--format parquet needs --output FILE (it is binary)")
+        try:
+            frame.to_parquet(output, index=False)
+        except ImportError as err:
+            raise ValueError(
+                "--format parquet needs pyarrow: pip install 'ccanalytics[parquet]'"
+            ) from err
+        return
+    if fmt == "table":
+        text = frame.to_string(index=False, max_colwidth=40) + "\n"
+    elif fmt == "csv":
+        text = frame.to_csv(index=False)
+    elif fmt == "json":
+        text = frame.to_json(orient="records", date_format="iso", indent=2) + "\n"
+    else:
+        raise ValueError(f"unknown format {fmt!r}")
+    if to_stdout:
+        sys.stdout.write(text)
+    else:
+        with open(output, "w", encoding="utf-8") as fh:  # type: ignore[arg-type]
+            fh.write(text)
