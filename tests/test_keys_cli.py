@@ -1,0 +1,215 @@
+"""``audit-keys`` on the command line, run as a user runs it: in a subprocess.
+
+Exit status 0/1/2, table/csv/json output that parses back, standard input, a clean
+one-line message for unreadable files, no pandas or matplotlib, and a 20,000-line
+file audited in about the time ``ssh-keygen -lf`` takes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+SSH_KEYGEN = shutil.which("ssh-keygen")
+pytestmark = pytest.mark.skipif(SSH_KEYGEN is None, reason="ssh-keygen is not installed")
+CLI = [sys.executable, "-m", "ccanalytics._keys_cli"]
+
+
+def generate(directory: Path, specs: dict[str, list[str]]) -> dict[str, str]:
+    """``name -> .pub line`` for keys generated in parallel batches."""
+    assert SSH_KEYGEN is not None
+    names = list(specs)
+    for start in range(0, len(names), 32):
+        procs = [
+            subprocess.Popen(
+                [SSH_KEYGEN, "-q", *specs[n], "-N", "", "-C", f"{n}@cli", "-f", str(directory / n)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for n in names[start : start + 32]
+        ]
+        for proc in procs:
+            proc.wait(timeout=120)
+    return {n: (directory / f"{n}.pub").read_text().rstrip("\n") for n in names}
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return generate(
+        tmp_path_factory.mktemp("cli-keys"),
+        {
+            "ed25519": ["-t", "ed25519"],
+            "ecdsa": ["-t", "ecdsa"],
+            "rsa2048": ["-t", "rsa", "-b", "2048"],
+        },
+    )
+
+
+def audit(*args: str, stdin: str | bytes | None = None) -> subprocess.CompletedProcess[str]:
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    done = subprocess.run([*CLI, *args], input=data, capture_output=True, timeout=120)
+    return subprocess.CompletedProcess(
+        done.args, done.returncode, done.stdout.decode(), done.stderr.decode()
+    )
+
+
+Writer = Callable[..., str]
+
+
+@pytest.fixture
+def write(tmp_path: Path) -> Writer:
+    """``write(name, *lines)`` makes a key file and returns its path."""
+
+    def write(name: str, *lines: str) -> str:
+        path = tmp_path / name
+        path.write_text("".join(line + "\n" for line in lines))
+        return str(path)
+
+    return write
+
+
+def test_all_good_keys_exit_0(keys: dict[str, str], write: Writer) -> None:
+    done = audit(write("ok", keys["ed25519"], keys["ecdsa"]))
+    assert done.returncode == 0, done.stdout
+    assert "2 entries: 2 ok" in done.stdout
+
+
+def test_warnings_exit_0_without_strict_and_1_with_it(keys: dict[str, str], write: Writer) -> None:
+    path = write("warn", keys["ed25519"], keys["rsa2048"])
+    assert audit(path).returncode == 0
+    assert audit("--strict", path).returncode == 1
+
+
+def test_any_error_exits_2_even_without_strict(keys: dict[str, str], write: Writer) -> None:
+    done = audit(write("err", keys["ed25519"], "ssh-ed25519 AAAAnot-a-key"))
+    assert done.returncode == 2
+    assert "1 with errors" in done.stdout
+
+
+def test_missing_file_is_one_line_on_stderr_and_exit_2(keys: dict[str, str], write: Writer) -> None:
+    done = audit(write("ok", keys["ed25519"]), "/no/such/file")
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "ccanalytics audit-keys: cannot read /no/such/file: No such file or directory"
+    )
+    assert "Traceback" not in done.stderr
+    assert "1 entry: 1 ok" in done.stdout
+
+
+def test_a_directory_is_unreadable_not_a_traceback(tmp_path: Path) -> None:
+    done = audit(str(tmp_path))
+    assert done.returncode == 2
+    assert "Is a directory" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_table_is_aligned_and_names_the_problems(keys: dict[str, str], write: Writer) -> None:
+    done = audit(write("t", keys["ed25519"], "  " + keys["rsa2048"]))
+    header, first, second = done.stdout.splitlines()[:3]
+    assert header.split() == [
+        "LINE",
+        "STATUS",
+        "TYPE",
+        "BITS",
+        "FINGERPRINT",
+        "COMMENT",
+        "PROBLEMS",
+    ]
+    column = header.index("FINGERPRINT")
+    assert first[column:].startswith("SHA256:")
+    assert second[column:].startswith("SHA256:")
+    assert "starts with whitespace" in done.stdout
+
+
+def test_csv_parses_back(keys: dict[str, str], write: Writer) -> None:
+    path = write("c", keys["ed25519"], keys["rsa2048"], "garbage")
+    rows = list(csv.DictReader(io.StringIO(audit("--format", "csv", path).stdout)))
+    assert [(r["line_no"], r["status"], r["key_valid"]) for r in rows] == [
+        ("1", "ok", "true"),
+        ("2", "warning", "true"),
+        ("3", "error", "false"),
+    ]
+    assert rows[1]["bits"] == "2048"
+    assert rows[0]["file"] == path
+
+
+def test_json_parses_back(keys: dict[str, str], write: Writer) -> None:
+    path = write("j", "no-pty " + keys["ed25519"])
+    (row,) = json.loads(audit("--format", "json", path).stdout)
+    assert row["fingerprint"].startswith("SHA256:")
+    assert (row["api_valid"], row["key_valid"], row["options"]) == (False, True, ["no-pty"])
+    assert isinstance(row["problems"], list)
+
+
+@pytest.mark.parametrize("args", [(), ("-",)], ids=["no file", "dash"])
+def test_standard_input_is_read(keys: dict[str, str], args: tuple[str, ...]) -> None:
+    done = audit("--format", "json", *args, stdin=keys["ed25519"] + "\r\n")
+    (row,) = json.loads(done.stdout)
+    assert row["file"] == "-"
+    assert any("CRLF" in p for p in row["problems"])
+    assert done.returncode == 2
+
+
+def test_private_key_on_stdin_is_not_echoed(tmp_path: Path) -> None:
+    assert SSH_KEYGEN is not None
+    subprocess.run(
+        [SSH_KEYGEN, "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "k")], check=True
+    )
+    private = (tmp_path / "k").read_text()
+    for fmt in ("table", "csv", "json"):
+        done = audit("--format", fmt, stdin=private)
+        assert done.returncode == 2
+        assert "private key" in done.stdout
+        for secret in private.splitlines()[1:-1]:
+            assert secret not in done.stdout + done.stderr
+
+
+def test_terminal_control_characters_in_comments_are_escaped(
+    keys: dict[str, str], write: Writer
+) -> None:
+    done = audit(write("esc", keys["ed25519"] + " evil\x1b[2Jcomment"))
+    assert "\x1b" not in done.stdout
+    assert "\\x1b" in done.stdout
+
+
+def test_help_has_an_example() -> None:
+    done = audit("--help")
+    assert done.returncode == 0
+    assert "Example:" in done.stdout
+
+
+def test_no_pandas_or_matplotlib_after_an_audit(keys: dict[str, str], write: Writer) -> None:
+    path = write("light", keys["ed25519"], keys["rsa2048"])
+    code = (
+        "import sys, contextlib, io\n"
+        "from ccanalytics._keys_cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main([{path!r}, '--format', 'json'])\n"
+        "print('pandas' in sys.modules, 'matplotlib' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "False"]
+
+
+def test_add_parser_registers_audit_keys_with_run() -> None:
+    import argparse
+
+    from ccanalytics import _keys_cli
+
+    parser = argparse.ArgumentParser()
+    _keys_cli.add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["audit-keys", "--format", "csv", "--strict", "a", "b"])
+    assert (args.func, args.format, args.strict, args.files) == (
+        _keys_cli.run,
+        "csv",
+        True,
+        ["a", "b"],
+    )
