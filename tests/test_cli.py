@@ -1,0 +1,140 @@
+"""The ``ccanalytics`` command, in process and as a real process."""
+
+from __future__ import annotations
+
+import io
+import json
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pandas as pd
+import pytest
+
+from ccanalytics.cli import main
+from ccanalytics.sandbox import FULL_ACCESS_KEY
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_pods_table_on_the_sandbox(capsys) -> None:
+    code, out, err = run(capsys, "pods", "cl-etl-cpu", "--sandbox")
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["cluster_id", "pod_id", "name"]
+    assert len(lines) == 1 + 5
+
+
+def test_pods_csv_parses_back_with_the_frame_columns(capsys) -> None:
+    from ccanalytics._frames import pods_frame
+
+    code, out, _ = run(
+        capsys, "pods", "cl-infer-prod", "cl-etl-cpu", "--sandbox", "--format", "csv"
+    )
+    assert code == 0
+    frame = pd.read_csv(io.StringIO(out))
+    assert list(frame.columns) == list(pods_frame([]).columns)
+    assert len(frame) == 17
+
+
+def test_pods_json_is_a_list_of_records(capsys) -> None:
+    code, out, _ = run(capsys, "pods", "cl-bringup", "--sandbox", "--format", "json")
+    records = json.loads(out)
+    assert code == 0 and len(records) == 6
+    assert records[3]["rank"] is None  # a pending pod has no rank yet
+
+
+def test_pods_parquet_keeps_dtypes(capsys, tmp_path) -> None:
+    target = tmp_path / "pods.parquet"
+    code, _, _ = run(
+        capsys, "pods", "cl-bringup", "--sandbox", "--format", "parquet", "-o", str(target)
+    )
+    assert code == 0
+    frame = pd.read_parquet(target)
+    assert str(frame["rank"].dtype) == "Int64" and len(frame) == 6
+
+
+def test_parquet_to_stdout_is_a_usage_error(capsys) -> None:
+    code, out, err = run(capsys, "pods", "cl-bringup", "--sandbox", "--format", "parquet")
+    assert code == 2 and "needs --output" in err and out == ""
+
+
+def test_api_failure_is_one_line_on_stderr_and_exit_1(capsys) -> None:
+    code, out, err = run(capsys, "pods", "cl-etl-cpu", "nope", "--sandbox")
+    assert code == 1 and out == ""
+    assert err.startswith("ccanalytics pods: ") and err.count("\n") == 1
+    assert "nope" in err and "404" in err
+
+
+def test_missing_configuration_is_a_clear_message(capsys, monkeypatch) -> None:
+    monkeypatch.delenv("CCANALYTICS_API_KEY", raising=False)
+    monkeypatch.delenv("CCANALYTICS_BASE_URL", raising=False)
+    code, _, err = run(capsys, "pods", "cl-etl-cpu")
+    assert code == 2 and "CCANALYTICS_API_KEY" in err and "Traceback" not in err
+
+
+def test_usage_errors_exit_2(capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["pods"])
+    assert info.value.code == 2
+    assert "CLUSTER_ID" in capsys.readouterr().err
+
+
+def test_every_command_has_an_example(capsys) -> None:
+    for command in ("pods", "report", "audit-keys", "sandbox"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        assert "Example:" in capsys.readouterr().out
+
+
+def test_python_dash_m_and_help_do_not_import_heavy_modules() -> None:
+    code = (
+        "import sys, runpy\n"
+        "sys.argv = ['ccanalytics', '--help']\n"
+        "try:\n    runpy.run_module('ccanalytics', run_name='__main__')\n"
+        "except SystemExit as e:\n    assert e.code == 0\n"
+        "heavy = [m for m in ('pandas', 'matplotlib', 'pydantic', 'httpx') if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert "usage: ccanalytics" in out
+    assert "HEAVY []" in out
+
+
+def test_sandbox_command_serves_real_http() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ccanalytics", "sandbox", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        banner = proc.stdout.readline()
+        assert f"127.0.0.1:{port}" in banner
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                r = httpx.get(
+                    f"http://127.0.0.1:{port}/v2/clusters/cl-etl-cpu/pods",
+                    headers={"Authorization": f"Bearer {FULL_ACCESS_KEY}"},
+                )
+                break
+            except httpx.ConnectError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        assert r.status_code == 200 and len(r.json()["pods"]) == 5
+        assert "RateLimit" in r.headers
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
