@@ -1,0 +1,721 @@
+"""The scheduled report: one self-contained HTML file on what a fleet costs and wastes.
+
+Two layers, so the HTML is testable offline:
+
+- :func:`render_report` turns a pods frame and a GPU frame into HTML: a pure
+  function of its arguments (the same frames give the same bytes);
+- :func:`write_report` fetches the clusters, renders, writes the file atomically
+  (and optionally the frames as CSV) and returns a one-paragraph summary, which
+  ``ccanalytics report`` prints.
+
+The file opens offline and anywhere: figures are embedded as base64 PNG, the CSS is
+inline, and there is no external URL at all (no CDN script, stylesheet or font), so
+it can be mailed or archived by cron as is. The first screen answers, in plain
+sentences, the questions the report exists for: what the fleet costs per hour, how
+much of that is idle, which ranks straggle, and how many pods report no metrics.
+Tables and plots follow for whoever wants the detail.
+
+Nothing secret reaches the report: the frames hold no ``env`` values (only variable
+names, which the report does not show either) and the API key never leaves the
+client. Every piece of text from the API is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import html
+import io
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from ccanalytics import plots
+from ccanalytics._frames import gpus_frame, pods_frame
+from ccanalytics.analysis import (
+    DEFAULT_IDLE_THRESHOLD,
+    cluster_summary,
+    cost_per_gpu_hour,
+    idle_pods,
+    stragglers,
+)
+
+if TYPE_CHECKING:
+    from ccanalytics._client import Client
+
+__all__ = ["DEFAULT_TITLE", "MAX_RANK_PLOTS", "render_report", "write_report"]
+
+DEFAULT_TITLE: Final = "GPU fleet report"
+#: Clusters drawn rank by rank at most (the most expensive first), to keep the
+#: file small enough to mail; every cluster is still in the tables.
+MAX_RANK_PLOTS: Final = 6
+#: Straggling ranks named in the opening paragraph at most (all are in the table).
+MAX_NAMED_STRAGGLERS: Final = 5
+#: Resolution of the embedded figures: sharp on screen, ~50-100 kB per figure.
+DPI: Final = 100
+
+#: CSV files ``csv_dir`` receives, and the frame each holds.
+CSV_FILES: Final = (
+    "pods.csv",
+    "gpus.csv",
+    "summary.csv",
+    "idle.csv",
+    "stragglers.csv",
+    "cost_by_gpu_type.csv",
+)
+
+
+# ---------------------------------------------------------------------------------
+# What the report says: computed once, rendered as HTML and as the CLI's summary.
+
+
+@dataclass(frozen=True)
+class _Findings:
+    clusters: int
+    pods: int
+    total_cost: float
+    idle_pods: int
+    idle_cost: float
+    stragglers: pd.DataFrame
+    silent_pods: int
+    silent_cost: float
+    silent_states: dict[str, int]
+    uncosted_pods: int
+    idle_threshold: float
+
+    @property
+    def idle_share(self) -> float:
+        return self.idle_cost / self.total_cost if self.total_cost > 0 else 0.0
+
+
+def _not_reporting(pods: pd.DataFrame) -> pd.Series:
+    """Pods with no runtime metrics at all (the rule of ``cluster_summary``'s ``pods_reporting``)."""
+    return pods["gpu_util_mean"].isna() & pods["cpu_util"].isna()
+
+
+def _findings(pods: pd.DataFrame, idle_threshold: float) -> _Findings:
+    idle = idle_pods(pods, threshold=idle_threshold)
+    silent = pods[_not_reporting(pods)]
+    states = silent["desired_status"].fillna("unknown state").str.lower().value_counts()
+    return _Findings(
+        clusters=int(pods["cluster_id"].nunique()),
+        pods=len(pods),
+        total_cost=float(pods["cost"].fillna(0.0).sum()),
+        idle_pods=len(idle),
+        idle_cost=float(idle["wasted_cost_per_hour"].sum()),
+        stragglers=stragglers(pods, idle_threshold=idle_threshold),
+        silent_pods=len(silent),
+        silent_cost=float(silent["cost"].fillna(0.0).sum()),
+        silent_states={str(k): int(v) for k, v in sorted(states.items())},
+        uncosted_pods=int(pods["cost"].isna().sum()),
+        idle_threshold=idle_threshold,
+    )
+
+
+def _usd(value: float) -> str:
+    return f"{value:,.2f} USD/h"
+
+
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def _sentences(f: _Findings) -> list[str]:
+    """The opening paragraph as plain sentences (no markup: escaped by the caller)."""
+    out = [
+        f"The {_plural(f.clusters, 'cluster')} ({_plural(f.pods, 'pod')}) "
+        f"{'costs' if f.clusters == 1 else 'cost'} {_usd(f.total_cost)} in total."
+    ]
+    if f.idle_pods:
+        out.append(
+            f"{_usd(f.idle_cost)} of that ({f.idle_share:.1%}) pays for "
+            f"{_plural(f.idle_pods, 'idle GPU pod')}, whose every GPU is below "
+            f"{f.idle_threshold:g}% utilization."
+        )
+    else:
+        out.append(f"No GPU pod is idle (every GPU below {f.idle_threshold:g}% utilization).")
+    slow = f.stragglers
+    if len(slow) == 1:
+        row = next(slow.itertuples())
+        out.append(
+            f"1 rank straggles: rank {row.rank} of {row.cluster_id} at {row.gpu_util_mean:.1f}% "
+            f"GPU utilization against its cluster's median of {row.cluster_median:.1f}%."
+        )
+    elif len(slow):
+        named = [
+            f"rank {row.rank} of {row.cluster_id} at {row.gpu_util_mean:.1f}% "
+            f"(median {row.cluster_median:.1f}%)"
+            for row in slow.head(MAX_NAMED_STRAGGLERS).itertuples()
+        ]
+        more = len(slow) - len(named)
+        tail = f"; and {more} more (see the table)" if more > 0 else ""
+        out.append(
+            f"{len(slow)} ranks straggle, by GPU utilization against their cluster's median: "
+            f"{'; '.join(named)}{tail}."
+        )
+    else:
+        out.append("No rank straggles.")
+    if f.silent_pods:
+        states = ", ".join(f"{n} {state}" for state, n in f.silent_states.items())
+        verb = "reports" if f.silent_pods == 1 else "report"
+        out.append(
+            f"{_plural(f.silent_pods, 'pod')} ({_usd(f.silent_cost)}) {verb} no metrics "
+            f"({states}), so {'its' if f.silent_pods == 1 else 'their'} utilization is unknown."
+        )
+    else:
+        out.append("Every pod reports metrics.")
+    if f.uncosted_pods:
+        out.append(f"{_plural(f.uncosted_pods, 'pod')} carry no cost and count as 0.")
+    return out
+
+
+# ---------------------------------------------------------------------------------
+# HTML pieces. Every value from the frames goes through ``_text`` (html.escape).
+
+
+def _text(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _fmt_float(digits: int, suffix: str = "") -> Callable[[object], str]:
+    def fmt(value: object) -> str:
+        if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+            return "–"
+        return f"{float(value):,.{digits}f}{suffix}"  # type: ignore[arg-type]
+
+    return fmt
+
+
+def _fmt_share(value: object) -> str:
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+        return "–"
+    return f"{float(value):.1%}"  # type: ignore[arg-type]
+
+
+def _fmt_plain(value: object) -> str:
+    return "–" if value is None or value is pd.NA else str(value)
+
+
+#: A table column: frame column, header, formatter, numeric (right-aligned).
+_Col = tuple[str, str, Callable[[object], str], bool]
+
+
+def _columns(*cols: tuple[str, str, str]) -> list[_Col]:
+    """Columns from (name, header, kind); kind: text, int, usd, pct, share, num."""
+    kinds: dict[str, tuple[Callable[[object], str], bool]] = {
+        "text": (_fmt_plain, False),
+        "int": (_fmt_plain, True),
+        "usd": (_fmt_float(2), True),
+        "pct": (_fmt_float(1), True),
+        "share": (_fmt_share, True),
+        "num": (_fmt_float(2), True),
+    }
+    return [(name, header, *kinds[kind]) for name, header, kind in cols]
+
+
+def _table(frame: pd.DataFrame, columns: Sequence[_Col], empty: str) -> str:
+    if frame.empty:
+        return f'<p class="empty">{_text(empty)}</p>'
+    head = "".join(
+        f'<th scope="col"{" class=num" if numeric else ""}>{_text(header)}</th>'
+        for _, header, _, numeric in columns
+    )
+    rows = []
+    for record in frame.to_dict("records"):
+        cells = "".join(
+            f"<td{' class=num' if numeric else ''}>{_text(fmt(record.get(name)))}</td>"
+            for name, _, fmt, numeric in columns
+        )
+        rows.append(f"<tr>{cells}</tr>")
+    return (
+        f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def _png(draw: Callable[[Axes], object], size: tuple[float, float]) -> tuple[str, int, int] | None:
+    """Draw on a fresh figure and return it as base64 PNG and pixel size; ``None``: no data.
+
+    ``Figure`` directly, not ``pyplot``: no global figure registry, no backend
+    selection, safe in a cron job without a display and in threads.
+    """
+    figure = Figure(figsize=size, layout="constrained")
+    try:
+        draw(figure.add_subplot())
+    except plots.NoDataError:
+        return None
+    buffer = io.BytesIO()
+    # No "Software" stamp: the bytes depend only on the data (and library versions).
+    figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
+    width, height = (round(v * DPI) for v in size)
+    return base64.b64encode(buffer.getvalue()).decode("ascii"), width, height
+
+
+def _figure(
+    draw: Callable[[Axes], object], size: tuple[float, float], alt: str, caption: str
+) -> str:
+    image = _png(draw, size)
+    if image is None:
+        return f'<p class="empty">{_text(alt)}: no data to draw.</p>'
+    data, width, height = image
+    return (
+        f'<figure><img src="data:image/png;base64,{data}" width="{width}" height="{height}" '
+        f'alt="{_text(alt)}"><figcaption>{_text(caption)}</figcaption></figure>'
+    )
+
+
+def _rank_clusters(pods: pd.DataFrame, gpus: pd.DataFrame) -> list[str]:
+    """GPU clusters with at least two ranks reporting, most expensive first."""
+    reporting = gpus[gpus["util"].notna() & gpus["rank"].notna()]
+    ranks = reporting.groupby("cluster_id")["rank"].nunique()
+    multi = {str(c) for c, n in ranks.items() if n >= 2}
+    cost = pods.groupby("cluster_id")["cost"].sum()
+    return sorted(multi, key=lambda c: (-float(cost.get(c, 0.0)), c))
+
+
+_CSS: Final = """
+:root { color-scheme: light; }
+body { margin: 0; color: #1b1b1b; background: #fff; line-height: 1.5;
+  font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+main { max-width: 1120px; margin: 0 auto; padding: 24px 28px 48px; }
+h1 { font-size: 1.7rem; margin: 0 0 4px; }
+h2 { font-size: 1.25rem; margin: 36px 0 8px; padding-bottom: 4px; border-bottom: 1px solid #ddd; }
+h3 { font-size: 1.05rem; margin: 24px 0 6px; }
+.meta { color: #555; margin: 0 0 18px; font-size: .92rem; }
+.headline { font-size: 1.12rem; margin: 0 0 18px; padding: 14px 18px;
+  border-left: 5px solid #0072B2; background: #f2f7fb; }
+.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(200px, 1fr));
+  gap: 12px; margin: 0 0 12px; }
+.card { border: 1px solid #d8d8d8; border-radius: 6px; padding: 10px 14px; }
+.card .label { color: #555; font-size: .85rem; }
+.card .value { font-size: 1.55rem; font-weight: 650; font-variant-numeric: tabular-nums; }
+.card .sub { color: #444; font-size: .85rem; }
+.card.alert { border-color: #D55E00; }
+.card.alert .value { color: #b34700; }
+nav { font-size: .92rem; margin: 8px 0 0; }
+nav a { margin-right: 14px; color: #0061a0; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; width: 100%; font-size: .88rem; }
+th, td { padding: 5px 9px; border-bottom: 1px solid #e6e6e6; text-align: left;
+  white-space: nowrap; }
+thead th { background: #f5f5f5; border-bottom: 2px solid #ccc; white-space: normal;
+  vertical-align: bottom; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+tbody tr:nth-child(even) { background: #fafafa; }
+.note, .empty { color: #555; font-size: .92rem; }
+figure { margin: 18px 0 26px; }
+figure img { max-width: 100%; height: auto; display: block; }
+figcaption { color: #444; font-size: .9rem; margin-top: 4px; }
+footer { margin-top: 40px; color: #666; font-size: .85rem; }
+"""
+
+
+def render_report(
+    pods: pd.DataFrame,
+    gpus: pd.DataFrame,
+    *,
+    title: str = DEFAULT_TITLE,
+    generated_at: datetime | None = None,
+    cluster_ids: Sequence[str] | None = None,
+    idle_threshold: float = DEFAULT_IDLE_THRESHOLD,
+    max_rank_plots: int = MAX_RANK_PLOTS,
+) -> str:
+    """The report as one self-contained HTML document (a ``str``).
+
+    Parameters
+    ----------
+    pods, gpus:
+        A pods frame and the matching GPU frame (:func:`ccanalytics.pods_frame`,
+        :func:`ccanalytics.gpus_frame`), any number of clusters.
+    title:
+        The page title and heading.
+    generated_at:
+        When the data was fetched, shown under the title; ``None`` shows no time
+        (the output then depends on the frames alone, handy in tests).
+    cluster_ids:
+        The clusters that were asked for; those without a single pod are named,
+        since they would otherwise silently vanish from every table.
+    idle_threshold:
+        Percent utilization under which every GPU of a pod must be for it to be
+        idle (:func:`ccanalytics.analysis.idle_pods`).
+    max_rank_plots:
+        Clusters drawn rank by rank at most, most expensive first.
+    """
+    findings = _findings(pods, idle_threshold)
+    summary = cluster_summary(pods, idle_threshold=idle_threshold)
+    idle = idle_pods(pods, threshold=idle_threshold)
+    by_gpu = cost_per_gpu_hour(pods)
+    silent = pods[_not_reporting(pods)].sort_values(["cluster_id", "rank"], kind="stable")
+
+    parts: list[str] = []
+    meta = []
+    if generated_at is not None:
+        meta.append(f"Generated {generated_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC")
+    meta.append(
+        f"{_plural(findings.clusters, 'cluster')}: "
+        + ", ".join(sorted(str(c) for c in pods["cluster_id"].dropna().unique()))
+    )
+    parts.append(f"<h1>{_text(title)}</h1><div class=meta>{_text('. '.join(meta))}.</div>")
+    parts.append(f'<p class="headline">{_text(" ".join(_sentences(findings)))}</p>')
+
+    slow = findings.stragglers
+    slow_note = ", ".join(f"{row.cluster_id} rank {row.rank}" for row in slow.head(3).itertuples())
+    if len(slow) > 3:
+        slow_note += f", +{len(slow) - 3} more"
+    cards = [
+        ("cost per hour", _usd(findings.total_cost), f"{_plural(findings.pods, 'pod')}", False),
+        (
+            "idle spend",
+            _usd(findings.idle_cost),
+            f"{findings.idle_share:.1%} of the total, {_plural(findings.idle_pods, 'pod')}",
+            findings.idle_cost > 0,
+        ),
+        ("straggling ranks", str(len(slow)), slow_note or "none", len(slow) > 0),
+        (
+            "pods without metrics",
+            str(findings.silent_pods),
+            _usd(findings.silent_cost) if findings.silent_pods else "none",
+            findings.silent_pods > 0,
+        ),
+    ]
+    parts.append(
+        '<div class="cards">'
+        + "".join(
+            f'<div class="card{" alert" if alert else ""}"><div class="label">{_text(label)}'
+            f'</div><div class="value">{_text(value)}</div>'
+            f'<div class="sub">{_text(sub)}</div></div>'
+            for label, value, sub, alert in cards
+        )
+        + "</div>"
+    )
+    empty_clusters = sorted(set(cluster_ids or ()) - set(pods["cluster_id"].dropna()))
+    if empty_clusters:
+        parts.append(
+            f"<p class=note>{_text('Clusters with no pods: ' + ', '.join(empty_clusters))}.</p>"
+        )
+    parts.append(
+        "<p class=note>Costs are the API's price per hour of each pod, assumed to be USD "
+        "(the API does not state a currency); utilization is in percent. A pod is idle "
+        f"when every one of its GPUs is below {idle_threshold:g}%; a rank straggles when "
+        "its mean GPU utilization is far below its cluster's median (robust z-score and "
+        "at least 10 points).</p>"
+    )
+    parts.append(
+        '<nav><a href="#clusters">Clusters</a><a href="#idle">Idle pods</a>'
+        '<a href="#stragglers">Stragglers</a><a href="#gpu-types">GPU types</a>'
+        '<a href="#no-metrics">No metrics</a><a href="#plots">Plots</a></nav>'
+    )
+
+    parts.append('<h2 id="clusters">Clusters</h2>')
+    parts.append(
+        _table(
+            summary.sort_values("cost_per_hour", ascending=False, kind="stable"),
+            _columns(
+                ("cluster_id", "cluster", "text"),
+                ("pods", "pods", "int"),
+                ("pods_reporting", "reporting", "int"),
+                ("gpus", "GPUs", "int"),
+                ("cost_per_hour", "USD/h", "usd"),
+                ("gpu_util_mean", "GPU util %", "pct"),
+                ("gpu_util_cost_weighted", "cost-weighted GPU util %", "pct"),
+                ("idle_pods", "idle pods", "int"),
+                ("idle_cost_per_hour", "idle USD/h", "usd"),
+                ("idle_share", "idle share of GPU spend", "share"),
+                ("stragglers", "stragglers", "int"),
+            ),
+            "No pods.",
+        )
+    )
+    parts.append('<h2 id="idle">Idle pods</h2>')
+    parts.append(
+        _table(
+            idle,
+            _columns(
+                ("cluster_id", "cluster", "text"),
+                ("name", "pod", "text"),
+                ("pod_id", "pod id", "text"),
+                ("rank", "rank", "int"),
+                ("gpu_type", "GPU type", "text"),
+                ("gpu_count", "GPUs", "int"),
+                ("gpu_util_mean", "GPU util %", "pct"),
+                ("gpu_util_max", "busiest GPU %", "pct"),
+                ("wasted_cost_per_hour", "idle USD/h", "usd"),
+            ),
+            "No idle GPU pods.",
+        )
+    )
+    parts.append('<h2 id="stragglers">Straggling ranks</h2>')
+    parts.append(
+        _table(
+            findings.stragglers,
+            _columns(
+                ("cluster_id", "cluster", "text"),
+                ("rank", "rank", "int"),
+                ("name", "pod", "text"),
+                ("pod_id", "pod id", "text"),
+                ("gpu_util_mean", "GPU util %", "pct"),
+                ("cluster_median", "cluster median %", "pct"),
+                ("deficit", "points below median", "pct"),
+                ("robust_z", "robust z", "num"),
+            ),
+            "No straggling ranks.",
+        )
+    )
+    parts.append('<h2 id="gpu-types">Cost by GPU type</h2>')
+    parts.append(
+        _table(
+            by_gpu,
+            _columns(
+                ("gpu_type", "GPU type", "text"),
+                ("gpus", "GPUs", "int"),
+                ("cost_per_hour", "USD/h", "usd"),
+                ("list_cost_per_gpu_hour", "USD per GPU-hour", "usd"),
+                ("gpu_util_mean", "GPU util %", "pct"),
+                ("utilized_gpus", "GPUs' worth of work", "num"),
+                ("cost_per_utilized_gpu_hour", "USD per utilized GPU-hour", "usd"),
+            ),
+            "No GPU pods.",
+        )
+    )
+    parts.append(
+        "<p class=note>USD per utilized GPU-hour: what one GPU-hour of actual work costs; "
+        "idle GPUs push it above the list price. Pods without metrics are left out.</p>"
+    )
+    parts.append('<h2 id="no-metrics">Pods without metrics</h2>')
+    parts.append(
+        _table(
+            silent,
+            _columns(
+                ("cluster_id", "cluster", "text"),
+                ("name", "pod", "text"),
+                ("pod_id", "pod id", "text"),
+                ("rank", "rank", "int"),
+                ("desired_status", "status", "text"),
+                ("gpu_type", "GPU type", "text"),
+                ("gpu_count", "GPUs", "int"),
+                ("cost", "USD/h", "usd"),
+            ),
+            "Every pod reports metrics.",
+        )
+    )
+
+    parts.append('<h2 id="plots">Plots</h2>')
+    n_clusters = max(findings.clusters, 1)
+    parts.append(
+        _figure(
+            lambda ax: plots.cost_breakdown(
+                pods, by="cluster_id", idle_threshold=idle_threshold, ax=ax
+            ),
+            (10.0, 1.4 + 0.45 * n_clusters),
+            "Cost per hour by cluster",
+            "Each bar is a cluster's cost per hour, split into pods in use, idle GPU pods "
+            "(hatched) and pods without metrics (dotted).",
+        )
+    )
+    n_types = max(int(pods["gpu_type"].nunique()) + 1, 1)
+    parts.append(
+        _figure(
+            lambda ax: plots.cost_breakdown(
+                pods, by="gpu_type", idle_threshold=idle_threshold, ax=ax
+            ),
+            (10.0, 1.4 + 0.45 * n_types),
+            "Cost per hour by GPU type",
+            "The same spend by GPU type.",
+        )
+    )
+    parts.append(
+        _figure(
+            lambda ax: plots.cost_vs_utilization(pods, idle_threshold=idle_threshold, ax=ax),
+            (10.0, 5.0),
+            "Cost vs GPU utilization per pod",
+            "One point per GPU pod. Points in the shaded band on the left are paid for "
+            "and doing nothing.",
+        )
+    )
+    ranked = _rank_clusters(pods, gpus)
+    for cid in ranked[:max_rank_plots]:
+        parts.append(f"<h3>{_text(cid)}</h3>")
+        parts.append(
+            _figure(
+                lambda ax, cid=cid: plots.utilization_by_rank(  # type: ignore[misc]
+                    pods,
+                    cluster_id=cid,
+                    stragglers=findings.stragglers,
+                    ax=ax,
+                ),
+                (10.0, 4.4),
+                f"{cid}: utilization by rank",
+                "Bars: mean GPU utilization per rank, with the range over its GPUs; "
+                "markers: CPU and memory. Straggling ranks are vermillion and hatched.",
+            )
+        )
+        n_ranks = int(gpus.loc[gpus["cluster_id"] == cid, "rank"].nunique())
+        parts.append(
+            _figure(
+                lambda ax, cid=cid: plots.gpu_heatmap(gpus, cluster_id=cid, ax=ax),  # type: ignore[misc]
+                (8.0, min(max(2.2 + 0.11 * n_ranks, 3.0), 12.0)),
+                f"{cid}: utilization per GPU",
+                "One cell per GPU; a dark row is a rank lagging, a dark cell one GPU.",
+            )
+        )
+    if len(ranked) > max_rank_plots:
+        rest = ", ".join(ranked[max_rank_plots:])
+        parts.append(
+            f"<p class=note>{_text(f'Not drawn rank by rank (see the tables): {rest}.')}</p>"
+        )
+
+    parts.append(
+        "<footer>ccanalytics report. Self-contained: no external resources; the frames "
+        "behind it can be written as CSV with <code>--csv DIR</code>.</footer>"
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_text(title)}</title><style>{_CSS}</style></head>"
+        f"<body><main>\n{chr(10).join(parts)}\n</main></body></html>\n"
+    )
+
+
+# ---------------------------------------------------------------------------------
+# Fetching and writing.
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file in the same directory and ``os.replace``.
+
+    A cron run that dies half-way leaves the previous file intact, never half a report.
+    """
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as err:
+        # The temporary file's random name would only confuse: report the real target.
+        raise type(err)(err.errno, f"cannot write {path}: {err.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        # mkstemp makes the file private (0600); a report is meant to be read.
+        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _check_directory(directory: Path, what: str) -> None:
+    """Fail before any API call when a file cannot go where it is asked to."""
+    if not directory.is_dir():
+        raise FileNotFoundError(2, f"{what} directory does not exist: {directory}")
+
+
+def _fetch(client: Client, cluster_ids: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Both frames of every cluster, one listing per cluster, in the order asked.
+
+    Fetched one cluster after another through the client's public method (the
+    client paces itself inside the rate limit); the first failure propagates as
+    the client's typed error, so cron sees which cluster and why.
+    """
+    pods, gpus = [], []
+    for cid in cluster_ids:
+        listing = client.list_cluster_pods(cid)
+        pods.append(pods_frame(listing, cluster_id=cid))
+        gpus.append(gpus_frame(listing, cluster_id=cid))
+    return pd.concat(pods, ignore_index=True), pd.concat(gpus, ignore_index=True)
+
+
+def _summary_text(findings: _Findings, output: str) -> str:
+    where = "to standard output" if output == "-" else f"to {output}"
+    return " ".join([*_sentences(findings), f"Report written {where}."])
+
+
+def write_report(
+    cluster_ids: str | Iterable[str],
+    output: str | os.PathLike[str],
+    *,
+    client: Client | None = None,
+    csv_dir: str | os.PathLike[str] | None = None,
+    now: datetime | None = None,
+    title: str = DEFAULT_TITLE,
+) -> str:
+    """Fetch ``cluster_ids``, write the HTML report to ``output``, return a summary.
+
+    Parameters
+    ----------
+    cluster_ids:
+        One cluster id or several.
+    output:
+        The HTML file, replaced atomically (a temporary file in the same
+        directory, then ``os.replace``), or ``"-"`` for standard output.
+    client:
+        A :class:`ccanalytics.Client`; ``None``: one from ``CCANALYTICS_API_KEY``
+        and ``CCANALYTICS_BASE_URL``, closed afterwards.
+    csv_dir:
+        Also write the frames there as CSV (created if missing): ``pods.csv``,
+        ``gpus.csv``, ``summary.csv``, ``idle.csv``, ``stragglers.csv``,
+        ``cost_by_gpu_type.csv``.
+    now:
+        The time shown as the generation time (default: the current time, UTC).
+        Fixing it makes the whole file reproducible for fixed data.
+    title:
+        The report's title.
+
+    Returns the opening paragraph of the report as plain text, plus where it went.
+
+    Raises the client's errors (:class:`ccanalytics.ApiError`,
+    :class:`ccanalytics.ApiConnectionError`, ...) when a cluster cannot be loaded,
+    ``ValueError`` for no cluster ids, and ``OSError`` when the output cannot be
+    written; in every case no file is left half-written.
+    """
+    ids = [cluster_ids] if isinstance(cluster_ids, str) else list(dict.fromkeys(cluster_ids))
+    if not ids:
+        raise ValueError("name at least one cluster id")
+    target = None if os.fspath(output) == "-" else Path(output)
+    if target is not None:
+        _check_directory(target.parent, "output")
+
+    from ccanalytics._client import AsyncClient, Client
+
+    if isinstance(client, AsyncClient):
+        raise TypeError("write_report needs a Client; an AsyncClient cannot be used here")
+    own_client = client is None
+    if client is None:
+        client = Client()
+    try:
+        pods, gpus = _fetch(client, ids)
+    finally:
+        if own_client:
+            client.close()
+
+    generated = now if now is not None else datetime.now(UTC)
+    document = render_report(pods, gpus, title=title, generated_at=generated, cluster_ids=ids)
+    if csv_dir is not None:
+        _write_csvs(Path(csv_dir), pods, gpus)
+    if target is None:
+        sys.stdout.write(document)
+    else:
+        _write_atomic(target, document)
+    return _summary_text(_findings(pods, DEFAULT_IDLE_THRESHOLD), os.fspath(output))
+
+
+def _write_csvs(directory: Path, pods: pd.DataFrame, gpus: pd.DataFrame) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    frames = {
+        "pods.csv": pods,
+        "gpus.csv": gpus,
+        "summary.csv": cluster_summary(pods),
+        "idle.csv": idle_pods(pods),
+        "stragglers.csv": stragglers(pods),
+        "cost_by_gpu_type.csv": cost_per_gpu_hour(pods),
+    }
+    for name in CSV_FILES:
+        _write_atomic(directory / name, frames[name].to_csv(index=False))
