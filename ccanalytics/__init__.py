@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ccanalytics._client import AsyncClient, Client
     from ccanalytics._frames import gpus_frame, pods_frame
-    from ccanalytics._loader import load_cluster_pods
+    from ccanalytics._loader import aload_cluster_pods, load_cluster_pods
     from ccanalytics._ratelimit import RateLimitStatus, RateLimitWindow, parse_rate_limit
     from ccanalytics.errors import (
         ApiConnectionError,
@@ -22,7 +22,9 @@ if TYPE_CHECKING:
         AuthenticationError,
         CCAnalyticsError,
         ConfigurationError,
+        FleetLoadError,
         InvalidSshKeysError,
+        KeyNormalizationError,
         MalformedResponseError,
         NotFoundError,
         PermissionDeniedError,
@@ -56,7 +58,9 @@ _LAZY = {
             "AuthenticationError",
             "CCAnalyticsError",
             "ConfigurationError",
+            "FleetLoadError",
             "InvalidSshKeysError",
+            "KeyNormalizationError",
             "MalformedResponseError",
             "NotFoundError",
             "PermissionDeniedError",
@@ -73,6 +77,7 @@ _LAZY = {
     "pods_frame": "ccanalytics._frames",
     "gpus_frame": "ccanalytics._frames",
     "load_cluster_pods": "ccanalytics._loader",
+    "aload_cluster_pods": "ccanalytics._loader",
     "AuthorizedKey": "ccanalytics.keys",
     "audit_keys": "ccanalytics.keys",
     "diff_ssh_keys": "ccanalytics.keys",
@@ -86,6 +91,8 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'ccanalytics' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
+    if module in ("ccanalytics._frames", "ccanalytics._loader"):
+        importlib.import_module("ccanalytics.analysis")  # registers the ``df.cc`` accessor
     globals()[name] = value
     return value
 
@@ -105,7 +112,9 @@ __all__ = [
     "Client",
     "ConfigurationError",
     "ErrorResponse",
+    "FleetLoadError",
     "InvalidSshKeysError",
+    "KeyNormalizationError",
     "MalformedResponseError",
     "NotFoundError",
     "PermissionDeniedError",
@@ -118,6 +127,7 @@ __all__ = [
     "SshKeys",
     "UnprocessableEntityError",
     "UpdateSshKeysRequest",
+    "aload_cluster_pods",
     "audit_keys",
     "diff_ssh_keys",
     "gpus_frame",

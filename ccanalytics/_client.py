@@ -21,7 +21,7 @@ import httpx
 import orjson
 
 from ccanalytics import _config
-from ccanalytics._api_rule import api_key_errors
+from ccanalytics._api_rule import api_key_errors, matches_api_pattern
 from ccanalytics._ratelimit import Pacer, RateLimitStatus, parse_rate_limit
 from ccanalytics._retry import backoff_delay, is_retryable_status, parse_retry_after
 from ccanalytics.errors import (
@@ -73,6 +73,14 @@ def _path_id(value: object, what: str) -> str:
     if not value:
         raise ValueError(f"{what} must not be empty")
     return quote(value, safe="")
+
+
+def _utf8_encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _keys_argument(keys: object) -> list[str]:
@@ -185,7 +193,8 @@ class _BaseClient:
             "title": self._scrub(title),
             "detail": self._scrub(detail),
             "errors": errors,
-            "headers": dict(response.headers),
+            # Scrubbed too: a proxy may echo the Authorization header into X-Request-Id, Via...
+            "headers": {k: self._scrub(v) for k, v in response.headers.items()},
             "method": method,
             "path": path,
         }
@@ -290,23 +299,36 @@ class _BaseClient:
     @staticmethod
     def _ssh_keys_body(keys: object) -> dict[str, list[str]]:
         materialised = _keys_argument(keys)
-        problems = api_key_errors(materialised)
+        failing = [i for i, key in enumerate(materialised) if not matches_api_pattern(key)]
+        problems = dict(zip(failing, api_key_errors(materialised), strict=True))
+        for i, key in enumerate(materialised):
+            # The pattern lets a lone surrogate through (text decoded with surrogateescape),
+            # but no UTF-8 request body can carry it: refuse it here, with the others.
+            if i not in problems and not _utf8_encodable(key):
+                problems[i] = f"$.keys[{i}]: is not valid Unicode text (contains a lone surrogate)"
         if problems:
-            raise InvalidSshKeysError(problems)
+            raise InvalidSshKeysError([problems[i] for i in sorted(problems)])
         return UpdateSshKeysRequest(keys=materialised).model_dump()
 
-    def _pods(self, data: Any, path: str) -> list[Pod]:
+    def _pod_dicts(self, data: Any, path: str) -> list[dict[str, Any]]:
         pods = self._expect_object(data, "pods", "GET", path, 200)["pods"]
         if not isinstance(pods, list):
             self._expect_object(None, "pods", "GET", path, 200)
         # A listing element that is not an object cannot be a pod: skip it, keep the rest.
-        return [Pod.model_validate(p) for p in pods if isinstance(p, dict)]
+        return [p for p in pods if isinstance(p, dict)]
+
+    def _pods(self, data: Any, path: str) -> list[Pod]:
+        return [Pod.model_validate(p) for p in self._pod_dicts(data, path)]
 
     def _registry(self, data: Any, path: str) -> Registry:
         return Registry.model_validate(self._expect_object(data, None, "GET", path, 200))
 
     def _ssh_keys(self, data: Any, path: str) -> SshKeys:
-        return SshKeys.model_validate(self._expect_object(data, "keys", "PUT", path, 200))
+        keys = self._expect_object(data, "keys", "PUT", path, 200)["keys"]
+        if not isinstance(keys, list):
+            # After a replacement the caller must learn the key set, never get None for it.
+            self._expect_object(None, "keys", "PUT", path, 200)
+        return SshKeys.model_validate(data)
 
 
 class Client(_BaseClient):
@@ -519,6 +541,11 @@ class AsyncClient(_BaseClient):
             )
             await asyncio.sleep(delay)
             attempt += 1
+
+    async def _list_cluster_pods_raw(self, cluster_id: str) -> list[dict[str, Any]]:
+        """The listing's pods as parsed JSON objects, for the frame path (no model per pod)."""
+        path = self._pods_path(cluster_id)
+        return self._pod_dicts(await self._request("GET", path), path)
 
     async def list_cluster_pods(self, cluster_id: str) -> list[Pod]:
         """``GET /v2/clusters/{id}/pods``: the cluster's member pods."""

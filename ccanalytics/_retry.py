@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import random
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -41,7 +42,10 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
         return None
     value = value.strip()
     if value.isascii() and value.isdigit():
-        return float(int(value))
+        # float() of the digits, not int(): int() refuses > 4300 digits, and float(int())
+        # overflows past 1e308. Such a value means "very long": keep it finite and huge,
+        # so the MAX_RETRY_AFTER cap raises instead of waiting.
+        return min(float(value), sys.float_info.max)
     try:
         seconds = float(value)
     except ValueError:

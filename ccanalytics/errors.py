@@ -14,10 +14,12 @@ The whole tree, drawn once::
     ├── ApiConnectionError             network failure
     │   └── ApiTimeoutError            connect/read/write/pool timeout
     ├── InvalidSshKeysError            local validation before a PUT; ``errors`` as "<json path>: <message>"
-    └── ConfigurationError             no API key or base URL, or an unusable one (also a ValueError)
+    ├── KeyNormalizationError          lines normalize_key_lines cannot make API keys of; ``errors`` as "line <n>: <reason>"
+    ├── ConfigurationError             no API key or base URL, or an unusable one (also a ValueError)
+    └── FleetLoadError                 some clusters of a fleet load failed; ``frame`` has the rest
 
-``MalformedResponseError`` and ``ConfigurationError`` are additions to the tree that
-``shared/API.md`` fixes; everything else is exactly that tree.
+``MalformedResponseError``, ``KeyNormalizationError``, ``ConfigurationError`` and ``FleetLoadError``
+are additions to the tree that ``shared/API.md`` fixes; everything else is exactly that tree.
 
 No message built here ever contains the API key: messages are made from the
 response's status and problem+json fields, the request's method and path only.
@@ -25,6 +27,7 @@ response's status and problem+json fields, the request's method and path only.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -35,7 +38,9 @@ __all__ = [
     "AuthenticationError",
     "CCAnalyticsError",
     "ConfigurationError",
+    "FleetLoadError",
     "InvalidSshKeysError",
+    "KeyNormalizationError",
     "MalformedResponseError",
     "NotFoundError",
     "PermissionDeniedError",
@@ -58,6 +63,22 @@ _SAFE_HEADERS = frozenset(
         "x-request-id",
     }
 )
+
+
+#: Line breaks and control characters (terminal escapes) in text a server sent.
+_UNREADABLE = re.compile(r"[\s\x00-\x1f\x7f-\x9f]+")
+#: ``$.keys[3]: ...``, the server's JSON-path form of a failure of one key.
+_KEY_PATH = re.compile(r"^\$(?:\.keys|\[['\"]keys['\"]\])\[(\d+)\]")
+
+
+def _one_line(text: str) -> str:
+    """``text`` as one readable line: a hostile or sloppy server cannot break logs or terminals."""
+    return _UNREADABLE.sub(" ", text).strip()
+
+
+def _key_indices(errors: Sequence[str]) -> list[int]:
+    """Indices of ``keys`` elements named by ``"$.keys[<i>]: <message>"`` errors, sorted."""
+    return sorted({int(m.group(1)) for e in errors if (m := _KEY_PATH.match(e))})
 
 
 class CCAnalyticsError(Exception):
@@ -96,7 +117,7 @@ class ApiError(CCAnalyticsError):
         }
         self.method = method
         self.path = path
-        super().__init__(message or self._default_message())
+        super().__init__(_one_line(message or self._default_message()))
 
     def _default_message(self) -> str:
         where = f"{self.method} {self.path}: " if self.method and self.path else ""
@@ -129,6 +150,11 @@ class NotFoundError(ApiError):
 
 class UnprocessableEntityError(ApiError):
     """422: the request was well formed but failed the server's validation."""
+
+    @property
+    def failed_key_indices(self) -> list[int]:
+        """Positions in the sent ``keys`` that the server rejected (from ``$.keys[<i>]`` errors)."""
+        return _key_indices(self.errors)
 
 
 class RateLimitError(ApiError):
@@ -171,6 +197,43 @@ class InvalidSshKeysError(CCAnalyticsError, ValueError):
         head = f"{len(self.errors)} SSH key(s) would be rejected by the API; nothing was sent"
         super().__init__(head + ":\n  " + "\n  ".join(self.errors))
 
+    @property
+    def failed_key_indices(self) -> list[int]:
+        """Positions in the given ``keys`` that would be rejected."""
+        return _key_indices(self.errors)
+
+
+class KeyNormalizationError(CCAnalyticsError, ValueError):
+    """Some lines cannot become keys the API accepts; ``errors`` says which and why.
+
+    Each error is ``"line <n>: <reason>"``; no reason quotes the line's text.
+    """
+
+    errors: list[str]
+
+    def __init__(self, errors: list[str]) -> None:
+        self.errors = list(errors)
+        head = f"{len(self.errors)} line(s) cannot be turned into keys the API accepts"
+        super().__init__(head + ":\n  " + "\n  ".join(self.errors))
+
 
 class ConfigurationError(CCAnalyticsError, ValueError):
     """The client cannot be configured: no API key or base URL, or an unusable base URL."""
+
+
+class FleetLoadError(CCAnalyticsError):
+    """Some clusters of a fleet load failed; ``frame`` holds the clusters that loaded.
+
+    ``errors`` maps each failed cluster id to its exception (an :class:`ApiError`
+    or :class:`ApiConnectionError`), in the order the clusters were asked for.
+    """
+
+    def __init__(self, errors: Mapping[str, CCAnalyticsError], frame: Any) -> None:
+        self.errors = dict(errors)
+        self.frame = frame
+        loaded = frame["cluster_id"].nunique() if len(frame) else 0
+        lines = [f"{cid}: {err}" for cid, err in self.errors.items()]
+        super().__init__(
+            f"{len(self.errors)} of {len(self.errors) + loaded} clusters failed to load "
+            "(the others are in .frame):\n  " + "\n  ".join(lines)
+        )

@@ -247,9 +247,13 @@ class Registry(_Response):
     @model_validator(mode="before")
     @classmethod
     def _drop_credentials(cls, data: Any) -> Any:
-        if isinstance(data, dict) and any(k in data for k in REGISTRY_SECRET_FIELDS):
+        # Case-insensitively: a "Password" kept as an extra field would show in every repr.
+        def secret(key: object) -> bool:
+            return isinstance(key, str) and key.casefold() in REGISTRY_SECRET_FIELDS
+
+        if isinstance(data, dict) and any(secret(k) for k in data):
             logger.warning("registry response carried write-only credentials; dropped them")
-            data = {k: v for k, v in data.items() if k not in REGISTRY_SECRET_FIELDS}
+            data = {k: v for k, v in data.items() if not secret(k)}
         return data
 
 

@@ -22,7 +22,6 @@ from ccanalytics import (
     NotFoundError,
     PermissionDeniedError,
     Pod,
-    RateLimitError,
     Registry,
     ServerError,
     UnprocessableEntityError,
@@ -37,7 +36,9 @@ from ccanalytics.sandbox import (
     SandboxTransport,
 )
 
-ED25519 = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINajBoYvNIvnWWRi5fvEHCRN+YGrlS3KI3xqQ4uhGGlr alice@laptop"
+ED25519 = (
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINajBoYvNIvnWWRi5fvEHCRN+YGrlS3KI3xqQ4uhGGlr alice@laptop"
+)
 PODS = "/v2/clusters/cl-llama70b-train/pods"
 
 
@@ -234,13 +235,11 @@ def test_connection_refused_is_api_connection_error(fast_retries) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    with Client(FULL_ACCESS_KEY, f"http://127.0.0.1:{port}", max_retries=1) as c:
-        with pytest.raises(ApiConnectionError) as info:
-            c.list_cluster_pods("cl-etl-cpu")
+    client = Client(FULL_ACCESS_KEY, f"http://127.0.0.1:{port}", max_retries=1)
+    with client, pytest.raises(ApiConnectionError) as info:
+        client.list_cluster_pods("cl-etl-cpu")
     assert not isinstance(info.value, ApiTimeoutError)
-    assert isinstance(info.value.__cause__, type(None)) or not isinstance(
-        info.value.__cause__, httpx.HTTPError
-    )
+    assert "connection failed (ConnectError" in str(info.value)
 
 
 def test_slow_response_past_the_timeout_is_api_timeout_error(make_sandbox, fast_retries) -> None:
@@ -292,11 +291,9 @@ def test_unusable_base_url_is_a_configuration_error(url) -> None:
 
 
 def test_in_process_transport_gives_the_same_answers(sandbox) -> None:
-    with Client(FULL_ACCESS_KEY, IN_PROCESS_URL, transport=SandboxTransport()) as local:
-        with sandbox.client() as remote:
-            assert local.list_cluster_pods("cl-infer-prod") == remote.list_cluster_pods(
-                "cl-infer-prod"
-            )
+    local = Client(FULL_ACCESS_KEY, IN_PROCESS_URL, transport=SandboxTransport())
+    with local, sandbox.client() as remote:
+        assert local.list_cluster_pods("cl-infer-prod") == remote.list_cluster_pods("cl-infer-prod")
 
 
 # -- secrets ----------------------------------------------------------------------
@@ -333,9 +330,13 @@ def test_key_echoed_by_a_hostile_server_is_scrubbed() -> None:
             500, json={"title": "Oops", "status": 500, "detail": f"bad header {echo}"}
         )
 
-    with Client(SECRET_KEY, "http://x.invalid", max_retries=0, transport=httpx.MockTransport(handler)) as c:
-        with pytest.raises(ServerError) as info:
-            c.list_cluster_pods("c")
+    with (
+        Client(
+            SECRET_KEY, "http://x.invalid", max_retries=0, transport=httpx.MockTransport(handler)
+        ) as c,
+        pytest.raises(ServerError) as info,
+    ):
+        c.list_cluster_pods("c")
     assert SECRET_KEY not in str(info.value) and "***" in str(info.value)
 
 
@@ -397,7 +398,9 @@ def test_in_process_sandbox_serves_async_too() -> None:
     app = SandboxApp()
 
     async def main() -> int:
-        async with AsyncClient(FULL_ACCESS_KEY, IN_PROCESS_URL, transport=SandboxTransport(app)) as c:
+        async with AsyncClient(
+            FULL_ACCESS_KEY, IN_PROCESS_URL, transport=SandboxTransport(app)
+        ) as c:
             return len(await c.list_cluster_pods("cl-infer-prod"))
 
     assert asyncio.run(main()) == 12

@@ -48,7 +48,7 @@ def test_absent_headers_mean_exempt() -> None:
         ('"minute";r=3;t=?1', None, {"minute": RateLimitWindow(remaining=3)}),
         ('"minute";r=3.5;t=2.5', None, {"minute": RateLimitWindow(reset=2.5)}),  # r must be int
         ('"minute";r=1;t=1', "bad policy ((", {"minute": RateLimitWindow(1, 1.0)}),
-        ("(1 2), 3, \"m\";r=4", None, {"m": RateLimitWindow(remaining=4)}),  # non-string members
+        ('(1 2), 3, "m";r=4', None, {"m": RateLimitWindow(remaining=4)}),  # non-string members
     ],
 )
 def test_malformed_values_are_ignored(ratelimit, policy, expected) -> None:

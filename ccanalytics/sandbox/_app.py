@@ -288,11 +288,13 @@ class SandboxApp:
             if method != "GET":
                 return _problem(405, "Method Not Allowed", f"{method} is not allowed here")
             cluster_id = unquote(m.group(1))
-            if scope == "none" or (scope == "limited" and cluster_id not in self.limited_clusters):
+            if scope == "none":
                 return _problem(403, "Forbidden", "access denied")
             pods = self.data.clusters.get(cluster_id)
             if pods is None:
                 return _problem(404, "Not Found", "resource not found")
+            if scope == "limited" and cluster_id not in self.limited_clusters:
+                return _problem(403, "Forbidden", "access denied")
             return self._ok({"pods": pods}, fault)
         if m := _REGISTRY.match(path):
             if method != "GET":
