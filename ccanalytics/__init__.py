@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ccanalytics._client import AsyncClient, Client
     from ccanalytics._frames import gpus_frame, pods_frame
-    from ccanalytics._loader import aload_cluster_pods, load_cluster_pods
+    from ccanalytics._loader import aload_cluster_pods, load_cluster_frames, load_cluster_pods
     from ccanalytics._ratelimit import RateLimitStatus, RateLimitWindow, parse_rate_limit
     from ccanalytics.errors import (
         ApiConnectionError,
@@ -78,6 +78,7 @@ _LAZY = {
     "gpus_frame": "ccanalytics._frames",
     "load_cluster_pods": "ccanalytics._loader",
     "aload_cluster_pods": "ccanalytics._loader",
+    "load_cluster_frames": "ccanalytics._loader",
     "AuthorizedKey": "ccanalytics.keys",
     "audit_keys": "ccanalytics.keys",
     "diff_ssh_keys": "ccanalytics.keys",
@@ -131,6 +132,7 @@ __all__ = [
     "audit_keys",
     "diff_ssh_keys",
     "gpus_frame",
+    "load_cluster_frames",
     "load_cluster_pods",
     "normalize_key_lines",
     "parse_authorized_key",

@@ -16,7 +16,7 @@ import concurrent.futures
 import os
 import sys
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from ccanalytics._client import AsyncClient, Client
 from ccanalytics.errors import CCAnalyticsError, FleetLoadError
@@ -24,7 +24,13 @@ from ccanalytics.errors import CCAnalyticsError, FleetLoadError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FleetLoadError", "aload_cluster_pods", "load_cluster_pods"]
+__all__ = [
+    "ClusterFrames",
+    "FleetLoadError",
+    "aload_cluster_pods",
+    "load_cluster_frames",
+    "load_cluster_pods",
+]
 
 #: Requests in flight at once; the pacer keeps them inside the rate limit on top of this.
 MAX_CONCURRENCY = 16
@@ -50,17 +56,24 @@ def _progress_default(n: int) -> bool:
     return sys.stderr.isatty() or "ipykernel" in sys.modules
 
 
-async def aload_cluster_pods(
+class ClusterFrames(NamedTuple):
+    """Both frames of a load: one row per pod, and one row per GPU."""
+
+    pods: pd.DataFrame
+    gpus: pd.DataFrame
+
+
+async def _aload(
     cluster_ids: str | Iterable[str],
-    *,
     client: AsyncClient,
-    progress: bool | None = None,
-    errors: ErrorMode = "raise",
-) -> pd.DataFrame:
-    """Coroutine form of :func:`load_cluster_pods`, for code already in an event loop."""
+    progress: bool | None,
+    errors: ErrorMode,
+    with_gpus: bool,
+) -> ClusterFrames:
+    """The fleet load itself; the GPU frame is built only when asked for (else empty)."""
     import pandas as pd
 
-    from ccanalytics._frames import pods_frame
+    from ccanalytics._frames import gpus_frame, pods_frame
 
     ids = _cluster_ids(cluster_ids)
     if errors not in ("raise", "collect"):
@@ -72,7 +85,7 @@ async def aload_cluster_pods(
 
         bar = tqdm(total=len(ids), desc="clusters", unit="cluster")
 
-    frames: dict[str, pd.DataFrame] = {}
+    frames: dict[str, ClusterFrames] = {}
     failures: dict[str, CCAnalyticsError] = {}
     limit = asyncio.Semaphore(MAX_CONCURRENCY)
 
@@ -83,7 +96,8 @@ async def aload_cluster_pods(
             except CCAnalyticsError as err:
                 failures[cid] = err
             else:
-                frames[cid] = pods_frame(pods, cluster_id=cid)
+                gpus = gpus_frame(pods, cluster_id=cid) if with_gpus else None
+                frames[cid] = ClusterFrames(pods_frame(pods, cluster_id=cid), gpus)  # type: ignore[arg-type]
         if bar is not None:
             bar.update(1)
 
@@ -97,14 +111,54 @@ async def aload_cluster_pods(
         if bar is not None:
             bar.close()
 
-    ordered = [frames[cid] for cid in ids if cid in frames]
-    frame = pd.concat(ordered, ignore_index=True) if ordered else pods_frame([])
-    frame.attrs["errors"] = {cid: str(err) for cid, err in failures.items()}
+    loaded = [frames[cid] for cid in ids if cid in frames]
+    pods_all = pd.concat([f.pods for f in loaded], ignore_index=True) if loaded else pods_frame([])
+    gpus_all = (
+        pd.concat([f.gpus for f in loaded], ignore_index=True)
+        if loaded and with_gpus
+        else gpus_frame([])
+    )
+    for frame in (pods_all, gpus_all):
+        frame.attrs["errors"] = {cid: str(err) for cid, err in failures.items()}
     if failures and errors == "raise":
         if len(ids) == 1:
             raise failures[ids[0]]
-        raise FleetLoadError({cid: failures[cid] for cid in ids if cid in failures}, frame)
-    return frame
+        raise FleetLoadError({cid: failures[cid] for cid in ids if cid in failures}, pods_all)
+    return ClusterFrames(pods_all, gpus_all)
+
+
+async def aload_cluster_pods(
+    cluster_ids: str | Iterable[str],
+    *,
+    client: AsyncClient,
+    progress: bool | None = None,
+    errors: ErrorMode = "raise",
+) -> pd.DataFrame:
+    """Coroutine form of :func:`load_cluster_pods`, for code already in an event loop."""
+    return (await _aload(cluster_ids, client, progress, errors, with_gpus=False)).pods
+
+
+def _run_sync(
+    cluster_ids: str | Iterable[str],
+    client: Client | AsyncClient | None,
+    progress: bool | None,
+    errors: ErrorMode,
+    with_gpus: bool,
+) -> ClusterFrames:
+    """Run a load from synchronous code, in Jupyter too (a loop already running)."""
+    ids = _cluster_ids(cluster_ids)
+
+    async def run() -> ClusterFrames:
+        twin = client._async_twin() if client is not None else AsyncClient()
+        async with twin:
+            return await _aload(ids, twin, progress, errors, with_gpus)
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run())
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ccanalytics-load") as pool:
+        return pool.submit(asyncio.run, run()).result()
 
 
 def load_cluster_pods(
@@ -136,16 +190,19 @@ def load_cluster_pods(
     Works in scripts and in Jupyter (where an event loop is already running: the
     load then runs on a worker thread with its own loop).
     """
-    ids = _cluster_ids(cluster_ids)
+    return _run_sync(cluster_ids, client, progress, errors, with_gpus=False).pods
 
-    async def run() -> pd.DataFrame:
-        twin = client._async_twin() if client is not None else AsyncClient()
-        async with twin:
-            return await aload_cluster_pods(ids, client=twin, progress=progress, errors=errors)
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(run())
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ccanalytics-load") as pool:
-        return pool.submit(asyncio.run, run()).result()
+def load_cluster_frames(
+    cluster_ids: str | Iterable[str],
+    *,
+    client: Client | AsyncClient | None = None,
+    progress: bool | None = None,
+    errors: ErrorMode = "raise",
+) -> ClusterFrames:
+    """As :func:`load_cluster_pods`, and the GPU frame too (see :func:`gpus_frame`).
+
+    One request per cluster serves both frames; ``errors`` applies to both
+    (``attrs["errors"]`` is set on each with ``"collect"``).
+    """
+    return _run_sync(cluster_ids, client, progress, errors, with_gpus=True)

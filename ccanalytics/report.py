@@ -40,7 +40,6 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ccanalytics import plots
-from ccanalytics._frames import gpus_frame, pods_frame
 from ccanalytics.analysis import (
     DEFAULT_IDLE_THRESHOLD,
     cluster_summary,
@@ -50,7 +49,7 @@ from ccanalytics.analysis import (
 )
 
 if TYPE_CHECKING:
-    from ccanalytics._client import Client
+    from ccanalytics._client import AsyncClient, Client
 
 __all__ = ["DEFAULT_TITLE", "MAX_RANK_PLOTS", "render_report", "write_report"]
 
@@ -618,21 +617,6 @@ def _check_directory(directory: Path, what: str) -> None:
         raise FileNotFoundError(2, f"{what} directory does not exist: {directory}")
 
 
-def _fetch(client: Client, cluster_ids: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Both frames of every cluster, one listing per cluster, in the order asked.
-
-    Fetched one cluster after another through the client's public method (the
-    client paces itself inside the rate limit); the first failure propagates as
-    the client's typed error, so cron sees which cluster and why.
-    """
-    pods, gpus = [], []
-    for cid in cluster_ids:
-        listing = client.list_cluster_pods(cid)
-        pods.append(pods_frame(listing, cluster_id=cid))
-        gpus.append(gpus_frame(listing, cluster_id=cid))
-    return pd.concat(pods, ignore_index=True), pd.concat(gpus, ignore_index=True)
-
-
 def _summary_text(findings: _Findings, output: str) -> str:
     where = "to standard output" if output == "-" else f"to {output}"
     return " ".join([*_sentences(findings), f"Report written {where}."])
@@ -642,7 +626,7 @@ def write_report(
     cluster_ids: str | Iterable[str],
     output: str | os.PathLike[str],
     *,
-    client: Client | None = None,
+    client: Client | AsyncClient | None = None,
     csv_dir: str | os.PathLike[str] | None = None,
     now: datetime | None = None,
     title: str = DEFAULT_TITLE,
@@ -657,7 +641,8 @@ def write_report(
         The HTML file, replaced atomically (a temporary file in the same
         directory, then ``os.replace``), or ``"-"`` for standard output.
     client:
-        A :class:`ccanalytics.Client`; ``None``: one from ``CCANALYTICS_API_KEY``
+        A :class:`ccanalytics.Client` or ``AsyncClient`` (clusters load concurrently
+        within its rate limit); ``None``: one from ``CCANALYTICS_API_KEY``
         and ``CCANALYTICS_BASE_URL``, closed afterwards.
     csv_dir:
         Also write the frames there as CSV (created if missing): ``pods.csv``,
@@ -683,18 +668,9 @@ def write_report(
     if target is not None:
         _check_directory(target.parent, "output")
 
-    from ccanalytics._client import AsyncClient, Client
+    from ccanalytics._loader import load_cluster_frames
 
-    if isinstance(client, AsyncClient):
-        raise TypeError("write_report needs a Client; an AsyncClient cannot be used here")
-    own_client = client is None
-    if client is None:
-        client = Client()
-    try:
-        pods, gpus = _fetch(client, ids)
-    finally:
-        if own_client:
-            client.close()
+    pods, gpus = load_cluster_frames(ids, client=client, progress=False)
 
     generated = now if now is not None else datetime.now(UTC)
     document = render_report(pods, gpus, title=title, generated_at=generated, cluster_ids=ids)

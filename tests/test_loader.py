@@ -136,3 +136,16 @@ def test_progress_is_off_by_default_in_tests(client, capsys) -> None:
         ["cl-etl-cpu", "cl-infer-prod", "cl-bringup", "cl-finetune-7b"], client=client
     )
     assert "clusters" not in capsys.readouterr().err
+
+
+def test_load_cluster_frames_gives_both_frames_from_one_request_each(client, sandbox) -> None:
+    from ccanalytics._frames import gpus_frame
+
+    ids = ["cl-finetune-7b", "cl-etl-cpu"]
+    frames = ccanalytics.load_cluster_frames(ids, client=client)
+    expected = pd.concat(
+        [gpus_frame(sandbox.app.data.clusters[c], cluster_id=c) for c in ids], ignore_index=True
+    )
+    pd.testing.assert_frame_equal(frames.gpus, expected)
+    assert len(frames.pods) == 9
+    assert sum(sandbox.app.count("GET", f"/v2/clusters/{c}/pods") for c in ids) == 2

@@ -18,7 +18,7 @@ matplotlib.use("Agg")
 import pandas as pd
 import pytest
 
-from ccanalytics import Client, NotFoundError
+from ccanalytics import Client, FleetLoadError, NotFoundError
 from ccanalytics._frames import gpus_frame, pods_frame
 from ccanalytics.cli import main
 from ccanalytics.report import CSV_FILES, render_report, write_report
@@ -293,8 +293,9 @@ def test_missing_output_directory_fails_before_any_request(tmp_path: Path) -> No
 def test_a_failed_run_leaves_the_previous_report_intact(client: Client, tmp_path: Path) -> None:
     output = tmp_path / "report.html"
     output.write_text("yesterday's report", encoding="utf-8")
-    with pytest.raises(NotFoundError):
+    with pytest.raises(FleetLoadError) as info:
         write_report(["cl-infer-prod", "cl-nope"], output, client=client)
+    assert isinstance(info.value.errors["cl-nope"], NotFoundError)
     assert output.read_text(encoding="utf-8") == "yesterday's report"
     assert [p.name for p in tmp_path.iterdir()] == ["report.html"]  # no temp file left
 
@@ -319,15 +320,17 @@ def test_output_dash_writes_html_to_stdout(
     assert out.startswith("<!DOCTYPE html>") and "standard output" in summary
 
 
-def test_an_async_client_is_refused(tmp_path: Path) -> None:
+def test_an_async_client_loads_the_clusters_too(tmp_path: Path) -> None:
     from ccanalytics import AsyncClient
 
-    client = AsyncClient(FULL_ACCESS_KEY, IN_PROCESS_URL, transport=SandboxTransport())
+    app = SandboxApp()
+    client = AsyncClient(FULL_ACCESS_KEY, IN_PROCESS_URL, transport=SandboxTransport(app))
     try:
-        with pytest.raises(TypeError, match="needs a Client"):
-            write_report("cl-etl-cpu", tmp_path / "r.html", client=client)  # type: ignore[arg-type]
+        write_report(["cl-etl-cpu", "cl-bringup"], tmp_path / "r.html", client=client)
     finally:
         asyncio.run(client.aclose())
+    assert (tmp_path / "r.html").stat().st_size > 0
+    assert app.count("GET", "/v2/clusters/cl-bringup/pods") == 1
 
 
 def test_no_cluster_ids_is_a_value_error(client: Client, tmp_path: Path) -> None:
