@@ -72,7 +72,10 @@ def _path_id(value: object, what: str) -> str:
         raise TypeError(f"{what} must be a str, not {type(value).__name__}")
     if not value:
         raise ValueError(f"{what} must not be empty")
-    return quote(value, safe="")
+    try:
+        return quote(value, safe="")
+    except UnicodeEncodeError:
+        raise ValueError(f"{what} is not valid Unicode text (lone surrogate)") from None
 
 
 def _utf8_encodable(text: str) -> bool:
@@ -250,6 +253,9 @@ class _BaseClient:
             if wait is None:
                 return backoff_delay(attempt)
             if wait > _config.MAX_RETRY_AFTER:
+                # Too long to wait now; but tell the pacer, so the next call fails
+                # locally instead of provoking another 429.
+                self._pacer.block_for(wait)
                 return None
             self._pacer.block_for(wait)
             return 0.0  # the pacer now holds every request (this one included) until then

@@ -71,9 +71,16 @@ _UNREADABLE = re.compile(r"[\s\x00-\x1f\x7f-\x9f]+")
 _KEY_PATH = re.compile(r"^\$(?:\.keys|\[['\"]keys['\"]\])\[(\d+)\]")
 
 
+#: Longest message an error keeps; a huge ``detail`` from a server is cut (the attribute is not).
+MAX_MESSAGE_LENGTH = 1000
+
+
 def _one_line(text: str) -> str:
     """``text`` as one readable line: a hostile or sloppy server cannot break logs or terminals."""
-    return _UNREADABLE.sub(" ", text).strip()
+    line = _UNREADABLE.sub(" ", text).strip()
+    if len(line) > MAX_MESSAGE_LENGTH:
+        line = line[: MAX_MESSAGE_LENGTH - 30] + f"... ({len(line)} characters)"
+    return line
 
 
 def _key_indices(errors: Sequence[str]) -> list[int]:

@@ -2,8 +2,10 @@
 
 Responses are read leniently: the spec says neither which Pod fields are required
 nor which may be null, so every response field is optional, unknown fields are
-kept (``model_extra``), and a value of the wrong type becomes ``None`` instead of
-failing the whole listing (logged at DEBUG). Requests are strict:
+kept (``model_extra``), and a value of the wrong type is converted where
+pydantic's lax mode can (``"18"`` -> 18 for an int field) or else becomes ``None``
+instead of failing the whole listing (logged at DEBUG). The DataFrame path does
+not go through these models and is stricter: a wrongly typed value is ``<NA>``. Requests are strict:
 ``UpdateSshKeysRequest`` forbids extra properties, as the server does.
 
 Secrets never reach a repr: pod ``env`` values are ``SecretStr``, and ``Registry``

@@ -405,3 +405,21 @@ def test_in_process_sandbox_serves_async_too() -> None:
 
     assert asyncio.run(main()) == 12
     assert app.count("GET", "/v2/clusters/cl-infer-prod/pods") == 1
+
+
+def test_huge_error_detail_is_cut_in_the_message_but_kept_whole() -> None:
+    detail = "x" * 50_000
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(404, json={"title": "Not Found", "status": 404, "detail": detail})
+
+    client = Client("k", "http://x.invalid", transport=httpx.MockTransport(handler))
+    with client, pytest.raises(NotFoundError) as info:
+        client.get_registry("r")
+    assert len(str(info.value)) <= 1000
+    assert info.value.detail == detail
+
+
+def test_an_id_that_is_not_valid_unicode_is_a_clear_value_error(client: Client) -> None:
+    with pytest.raises(ValueError, match="not valid Unicode"):
+        client.list_cluster_pods("bad\ud800id")

@@ -266,3 +266,17 @@ NOW = datetime(2026, 11, 21, 12, 0, 0, tzinfo=UTC)
 )
 def test_parse_retry_after(header: str | None, expected: float | None) -> None:
     assert parse_retry_after(header, now=NOW) == expected
+
+
+def test_retry_after_past_the_cap_also_holds_the_next_call(make_sandbox, monkeypatch) -> None:
+    import ccanalytics._config as config
+
+    monkeypatch.setattr(config, "MAX_RETRY_AFTER", 5.0)
+    sb = make_sandbox()
+    sb.app.add_fault("rate_limited", seconds=600, times=1)
+    with sb.client() as c:
+        with pytest.raises(RateLimitError):
+            c.list_cluster_pods("cl-etl-cpu")
+        with pytest.raises(RateLimitError, match="no request was sent"):
+            c.list_cluster_pods("cl-etl-cpu")
+    assert sb.app.count("GET", "/v2/clusters/cl-etl-cpu/pods") == 1
