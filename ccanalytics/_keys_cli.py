@@ -159,21 +159,29 @@ def _write_json(out: TextIO, results: list[tuple[str, list[AuditEntry]]]) -> Non
     out.write("\n")
 
 
+def _csv_cell(value: object) -> object:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return " | ".join(value)
+    return value
+
+
 def _write_csv(out: TextIO, results: list[tuple[str, list[AuditEntry]]]) -> None:
     import csv
+    import io
 
-    writer = csv.writer(out, lineterminator="\n")
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(("file", *_COLUMNS))
-    for row in _rows(results):
-        cells = []
-        for name in ("file", *_COLUMNS):
-            value = row[name]
-            if isinstance(value, list):
-                value = " | ".join(value)
-            elif isinstance(value, bool):
-                value = "true" if value else "false"
-            cells.append("" if value is None else _encodable(str(value)))
-        writer.writerow(cells)
+    for name, entries in results:
+        for entry in entries:
+            row = entry.as_dict()
+            writer.writerow([name, *(_csv_cell(row[column]) for column in _COLUMNS)])
+    # One pass over the whole text, not one per cell: lone surrogates as escapes.
+    out.write(_encodable(buffer.getvalue()))
 
 
 def _cell(value: object) -> str:
@@ -208,21 +216,20 @@ def _write_table(out: TextIO, results: list[tuple[str, list[AuditEntry]]]) -> No
         ]
         widths = [max(len(header[i]), *(len(r[i]) for r in rows)) for i in range(6)]
         indent = " " * (sum(widths) + 2 * 6)
-        parts = [_aligned(header[:6], widths) + "  " + header[6] + "\n"]
+        # LINE and BITS (numbers) right-aligned, the rest left-aligned; one format for all rows.
+        line = (
+            "  ".join(
+                f"{{{i}:{'>' if i in (0, 3) else '<'}{width}}}" for i, width in enumerate(widths)
+            )
+            + "  {6}\n"
+        )
+        parts = [line.format(*header)]
         for row in rows:
             problems = row[6]
-            parts.append(_aligned(row[:6], widths) + "  " + problems[0] + "\n")
+            parts.append(line.format(*row[:6], problems[0]))
             parts.extend(indent + more + "\n" for more in problems[1:])
         out.write("".join(parts))
     out.write(_summary(results) + "\n")
-
-
-def _aligned(cells: Sequence[str], widths: Sequence[int]) -> str:
-    """Cells padded to their column; LINE and BITS (numbers) right-aligned."""
-    return "  ".join(
-        cell.rjust(width) if i in (0, 3) else cell.ljust(width)
-        for i, (cell, width) in enumerate(zip(cells, widths, strict=True))
-    )
 
 
 def _summary(results: list[tuple[str, list[AuditEntry]]]) -> str:
