@@ -267,6 +267,17 @@ class _BaseClient:
             return backoff_delay(attempt)
         return None
 
+    @staticmethod
+    def _log_retry(method: str, path: str, delay: float, err: Exception, attempt: int) -> None:
+        logger.debug(
+            "retrying %s %s in %.2fs after %s (attempt %d)",
+            method,
+            path,
+            delay,
+            type(err).__name__,
+            attempt + 1,
+        )
+
     def _transport_error(self, err: httpx.HTTPError, method: str, path: str) -> ApiConnectionError:
         kind = type(err).__name__
         if isinstance(err, httpx.TimeoutException):
@@ -410,9 +421,7 @@ class Client(_BaseClient):
             except httpx.HTTPError as exc:
                 self._pacer.cancel()
                 err: CCAnalyticsError = self._transport_error(exc, method, path)
-            except (
-                RuntimeError
-            ) as exc:  # e.g. "Cannot send a request, as the client has been closed"
+            except RuntimeError as exc:  # "Cannot send a request, as the client has been closed"
                 self._pacer.cancel()
                 raise ApiConnectionError(f"{method} {path}: {exc}") from None
             except BaseException:
@@ -426,14 +435,7 @@ class Client(_BaseClient):
             delay = self._retry_delay(err, attempt)
             if delay is None:
                 raise err
-            logger.debug(
-                "retrying %s %s in %.2fs after %s (attempt %d)",
-                method,
-                path,
-                delay,
-                type(err).__name__,
-                attempt + 1,
-            )
+            self._log_retry(method, path, delay, err, attempt)
             time.sleep(delay)
             attempt += 1
 
@@ -537,14 +539,7 @@ class AsyncClient(_BaseClient):
             delay = self._retry_delay(err, attempt)
             if delay is None:
                 raise err
-            logger.debug(
-                "retrying %s %s in %.2fs after %s (attempt %d)",
-                method,
-                path,
-                delay,
-                type(err).__name__,
-                attempt + 1,
-            )
+            self._log_retry(method, path, delay, err, attempt)
             await asyncio.sleep(delay)
             attempt += 1
 
