@@ -19,7 +19,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["API_KEY_PATTERN", "ECMA_WHITESPACE", "api_key_errors", "matches_api_pattern"]
+__all__ = [
+    "API_KEY_PATTERN",
+    "ECMA_WHITESPACE",
+    "api_key_error",
+    "api_key_errors",
+    "matches_api_pattern",
+]
 
 #: The pattern as the spec writes it (an ECMA-262 regular expression).
 API_KEY_PATTERN = r"^(ssh|ecdsa|sk)-[^\s]+ [^\s]+([ \t][^\n\r]*)?$"
@@ -46,10 +52,11 @@ def _describe(element: object) -> str:
     return f'does not match pattern "{API_KEY_PATTERN}"'
 
 
+def api_key_error(index: int, key: object) -> str | None:
+    """The server's error for element ``index`` (``"$.keys[<i>]: <message>"``), or None."""
+    return None if matches_api_pattern(key) else f"$.keys[{index}]: {_describe(key)}"  # type: ignore[arg-type]
+
+
 def api_key_errors(keys: Sequence[object]) -> list[str]:
     """Every element the server would reject, as ``"$.keys[<i>]: <message>"`` (its own form)."""
-    return [
-        f"$.keys[{i}]: {_describe(key)}"
-        for i, key in enumerate(keys)
-        if not matches_api_pattern(key)  # type: ignore[arg-type]
-    ]
+    return [error for i, key in enumerate(keys) if (error := api_key_error(i, key)) is not None]

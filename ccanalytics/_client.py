@@ -21,7 +21,7 @@ import httpx
 import orjson
 
 from ccanalytics import _config
-from ccanalytics._api_rule import api_key_errors, matches_api_pattern
+from ccanalytics._api_rule import api_key_error
 from ccanalytics._ratelimit import Pacer, RateLimitStatus, parse_rate_limit
 from ccanalytics._retry import backoff_delay, is_retryable_status, parse_retry_after
 from ccanalytics.errors import (
@@ -316,15 +316,17 @@ class _BaseClient:
     @staticmethod
     def _ssh_keys_body(keys: object) -> dict[str, list[str]]:
         materialised = _keys_argument(keys)
-        failing = [i for i, key in enumerate(materialised) if not matches_api_pattern(key)]
-        problems = dict(zip(failing, api_key_errors(materialised), strict=True))
+        problems = []
         for i, key in enumerate(materialised):
-            # The pattern lets a lone surrogate through (text decoded with surrogateescape),
-            # but no UTF-8 request body can carry it: refuse it here, with the others.
-            if i not in problems and not _utf8_encodable(key):
-                problems[i] = f"$.keys[{i}]: is not valid Unicode text (contains a lone surrogate)"
+            error = api_key_error(i, key)
+            if error is None and not _utf8_encodable(key):
+                # The pattern lets a lone surrogate through (text decoded with
+                # surrogateescape), but no UTF-8 request body can carry it.
+                error = f"$.keys[{i}]: is not valid Unicode text (contains a lone surrogate)"
+            if error is not None:
+                problems.append(error)
         if problems:
-            raise InvalidSshKeysError([problems[i] for i in sorted(problems)])
+            raise InvalidSshKeysError(problems)
         return UpdateSshKeysRequest(keys=materialised).model_dump()
 
     def _pod_dicts(self, data: Any, path: str) -> list[dict[str, Any]]:
