@@ -57,19 +57,20 @@ conversion ~8 us, freeing the parsed listing ~2 us; pandas' own ``json_normalize
 is ~2.5x slower and computes no GPU aggregates. Everything is O(n); the per-pod
 time still rises ~10% from 10k to 100k pods, as the parse's does, from cache misses
 in a heap of hundreds of MB.
+
+Where things are: the column table is in :mod:`ccanalytics._columns`, the conversion
+of raw values to typed arrays (the type checks) in :mod:`ccanalytics._convert`; this
+module reads the input and flattens it.
 """
 
 from __future__ import annotations
 
 import gc
 import logging
-import math
-import textwrap
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from itertools import chain, repeat
 from operator import itemgetter
-from types import MappingProxyType
 from typing import Any, Final, NamedTuple, TypeAlias
 
 import numpy as np
@@ -78,6 +79,21 @@ import orjson
 import pandas as pd
 from pandas.api.extensions import ExtensionArray
 
+from ccanalytics._columns import GPU_COLUMNS, POD_COLUMNS, ColumnSpec, _column_table
+from ccanalytics._convert import (
+    BoolArray,
+    FloatArray,
+    IntArray,
+    Values,
+    _bool_column,
+    _float_column,
+    _floats,
+    _int_column,
+    _masked_floats,
+    _str_or_none,
+    _string_column,
+    _timestamp_column,
+)
 from ccanalytics.models import Pod
 
 __all__ = ["GPU_COLUMNS", "POD_COLUMNS", "ColumnSpec", "PodsInput", "gpus_frame", "pods_frame"]
@@ -93,107 +109,7 @@ PodsInput: TypeAlias = (
     bytes | bytearray | memoryview | str | Mapping[str, Any] | Iterable[Pod | Mapping[str, Any]]
 )
 
-#: A column of raw JSON values, one per pod (or per GPU), before any type check.
-Values: TypeAlias = Sequence[Any]
-FloatArray: TypeAlias = npt.NDArray[np.float64]
-IntArray: TypeAlias = npt.NDArray[np.int64]
-BoolArray: TypeAlias = npt.NDArray[np.bool_]
-
-
-class ColumnSpec(NamedTuple):
-    """A frame column: its pandas dtype and what it holds (source field, unit)."""
-
-    dtype: str
-    meaning: str
-
-
-_S, _I, _F, _B, _T = "string", "Int64", "Float64", "boolean", "datetime64[ns, UTC]"
-_PCT = "percent 0-100 (assumed; the spec gives no unit)"
-_UNITLESS = "unit not stated by the spec (the sandbox uses GB)"
-
-#: Columns of :func:`pods_frame`, in order: name -> (dtype, meaning and unit).
-#: The first 15 are fixed by the public API; the rest follow the pod's blocks.
-POD_COLUMNS: Final[Mapping[str, ColumnSpec]] = MappingProxyType(
-    {
-        "cluster_id": ColumnSpec(_S, "cluster.id; the cluster_id argument where absent"),
-        "pod_id": ColumnSpec(_S, "id"),
-        "name": ColumnSpec(_S, "name"),
-        "rank": ColumnSpec(_I, "cluster.rank, the pod's rank in its cluster; <NA> while pending"),
-        "cost": ColumnSpec(_F, "cost, price per hour (assumed USD/hour; the spec gives no unit)"),
-        "gpu_type": ColumnSpec(_S, "gpu.id, e.g. 'NVIDIA H100 80GB HBM3'"),
-        "gpu_count": ColumnSpec(_I, "gpu.count; <NA> without a gpu block (CPU pods: <NA> or 0)"),
-        "cpu_util": ColumnSpec(_F, f"runtime.cpu.util, {_PCT}"),
-        "memory_util": ColumnSpec(_F, f"runtime.memory.util, {_PCT}"),
-        "gpu_util_mean": ColumnSpec(_F, f"mean of runtime.gpus[].util over GPUs reporting, {_PCT}"),
-        "gpu_util_max": ColumnSpec(_F, "max of runtime.gpus[].util, percent (assumed)"),
-        "gpu_mem_util_mean": ColumnSpec(_F, "mean of runtime.gpus[].memoryUtil, percent (assumed)"),
-        "created_at": ColumnSpec(_T, "createdAt"),
-        "started_at": ColumnSpec(_T, "startedAt; <NA> while pending"),
-        "uptime_s": ColumnSpec(_F, "runtime.uptime, seconds (assumed)"),
-        "gpu_util_min": ColumnSpec(_F, "min of runtime.gpus[].util, percent (assumed)"),
-        "gpu_mem_util_max": ColumnSpec(_F, "max of runtime.gpus[].memoryUtil, percent (assumed)"),
-        "gpus_reporting": ColumnSpec(
-            _I, "how many runtime.gpus[] entries carry a numeric util; <NA> without the list"
-        ),
-        "cluster_ip": ColumnSpec(_S, "cluster.ip, the cluster-internal address"),
-        "data_center_id": ColumnSpec(_S, "dataCenterId"),
-        "desired_status": ColumnSpec(
-            _S, "desiredStatus, e.g. 'RUNNING' (sent by the service; not in the spec)"
-        ),
-        "cpu_type": ColumnSpec(_S, "cpu.id"),
-        "vcpu_count": ColumnSpec(_I, "cpu.vcpuCount"),
-        "cpu_memory": ColumnSpec(_I, f"cpu.memory, the pod's RAM; {_UNITLESS}"),
-        "disk": ColumnSpec(_I, f"disk, container disk size; {_UNITLESS}"),
-        "image": ColumnSpec(_S, "image, the container image reference"),
-        "template": ColumnSpec(_S, "template"),
-        "registry": ColumnSpec(_S, "registry, the registry credential's id"),
-        "cuda_version": ColumnSpec(_S, "cudaVersion"),
-        "locked": ColumnSpec(_B, "locked"),
-        "persistent_size": ColumnSpec(_I, f"mounts.persistent.size; {_UNITLESS}"),
-        "persistent_path": ColumnSpec(_S, "mounts.persistent.path"),
-        "network_volumes": ColumnSpec(_S, "mounts.network[].volumeId, comma-joined"),
-        "global_networking": ColumnSpec(_B, "globalNetworking.enabled"),
-        "global_ip": ColumnSpec(_S, "globalNetworking.ip"),
-        "internal_dns": ColumnSpec(_S, "globalNetworking.internalDns"),
-        "ssh_proxy_host": ColumnSpec(_S, "ssh.proxy.host"),
-        "ssh_proxy_port": ColumnSpec(_I, "ssh.proxy.port"),
-        "ssh_direct_host": ColumnSpec(_S, "ssh.direct.host"),
-        "ssh_direct_port": ColumnSpec(_I, "ssh.direct.port"),
-        "ports": ColumnSpec(_S, "ports[], comma-joined, e.g. '22/tcp,8888/http'"),
-        "runtime_ports": ColumnSpec(_I, "number of runtime.ports[] mappings"),
-        "env_vars": ColumnSpec(_S, "env variable NAMES, sorted, comma-joined (never values)"),
-    }
-)
-
-#: Columns of :func:`gpus_frame`, in order: name -> (dtype, meaning and unit).
-GPU_COLUMNS: Final[Mapping[str, ColumnSpec]] = MappingProxyType(
-    {
-        "cluster_id": ColumnSpec(_S, "the pod's cluster.id; the cluster_id argument where absent"),
-        "pod_id": ColumnSpec(_S, "the pod's id"),
-        "rank": ColumnSpec(_I, "the pod's cluster.rank"),
-        "gpu_index": ColumnSpec(_I, "0-based position among the pod's runtime.gpus[] objects"),
-        "util": ColumnSpec(_F, f"runtime.gpus[].util, {_PCT}"),
-        "memory_util": ColumnSpec(_F, f"runtime.gpus[].memoryUtil, {_PCT}"),
-        "gpu_type": ColumnSpec(_S, "the pod's gpu.id"),
-    }
-)
-
-_STRING_DTYPE: Final = pd.StringDtype()  # "string" with <NA>, not pandas 3's NaN-based "str"
-_ARROW_STRINGS: Final = _STRING_DTYPE.storage == "pyarrow"
-if _ARROW_STRINGS:  # then pandas itself needs pyarrow, so it is installed
-    import pyarrow as pa  # type: ignore[import-untyped]
-_NS_MIN: Final = pd.Timestamp.min.tz_localize("UTC")
-_NS_MAX: Final = pd.Timestamp.max.tz_localize("UTC")
-_INT64_MIN: Final = -(2**63)
-_INT64_MAX: Final = 2**63 - 1
-_EXACT_IN_FLOAT: Final = 2.0**53  # integers below this survive a round trip through float64
-
-# Element types that let a whole column take numpy's C conversion: np.array(...,
-# dtype=float64) turns None into NaN, but would also turn True into 1.0 and "3" into
-# 3.0, so the fast path is only taken when no bool or str is present.
-_NUMBER_TYPES: Final = frozenset({int, float, type(None)})
-_STR_TYPES: Final = frozenset({str, type(None)})
-_BOOL_TYPES: Final = frozenset({bool, type(None)})
+# A list holds JSON objects only if the set of its element types is within this one.
 _DICT_TYPES: Final = frozenset({dict})
 
 # Stands in for a block that is missing or not an object. Read only, never mutated.
@@ -274,8 +190,7 @@ def _unserializable(value: Any) -> None:
 
 
 # ---------------------------------------------------------------------------------
-# Reading a field of many objects at once (the GPU entries; gpus_frame's pod fields),
-# and turning columns of raw values into typed arrays.
+# Reading a field of many objects at once (the GPU entries; gpus_frame's pod fields).
 
 
 def _blocks(objects: list[JsonObject], key: str) -> list[JsonObject]:
@@ -290,124 +205,6 @@ def _values(objects: list[JsonObject], key: str) -> list[Any]:
     """Each object's ``key`` value, ``None`` where missing; TypeError for a non-dict."""
     # map() over the unbound dict.get runs in C: about half the cost of a comprehension.
     return list(map(_get, objects, repeat(key)))
-
-
-def _float_or_nan(value: Any) -> float:
-    """A JSON number as float; NaN (missing) for anything else, bools included."""
-    if isinstance(value, float):
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        try:
-            return float(value)
-        except OverflowError:
-            return math.nan
-    return math.nan
-
-
-def _floats(values: Values) -> FloatArray:
-    """Values as float64, NaN where missing or not a number."""
-    if _NUMBER_TYPES.issuperset(map(type, values)):
-        try:
-            return np.array(values, dtype=np.float64)
-        except OverflowError:  # an int beyond float range: take the per-value path
-            pass
-    return np.array([_float_or_nan(v) for v in values], dtype=np.float64)
-
-
-def _int_or_none(value: Any) -> int | None:
-    """A JSON integer (or integral number like ``13.0``) in int64 range, else ``None``."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, float):
-        if not value.is_integer():
-            return None
-        value = int(value)
-    if isinstance(value, int) and _INT64_MIN <= value <= _INT64_MAX:
-        return value
-    return None
-
-
-def _ints(values: Values) -> tuple[IntArray, BoolArray]:
-    """Values as int64 data and a missing-mask (missing, non-integral or not a number)."""
-    if _NUMBER_TYPES.issuperset(map(type, values)):
-        try:
-            as_float = np.array(values, dtype=np.float64)
-        except OverflowError:
-            as_float = None
-        # Through float64 is exact only below 2**53; larger values take the slow path.
-        if as_float is not None and not (np.abs(as_float) >= _EXACT_IN_FLOAT).any():
-            mask = np.isnan(as_float) | (as_float != np.trunc(as_float))
-            return np.where(mask, 0.0, as_float).astype(np.int64), mask
-    exact = [_int_or_none(v) for v in values]
-    mask = np.array([v is None for v in exact], dtype=np.bool_)
-    return np.array([0 if v is None else v for v in exact], dtype=np.int64), mask
-
-
-def _float_column(values: Values) -> pd.arrays.FloatingArray:
-    return _masked_floats(_floats(values))
-
-
-def _masked_floats(data: FloatArray) -> pd.arrays.FloatingArray:
-    """Float64 array from float64 data where NaN means missing."""
-    return pd.arrays.FloatingArray(data, np.isnan(data))
-
-
-def _int_column(values: Values) -> pd.arrays.IntegerArray:
-    data, mask = _ints(values)
-    return pd.arrays.IntegerArray(data, mask)
-
-
-def _bool_column(values: Values) -> pd.arrays.BooleanArray:
-    if _BOOL_TYPES.issuperset(map(type, values)):
-        objects = np.array(values, dtype=object)
-        return pd.arrays.BooleanArray(objects.astype(np.bool_), pd.isna(objects))
-    data = np.array([v is True for v in values], dtype=np.bool_)
-    mask = np.array([not isinstance(v, bool) for v in values], dtype=np.bool_)
-    return pd.arrays.BooleanArray(data, mask)
-
-
-def _str_or_none(values: Values) -> Values:
-    """Values with everything that is not a string replaced by ``None``."""
-    if _STR_TYPES.issuperset(map(type, values)):
-        return values
-    return [v if isinstance(v, str) else None for v in values]
-
-
-def _string_column(values: Values) -> ExtensionArray:
-    strings = _str_or_none(values)
-    if _ARROW_STRINGS:
-        # pandas stores "string" in pyarrow: hand it a pyarrow array built in one C++
-        # pass (pd.array of a list takes ~15x longer, of an object ndarray ~4x).
-        try:
-            text = pa.array(strings, type=pa.large_string())
-        except UnicodeEncodeError:
-            # A lone surrogate ("\ud800", only possible in dicts built in Python) is
-            # not text that UTF-8, and so Arrow, can hold: <NA> like any non-string.
-            text = pa.array([_utf8_or_none(v) for v in strings], type=pa.large_string())
-        arrow: ExtensionArray = pd.array(text, _STRING_DTYPE, copy=False)
-        return arrow
-    return pd.array(np.array(strings, dtype=object), _STRING_DTYPE, copy=False)
-
-
-def _utf8_or_none(value: str | None) -> str | None:
-    if value is None:
-        return None
-    try:
-        value.encode()
-    except UnicodeEncodeError:
-        return None
-    return value
-
-
-def _timestamp_column(values: Values) -> ExtensionArray:
-    """ISO 8601 strings as datetime64[ns, UTC]; NaT where missing, invalid or out of range."""
-    parsed = pd.to_datetime(_str_or_none(values), utc=True, format="ISO8601", errors="coerce")
-    if parsed.unit != "ns":
-        # pandas 3 infers the resolution from the strings and happily keeps year 1 at
-        # second resolution; the documented dtype is ns, whose range is 1677-2262.
-        in_range = (parsed >= _NS_MIN) & (parsed <= _NS_MAX)
-        parsed = pd.DatetimeIndex(parsed.where(in_range)).as_unit("ns")
-    return parsed.array
 
 
 # The list-valued fields: each has a fast path for the common case (every element of
@@ -788,19 +585,6 @@ def _gpus_frame(objects: list[JsonObject], cluster_id: str | None) -> pd.DataFra
         "gpu_type": _string_column(_values(_blocks(objects, "gpu"), "id")).take(owner),
     }
     return pd.DataFrame({name: columns[name] for name in GPU_COLUMNS})
-
-
-def _column_table(columns: Mapping[str, ColumnSpec], indent: str = "    ") -> str:
-    """The column mapping as an aligned text table for a docstring."""
-    name_width = max(map(len, columns))
-    dtype_width = max(len(spec.dtype) for spec in columns.values())
-    lead = name_width + dtype_width + 4
-    lines = []
-    for name, spec in columns.items():
-        wrapped = textwrap.wrap(spec.meaning, width=max(88 - len(indent) - lead, 30))
-        lines.append(f"{name:<{name_width}}  {spec.dtype:<{dtype_width}}  {wrapped[0]}")
-        lines.extend(" " * lead + more for more in wrapped[1:])
-    return f"\n{indent}".join(lines)
 
 
 # Rendered here so the tables above stay the only place the columns are described.
