@@ -18,28 +18,40 @@ Tables and plots follow for whoever wants the detail.
 Nothing secret reaches the report: the frames hold no ``env`` values (only variable
 names, which the report does not show either) and the API key never leaves the
 client. Every piece of text from the API is HTML-escaped.
+
+Where things are: the findings and their sentences are in
+:mod:`ccanalytics._report_findings`, the HTML building blocks (escaping, tables,
+embedded figures, CSS, the page) in :mod:`ccanalytics._report_html`; this module lays
+the page out and writes the files.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import html
-import io
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 import pandas as pd
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 
 from ccanalytics import plots
+
+# The ``X as X`` names moved with their concept; re-exported so they stay importable here.
+from ccanalytics._report_findings import MAX_NAMED_STRAGGLERS as MAX_NAMED_STRAGGLERS
+from ccanalytics._report_findings import (
+    _Findings,
+    _findings,
+    _not_reporting,
+    _plural,
+    _sentences,
+    _usd,
+)
+from ccanalytics._report_html import DPI as DPI
+from ccanalytics._report_html import _columns, _figure, _page, _table, _text
 from ccanalytics.analysis import (
     DEFAULT_IDLE_THRESHOLD,
     cluster_summary,
@@ -57,10 +69,6 @@ DEFAULT_TITLE: Final = "GPU fleet report"
 #: Clusters drawn rank by rank at most (the most expensive first), to keep the
 #: file small enough to mail; every cluster is still in the tables.
 MAX_RANK_PLOTS: Final = 6
-#: Straggling ranks named in the opening paragraph at most (all are in the table).
-MAX_NAMED_STRAGGLERS: Final = 5
-#: Resolution of the embedded figures: sharp on screen, ~50-100 kB per figure.
-DPI: Final = 100
 
 #: CSV files ``csv_dir`` receives, and the frame each holds.
 CSV_FILES: Final = (
@@ -73,205 +81,6 @@ CSV_FILES: Final = (
 )
 
 
-# ---------------------------------------------------------------------------------
-# What the report says: computed once, rendered as HTML and as the CLI's summary.
-
-
-@dataclass(frozen=True)
-class _Findings:
-    clusters: int
-    pods: int
-    total_cost: float
-    idle_pods: int
-    idle_cost: float
-    stragglers: pd.DataFrame
-    silent_pods: int
-    silent_cost: float
-    silent_states: dict[str, int]
-    uncosted_pods: int
-    idle_threshold: float
-
-    @property
-    def idle_share(self) -> float:
-        return self.idle_cost / self.total_cost if self.total_cost > 0 else 0.0
-
-
-def _not_reporting(pods: pd.DataFrame) -> pd.Series:
-    """Pods with no runtime metrics at all (the rule of ``cluster_summary``'s ``pods_reporting``)."""
-    return pods["gpu_util_mean"].isna() & pods["cpu_util"].isna()
-
-
-def _findings(pods: pd.DataFrame, idle_threshold: float) -> _Findings:
-    idle = idle_pods(pods, threshold=idle_threshold)
-    silent = pods[_not_reporting(pods)]
-    states = silent["desired_status"].fillna("unknown state").str.lower().value_counts()
-    return _Findings(
-        clusters=int(pods["cluster_id"].nunique()),
-        pods=len(pods),
-        total_cost=float(pods["cost"].fillna(0.0).sum()),
-        idle_pods=len(idle),
-        idle_cost=float(idle["wasted_cost_per_hour"].sum()),
-        stragglers=stragglers(pods, idle_threshold=idle_threshold),
-        silent_pods=len(silent),
-        silent_cost=float(silent["cost"].fillna(0.0).sum()),
-        silent_states={str(k): int(v) for k, v in sorted(states.items())},
-        uncosted_pods=int(pods["cost"].isna().sum()),
-        idle_threshold=idle_threshold,
-    )
-
-
-def _usd(value: float) -> str:
-    return f"{value:,.2f} USD/h"
-
-
-def _plural(n: int, one: str, many: str | None = None) -> str:
-    return f"{n} {one if n == 1 else (many or one + 's')}"
-
-
-def _sentences(f: _Findings) -> list[str]:
-    """The opening paragraph as plain sentences (no markup: escaped by the caller)."""
-    out = [
-        f"The {_plural(f.clusters, 'cluster')} ({_plural(f.pods, 'pod')}) "
-        f"{'costs' if f.clusters == 1 else 'cost'} {_usd(f.total_cost)} in total."
-    ]
-    if f.idle_pods:
-        out.append(
-            f"{_usd(f.idle_cost)} of that ({f.idle_share:.1%}) pays for "
-            f"{_plural(f.idle_pods, 'idle GPU pod')}, whose every GPU is below "
-            f"{f.idle_threshold:g}% utilization."
-        )
-    else:
-        out.append(f"No GPU pod is idle (every GPU below {f.idle_threshold:g}% utilization).")
-    slow = f.stragglers
-    if len(slow) == 1:
-        row = next(slow.itertuples())
-        out.append(
-            f"1 rank straggles: rank {row.rank} of {row.cluster_id} at {row.gpu_util_mean:.1f}% "
-            f"GPU utilization against its cluster's median of {row.cluster_median:.1f}%."
-        )
-    elif len(slow):
-        named = [
-            f"rank {row.rank} of {row.cluster_id} at {row.gpu_util_mean:.1f}% "
-            f"(median {row.cluster_median:.1f}%)"
-            for row in slow.head(MAX_NAMED_STRAGGLERS).itertuples()
-        ]
-        more = len(slow) - len(named)
-        tail = f"; and {more} more (see the table)" if more > 0 else ""
-        out.append(
-            f"{len(slow)} ranks straggle, by GPU utilization against their cluster's median: "
-            f"{'; '.join(named)}{tail}."
-        )
-    else:
-        out.append("No rank straggles.")
-    if f.silent_pods:
-        states = ", ".join(f"{n} {state}" for state, n in f.silent_states.items())
-        verb = "reports" if f.silent_pods == 1 else "report"
-        out.append(
-            f"{_plural(f.silent_pods, 'pod')} ({_usd(f.silent_cost)}) {verb} no metrics "
-            f"({states}), so {'its' if f.silent_pods == 1 else 'their'} utilization is unknown."
-        )
-    else:
-        out.append("Every pod reports metrics.")
-    if f.uncosted_pods:
-        out.append(f"{_plural(f.uncosted_pods, 'pod')} carry no cost and count as 0.")
-    return out
-
-
-# ---------------------------------------------------------------------------------
-# HTML pieces. Every value from the frames goes through ``_text`` (html.escape).
-
-
-def _text(value: object) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _fmt_float(digits: int, suffix: str = "") -> Callable[[object], str]:
-    def fmt(value: object) -> str:
-        if value is None or value is pd.NA or (isinstance(value, float) and value != value):
-            return "–"
-        return f"{float(value):,.{digits}f}{suffix}"  # type: ignore[arg-type]
-
-    return fmt
-
-
-def _fmt_share(value: object) -> str:
-    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
-        return "–"
-    return f"{float(value):.1%}"  # type: ignore[arg-type]
-
-
-def _fmt_plain(value: object) -> str:
-    return "–" if value is None or value is pd.NA else str(value)
-
-
-#: A table column: frame column, header, formatter, numeric (right-aligned).
-_Col = tuple[str, str, Callable[[object], str], bool]
-
-
-def _columns(*cols: tuple[str, str, str]) -> list[_Col]:
-    """Columns from (name, header, kind); kind: text, int, usd, pct, share, num."""
-    kinds: dict[str, tuple[Callable[[object], str], bool]] = {
-        "text": (_fmt_plain, False),
-        "int": (_fmt_plain, True),
-        "usd": (_fmt_float(2), True),
-        "pct": (_fmt_float(1), True),
-        "share": (_fmt_share, True),
-        "num": (_fmt_float(2), True),
-    }
-    return [(name, header, *kinds[kind]) for name, header, kind in cols]
-
-
-def _table(frame: pd.DataFrame, columns: Sequence[_Col], empty: str) -> str:
-    if frame.empty:
-        return f'<p class="empty">{_text(empty)}</p>'
-    head = "".join(
-        f'<th scope="col"{" class=num" if numeric else ""}>{_text(header)}</th>'
-        for _, header, _, numeric in columns
-    )
-    rows = []
-    for record in frame.to_dict("records"):
-        cells = "".join(
-            f"<td{' class=num' if numeric else ''}>{_text(fmt(record.get(name)))}</td>"
-            for name, _, fmt, numeric in columns
-        )
-        rows.append(f"<tr>{cells}</tr>")
-    return (
-        f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>"
-    )
-
-
-def _png(draw: Callable[[Axes], object], size: tuple[float, float]) -> tuple[str, int, int] | None:
-    """Draw on a fresh figure and return it as base64 PNG and pixel size; ``None``: no data.
-
-    ``Figure`` directly, not ``pyplot``: no global figure registry, no backend
-    selection, safe in a cron job without a display and in threads.
-    """
-    figure = Figure(figsize=size, layout="constrained")
-    try:
-        draw(figure.add_subplot())
-    except plots.NoDataError:
-        return None
-    buffer = io.BytesIO()
-    # No "Software" stamp: the bytes depend only on the data (and library versions).
-    figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
-    width, height = (round(v * DPI) for v in size)
-    return base64.b64encode(buffer.getvalue()).decode("ascii"), width, height
-
-
-def _figure(
-    draw: Callable[[Axes], object], size: tuple[float, float], alt: str, caption: str
-) -> str:
-    image = _png(draw, size)
-    if image is None:
-        return f'<p class="empty">{_text(alt)}: no data to draw.</p>'
-    data, width, height = image
-    return (
-        f'<figure><img src="data:image/png;base64,{data}" width="{width}" height="{height}" '
-        f'alt="{_text(alt)}"><figcaption>{_text(caption)}</figcaption></figure>'
-    )
-
-
 def _rank_clusters(pods: pd.DataFrame, gpus: pd.DataFrame) -> list[str]:
     """GPU clusters with at least two ranks reporting, most expensive first."""
     reporting = gpus[gpus["util"].notna() & gpus["rank"].notna()]
@@ -279,43 +88,6 @@ def _rank_clusters(pods: pd.DataFrame, gpus: pd.DataFrame) -> list[str]:
     multi = {str(c) for c, n in ranks.items() if n >= 2}
     cost = pods.groupby("cluster_id")["cost"].sum()
     return sorted(multi, key=lambda c: (-float(cost.get(c, 0.0)), c))
-
-
-_CSS: Final = """
-:root { color-scheme: light; }
-body { margin: 0; color: #1b1b1b; background: #fff; line-height: 1.5;
-  font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
-main { max-width: 1120px; margin: 0 auto; padding: 24px 28px 48px; }
-h1 { font-size: 1.7rem; margin: 0 0 4px; }
-h2 { font-size: 1.25rem; margin: 36px 0 8px; padding-bottom: 4px; border-bottom: 1px solid #ddd; }
-h3 { font-size: 1.05rem; margin: 24px 0 6px; }
-.meta { color: #555; margin: 0 0 18px; font-size: .92rem; }
-.headline { font-size: 1.12rem; margin: 0 0 18px; padding: 14px 18px;
-  border-left: 5px solid #0072B2; background: #f2f7fb; }
-.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(200px, 1fr));
-  gap: 12px; margin: 0 0 12px; }
-.card { border: 1px solid #d8d8d8; border-radius: 6px; padding: 10px 14px; }
-.card .label { color: #555; font-size: .85rem; }
-.card .value { font-size: 1.55rem; font-weight: 650; font-variant-numeric: tabular-nums; }
-.card .sub { color: #444; font-size: .85rem; }
-.card.alert { border-color: #D55E00; }
-.card.alert .value { color: #b34700; }
-nav { font-size: .92rem; margin: 8px 0 0; }
-nav a { margin-right: 14px; color: #0061a0; }
-.scroll { overflow-x: auto; }
-table { border-collapse: collapse; width: 100%; font-size: .88rem; }
-th, td { padding: 5px 9px; border-bottom: 1px solid #e6e6e6; text-align: left;
-  white-space: nowrap; }
-thead th { background: #f5f5f5; border-bottom: 2px solid #ccc; white-space: normal;
-  vertical-align: bottom; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-tbody tr:nth-child(even) { background: #fafafa; }
-.note, .empty { color: #555; font-size: .92rem; }
-figure { margin: 18px 0 26px; }
-figure img { max-width: 100%; height: auto; display: block; }
-figcaption { color: #444; font-size: .9rem; margin-top: 4px; }
-footer { margin-top: 40px; color: #666; font-size: .85rem; }
-"""
 
 
 def render_report(
@@ -576,12 +348,7 @@ def render_report(
         "<footer>ccanalytics report. Self-contained: no external resources; the frames "
         "behind it can be written as CSV with <code>--csv DIR</code>.</footer>"
     )
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{_text(title)}</title><style>{_CSS}</style></head>"
-        f"<body><main>\n{chr(10).join(parts)}\n</main></body></html>\n"
-    )
+    return _page(title, parts)
 
 
 # ---------------------------------------------------------------------------------
