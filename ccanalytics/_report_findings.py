@@ -36,14 +36,21 @@ class _Findings:
     clusters: int
     pods: int
     total_cost: float
-    idle_pods: int
-    idle_cost: float
+    idle: pd.DataFrame
     stragglers: pd.DataFrame
     silent_pods: int
     silent_cost: float
     silent_states: dict[str, int]
     uncosted_pods: int
     idle_threshold: float
+
+    @property
+    def idle_pods(self) -> int:
+        return len(self.idle)
+
+    @property
+    def idle_cost(self) -> float:
+        return float(self.idle["wasted_cost_per_hour"].sum())
 
     @property
     def idle_share(self) -> float:
@@ -63,8 +70,7 @@ def _findings(pods: pd.DataFrame, idle_threshold: float) -> _Findings:
         clusters=int(pods["cluster_id"].nunique()),
         pods=len(pods),
         total_cost=float(pods["cost"].fillna(0.0).sum()),
-        idle_pods=len(idle),
-        idle_cost=float(idle["wasted_cost_per_hour"].sum()),
+        idle=idle,
         stragglers=stragglers(pods, idle_threshold=idle_threshold),
         silent_pods=len(silent),
         silent_cost=float(silent["cost"].fillna(0.0).sum()),

@@ -56,8 +56,6 @@ from ccanalytics.analysis import (
     DEFAULT_IDLE_THRESHOLD,
     cluster_summary,
     cost_per_gpu_hour,
-    idle_pods,
-    stragglers,
 )
 
 if TYPE_CHECKING:
@@ -121,9 +119,31 @@ def render_report(
     max_rank_plots:
         Clusters drawn rank by rank at most, most expensive first.
     """
-    findings = _findings(pods, idle_threshold)
+    return _render(
+        pods,
+        gpus,
+        _findings(pods, idle_threshold),
+        title=title,
+        generated_at=generated_at,
+        cluster_ids=cluster_ids,
+        max_rank_plots=max_rank_plots,
+    )
+
+
+def _render(
+    pods: pd.DataFrame,
+    gpus: pd.DataFrame,
+    findings: _Findings,
+    *,
+    title: str,
+    generated_at: datetime | None,
+    cluster_ids: Sequence[str] | None,
+    max_rank_plots: int,
+) -> str:
+    """:func:`render_report` with the findings already computed (write_report reuses them)."""
+    idle_threshold = findings.idle_threshold
     summary = cluster_summary(pods, idle_threshold=idle_threshold)
-    idle = idle_pods(pods, threshold=idle_threshold)
+    idle = findings.idle
     by_gpu = cost_per_gpu_hour(pods)
     silent = pods[_not_reporting(pods)].sort_values(["cluster_id", "rank"], kind="stable")
 
@@ -440,24 +460,35 @@ def write_report(
     pods, gpus = load_cluster_frames(ids, client=client, progress=False)
 
     generated = now if now is not None else datetime.now(UTC)
-    document = render_report(pods, gpus, title=title, generated_at=generated, cluster_ids=ids)
+    findings = _findings(pods, DEFAULT_IDLE_THRESHOLD)
+    document = _render(
+        pods,
+        gpus,
+        findings,
+        title=title,
+        generated_at=generated,
+        cluster_ids=ids,
+        max_rank_plots=MAX_RANK_PLOTS,
+    )
     if csv_dir is not None:
-        _write_csvs(Path(csv_dir), pods, gpus)
+        _write_csvs(Path(csv_dir), pods, gpus, findings)
     if target is None:
         sys.stdout.write(document)
     else:
         _write_atomic(target, document)
-    return _summary_text(_findings(pods, DEFAULT_IDLE_THRESHOLD), os.fspath(output))
+    return _summary_text(findings, os.fspath(output))
 
 
-def _write_csvs(directory: Path, pods: pd.DataFrame, gpus: pd.DataFrame) -> None:
+def _write_csvs(
+    directory: Path, pods: pd.DataFrame, gpus: pd.DataFrame, findings: _Findings
+) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     frames = {
         "pods.csv": pods,
         "gpus.csv": gpus,
-        "summary.csv": cluster_summary(pods),
-        "idle.csv": idle_pods(pods),
-        "stragglers.csv": stragglers(pods),
+        "summary.csv": cluster_summary(pods, idle_threshold=findings.idle_threshold),
+        "idle.csv": findings.idle,
+        "stragglers.csv": findings.stragglers,
         "cost_by_gpu_type.csv": cost_per_gpu_hour(pods),
     }
     for name in CSV_FILES:
