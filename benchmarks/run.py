@@ -29,7 +29,7 @@ import orjson
 import pandas as pd
 
 import ccanalytics
-from ccanalytics._frames import pods_frame
+from ccanalytics.frames._build import pods_frame
 from ccanalytics.sandbox import FULL_ACCESS_KEY, Sandbox, SandboxApp, make_cluster_pods
 
 ROWS: list[tuple[str, str, str, str]] = []

@@ -11,10 +11,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ccanalytics._client import AsyncClient, Client
-    from ccanalytics._frames import gpus_frame, pods_frame
-    from ccanalytics._loader import aload_cluster_pods, load_cluster_frames, load_cluster_pods
-    from ccanalytics._ratelimit import RateLimitStatus, RateLimitWindow, parse_rate_limit
+    from ccanalytics.api._client import AsyncClient, Client
+    from ccanalytics.api._ratelimit import RateLimitStatus, RateLimitWindow, parse_rate_limit
+    from ccanalytics.api.models import ErrorResponse, Pod, Registry, SshKeys, UpdateSshKeysRequest
     from ccanalytics.errors import (
         ApiConnectionError,
         ApiError,
@@ -32,6 +31,12 @@ if TYPE_CHECKING:
         ServerError,
         UnprocessableEntityError,
     )
+    from ccanalytics.frames._build import gpus_frame, pods_frame
+    from ccanalytics.frames._loader import (
+        aload_cluster_pods,
+        load_cluster_frames,
+        load_cluster_pods,
+    )
     from ccanalytics.keys import (
         AuthorizedKey,
         audit_keys,
@@ -39,17 +44,16 @@ if TYPE_CHECKING:
         normalize_key_lines,
         parse_authorized_key,
     )
-    from ccanalytics.models import ErrorResponse, Pod, Registry, SshKeys, UpdateSshKeysRequest
 
 __version__ = "0.1.0"
 
 #: Every public name -> the module that defines it, imported on first access.
 _LAZY = {
-    "AsyncClient": "ccanalytics._client",
-    "Client": "ccanalytics._client",
-    "RateLimitStatus": "ccanalytics._ratelimit",
-    "RateLimitWindow": "ccanalytics._ratelimit",
-    "parse_rate_limit": "ccanalytics._ratelimit",
+    "AsyncClient": "ccanalytics.api",
+    "Client": "ccanalytics.api",
+    "RateLimitStatus": "ccanalytics.api",
+    "RateLimitWindow": "ccanalytics.api",
+    "parse_rate_limit": "ccanalytics.api",
     **dict.fromkeys(
         (
             "ApiConnectionError",
@@ -72,13 +76,13 @@ _LAZY = {
     ),
     **dict.fromkeys(
         ("ErrorResponse", "Pod", "Registry", "SshKeys", "UpdateSshKeysRequest"),
-        "ccanalytics.models",
+        "ccanalytics.api",
     ),
-    "pods_frame": "ccanalytics._frames",
-    "gpus_frame": "ccanalytics._frames",
-    "load_cluster_pods": "ccanalytics._loader",
-    "aload_cluster_pods": "ccanalytics._loader",
-    "load_cluster_frames": "ccanalytics._loader",
+    "pods_frame": "ccanalytics.frames",
+    "gpus_frame": "ccanalytics.frames",
+    "load_cluster_pods": "ccanalytics.frames",
+    "aload_cluster_pods": "ccanalytics.frames",
+    "load_cluster_frames": "ccanalytics.frames",
     "AuthorizedKey": "ccanalytics.keys",
     "audit_keys": "ccanalytics.keys",
     "diff_ssh_keys": "ccanalytics.keys",
@@ -92,7 +96,7 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'ccanalytics' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
-    if module in ("ccanalytics._frames", "ccanalytics._loader"):
+    if module == "ccanalytics.frames":
         importlib.import_module("ccanalytics.analysis")  # registers the ``df.cc`` accessor
     globals()[name] = value
     return value

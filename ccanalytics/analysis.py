@@ -12,7 +12,7 @@ Every function takes the frame :func:`ccanalytics.pods_frame` (or
 - :func:`cost_per_gpu_hour`: by GPU type, what one *utilized* GPU-hour costs.
 
 Utilization is in percent (0-100) and ``cost`` is the pod's price per hour, as in
-the pods frame (the spec does not state units; see :data:`ccanalytics._frames.POD_COLUMNS`).
+the pods frame (the spec does not state units; see :data:`ccanalytics.frames.POD_COLUMNS`).
 Pods without runtime metrics (pending, starting, exited) cannot be judged idle or
 straggling: they are counted in the summary but never flagged.
 """

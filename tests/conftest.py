@@ -41,7 +41,7 @@ def client(sandbox: Sandbox) -> Iterator[object]:
 @pytest.fixture
 def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     """Shrink backoff delays so retry tests take milliseconds, not seconds."""
-    import ccanalytics._retry as retry
+    import ccanalytics.api._retry as retry
 
     monkeypatch.setattr(retry, "INITIAL_RETRY_DELAY", 0.01)
     monkeypatch.setattr(retry, "MAX_RETRY_DELAY", 0.05)

@@ -32,7 +32,7 @@ def test_pods_table_on_the_sandbox(capsys) -> None:
 
 
 def test_pods_csv_parses_back_with_the_frame_columns(capsys) -> None:
-    from ccanalytics._frames import pods_frame
+    from ccanalytics.frames._build import pods_frame
 
     code, out, _ = run(
         capsys, "pods", "cl-infer-prod", "cl-etl-cpu", "--sandbox", "--format", "csv"

@@ -378,7 +378,7 @@ def test_429_without_retry_after_backs_off_and_retries(
 def test_retry_after_beyond_the_cap_is_raised_at_once(
     make_sandbox: MakeSandbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ccanalytics._config as config
+    import ccanalytics.api._config as config
 
     monkeypatch.setattr(config, "MAX_RETRY_AFTER", 0.5)
     sb = make_sandbox()

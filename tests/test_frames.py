@@ -26,8 +26,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pandas.api.types import pandas_dtype
 
-from ccanalytics._frames import GPU_COLUMNS, POD_COLUMNS, ColumnSpec, gpus_frame, pods_frame
-from ccanalytics.models import Pod
+from ccanalytics.api.models import Pod
+from ccanalytics.frames._build import GPU_COLUMNS, POD_COLUMNS, ColumnSpec, gpus_frame, pods_frame
 
 DATA = Path(__file__).parent / "data"
 CLUSTER = "cl-llama70b"

@@ -37,8 +37,8 @@ from ccanalytics import (
     parse_rate_limit,
     pods_frame,
 )
-from ccanalytics._frames import GPU_COLUMNS, POD_COLUMNS
-from ccanalytics._retry import parse_retry_after
+from ccanalytics.api._retry import parse_retry_after
+from ccanalytics.frames._build import GPU_COLUMNS, POD_COLUMNS
 from ccanalytics.sandbox import SandboxApp
 
 #: Examples per property; ``CCANALYTICS_FUZZ_EXAMPLES=5000 pytest tests/test_fuzz.py`` digs deeper.
@@ -514,7 +514,7 @@ def test_parse_authorized_key_never_raises_on_any_text(line: str) -> None:
     key = parse_authorized_key(line)
     assert isinstance(key.problems, list) and all(isinstance(p, str) for p in key.problems)
     assert isinstance(key.api_valid, bool) and isinstance(key.key_valid, bool)
-    from ccanalytics._api_rule import matches_api_pattern
+    from ccanalytics.keys._api_rule import matches_api_pattern
 
     assert key.api_valid == matches_api_pattern(line)
     repr(key)

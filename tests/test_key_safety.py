@@ -22,8 +22,8 @@ from ccanalytics import (
     InvalidSshKeysError,
     UnprocessableEntityError,
 )
-from ccanalytics._api_rule import matches_api_pattern
 from ccanalytics.errors import _key_indices
+from ccanalytics.keys._api_rule import matches_api_pattern
 from ccanalytics.sandbox import (
     EXEMPT_KEY,
     FULL_ACCESS_KEY,

@@ -24,8 +24,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ccanalytics._api_rule import matches_api_pattern
-from ccanalytics._sshwire import _CURVES, _ec_mul, decode_base64, read_public_key
 from ccanalytics.keys import (
     AuthorizedKey,
     KeyNormalizationError,
@@ -36,6 +34,8 @@ from ccanalytics.keys import (
     normalize_key_lines,
     parse_authorized_key,
 )
+from ccanalytics.keys._api_rule import matches_api_pattern
+from ccanalytics.keys._sshwire import _CURVES, _ec_mul, decode_base64, read_public_key
 
 SSH_KEYGEN = shutil.which("ssh-keygen")
 pytestmark = pytest.mark.skipif(SSH_KEYGEN is None, reason="ssh-keygen is not installed")
@@ -545,7 +545,7 @@ def _private_fields(keys: Keys, name: str) -> list[bytes]:
 
 
 def _ed25519_sign(seed: bytes, message: bytes) -> bytes:
-    from ccanalytics._sshwire import _ED_BASE, _ED_L, _ed_encode, _ed_mul
+    from ccanalytics.keys._sshwire import _ED_BASE, _ED_L, _ed_encode, _ed_mul
 
     assert _ED_BASE is not None
     h = hashlib.sha512(seed).digest()

@@ -20,7 +20,7 @@ import pytest
 
 SSH_KEYGEN = shutil.which("ssh-keygen")
 pytestmark = pytest.mark.skipif(SSH_KEYGEN is None, reason="ssh-keygen is not installed")
-CLI = [sys.executable, "-m", "ccanalytics._keys_cli"]
+CLI = [sys.executable, "-m", "ccanalytics.keys._cli"]
 
 
 def generate(directory: Path, specs: dict[str, list[str]]) -> dict[str, str]:
@@ -190,7 +190,7 @@ def test_no_pandas_or_matplotlib_after_an_audit(keys: dict[str, str], write: Wri
     path = write("light", keys["ed25519"], keys["rsa2048"])
     code = (
         "import sys, contextlib, io\n"
-        "from ccanalytics._keys_cli import main\n"
+        "from ccanalytics.keys._cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    main([{path!r}, '--format', 'json'])\n"
         "print('pandas' in sys.modules, 'matplotlib' in sys.modules)\n"
@@ -202,7 +202,7 @@ def test_no_pandas_or_matplotlib_after_an_audit(keys: dict[str, str], write: Wri
 def test_add_parser_registers_audit_keys_with_run() -> None:
     import argparse
 
-    from ccanalytics import _keys_cli
+    from ccanalytics.keys import _cli as _keys_cli
 
     parser = argparse.ArgumentParser()
     _keys_cli.add_parser(parser.add_subparsers(dest="command"))

@@ -10,7 +10,7 @@ import pytest
 
 import ccanalytics
 from ccanalytics import FleetLoadError, NotFoundError, PermissionDeniedError
-from ccanalytics._frames import pods_frame
+from ccanalytics.frames._build import pods_frame
 from ccanalytics.sandbox import LIMITED_KEY
 
 
@@ -139,7 +139,7 @@ def test_progress_is_off_by_default_in_tests(client, capsys) -> None:
 
 
 def test_load_cluster_frames_gives_both_frames_from_one_request_each(client, sandbox) -> None:
-    from ccanalytics._frames import gpus_frame
+    from ccanalytics.frames._build import gpus_frame
 
     ids = ["cl-finetune-7b", "cl-etl-cpu"]
     frames = ccanalytics.load_cluster_frames(ids, client=client)

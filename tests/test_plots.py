@@ -19,8 +19,8 @@ from matplotlib.colors import to_hex
 from matplotlib.container import BarContainer
 
 from ccanalytics import plots
-from ccanalytics._frames import gpus_frame, pods_frame
 from ccanalytics.analysis import idle_pods
+from ccanalytics.frames._build import gpus_frame, pods_frame
 from ccanalytics.plots import (
     COLORS,
     NoDataError,

@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 import pytest
 
 from ccanalytics import RateLimitError, parse_rate_limit
-from ccanalytics._config import INITIAL_RETRY_DELAY, MAX_RETRY_DELAY, RETRY_JITTER
-from ccanalytics._ratelimit import Pacer, RateLimitWindow
-from ccanalytics._retry import backoff_delay, parse_retry_after
+from ccanalytics.api._config import INITIAL_RETRY_DELAY, MAX_RETRY_DELAY, RETRY_JITTER
+from ccanalytics.api._ratelimit import Pacer, RateLimitWindow
+from ccanalytics.api._retry import backoff_delay, parse_retry_after
 
 POLICY = '"minute";q=60;w=60, "hour";q=1000;w=3600, "day";q=10000;w=86400'
 CURRENT = '"minute";r=59;t=42, "hour";r=998;t=3342, "day";r=9990;t=80000'
@@ -269,7 +269,7 @@ def test_parse_retry_after(header: str | None, expected: float | None) -> None:
 
 
 def test_retry_after_past_the_cap_also_holds_the_next_call(make_sandbox, monkeypatch) -> None:
-    import ccanalytics._config as config
+    import ccanalytics.api._config as config
 
     monkeypatch.setattr(config, "MAX_RETRY_AFTER", 5.0)
     sb = make_sandbox()

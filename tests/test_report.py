@@ -19,8 +19,8 @@ import pandas as pd
 import pytest
 
 from ccanalytics import Client, FleetLoadError, NotFoundError
-from ccanalytics._frames import gpus_frame, pods_frame
 from ccanalytics.cli import main
+from ccanalytics.frames._build import gpus_frame, pods_frame
 from ccanalytics.report import CSV_FILES, render_report, write_report
 from ccanalytics.sandbox import (
     FULL_ACCESS_KEY,

@@ -9,6 +9,11 @@ Three ways to use it:
 
 Quotas (``rate_limits={"minute": (10, 3.0)}``), latency and faults are options of
 :class:`SandboxApp`, so tests can exercise throttling and failures quickly.
+
+``_app`` answers requests (routing, auth, errors, rate limits, faults), ``_data`` holds
+the seeded fleet, ``_server`` serves it over loopback HTTP or as an httpx transport. It
+may import :mod:`ccanalytics.keys` (the server's key rule) and :mod:`ccanalytics.api`
+(to hand out ready clients); nothing below the CLI imports the sandbox.
 """
 
 from ccanalytics.sandbox._app import (

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from ccanalytics._api_rule import API_KEY_PATTERN, matches_api_pattern
+from ccanalytics.keys._api_rule import API_KEY_PATTERN, matches_api_pattern
 from ccanalytics.sandbox._data import SandboxData, make_data
 
 __all__ = [

@@ -21,7 +21,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from ccanalytics._sshbuf import _MAX_EC_POINT_BYTES, KeyFormatError, _Reader, canonical_type_name
+from ccanalytics.keys._sshbuf import (
+    _MAX_EC_POINT_BYTES,
+    KeyFormatError,
+    _Reader,
+    canonical_type_name,
+)
 
 # Underscored names are for ``_sshwire`` (and, through it, the tests), not public API.
 __all__ = [

@@ -1,6 +1,6 @@
 """When to retry a request, and how long to wait first.
 
-The policy (constants in :mod:`ccanalytics._config`):
+The policy (constants in :mod:`ccanalytics.api._config`):
 
 - every operation of the API is idempotent (GET, and PUT of a complete set), so
   5xx, timeouts and connection errors are retried up to ``max_retries`` times with
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
-from ccanalytics._config import INITIAL_RETRY_DELAY, MAX_RETRY_DELAY, RETRY_JITTER
+from ccanalytics.api._config import INITIAL_RETRY_DELAY, MAX_RETRY_DELAY, RETRY_JITTER
 
 __all__ = ["backoff_delay", "is_retryable_status", "parse_retry_after"]
 

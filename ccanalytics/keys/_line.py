@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal, TypeAlias
 
-from ccanalytics._api_rule import ECMA_WHITESPACE, matches_api_pattern
-from ccanalytics._sshwire import (
+from ccanalytics.keys._api_rule import ECMA_WHITESPACE, matches_api_pattern
+from ccanalytics.keys._sshwire import (
     KEY_TYPE_NAMES,
     Certificate,
     KeyFormatError,

@@ -245,7 +245,7 @@ def _summary(results: list[tuple[str, list[AuditEntry]]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m ccanalytics._keys_cli``: the ``audit-keys`` command on its own."""
+    """``python -m ccanalytics.keys._cli``: the ``audit-keys`` command on its own."""
     parser = argparse.ArgumentParser(
         prog=_PROG,
         description=_DESCRIPTION,

@@ -1,7 +1,7 @@
 """The frames' columns: each one's dtype, source field and unit, written down once.
 
 :data:`POD_COLUMNS` and :data:`GPU_COLUMNS` list the columns of
-:func:`~ccanalytics._frames.pods_frame` and :func:`~ccanalytics._frames.gpus_frame`
+:func:`~ccanalytics.frames._build.pods_frame` and :func:`~ccanalytics.frames._build.gpus_frame`
 in order; :func:`_column_table` renders a mapping as the text table that
 ``_frames`` puts into those functions' docstrings, so ``help(pods_frame)`` shows it.
 Plain data: this module imports neither pandas nor numpy.

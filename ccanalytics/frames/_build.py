@@ -58,8 +58,8 @@ is ~2.5x slower and computes no GPU aggregates. Everything is O(n); the per-pod
 time still rises ~10% from 10k to 100k pods, as the parse's does, from cache misses
 in a heap of hundreds of MB.
 
-Where things are: the column table is in :mod:`ccanalytics._columns`, the conversion
-of raw values to typed arrays (the type checks) in :mod:`ccanalytics._convert`; this
+Where things are: the column table is in :mod:`ccanalytics.frames._columns`, the conversion
+of raw values to typed arrays (the type checks) in :mod:`ccanalytics.frames._convert`; this
 module reads the input and flattens it.
 """
 
@@ -79,8 +79,9 @@ import orjson
 import pandas as pd
 from pandas.api.extensions import ExtensionArray
 
-from ccanalytics._columns import GPU_COLUMNS, POD_COLUMNS, ColumnSpec, _column_table
-from ccanalytics._convert import (
+from ccanalytics.api.models import Pod
+from ccanalytics.frames._columns import GPU_COLUMNS, POD_COLUMNS, ColumnSpec, _column_table
+from ccanalytics.frames._convert import (
     BoolArray,
     FloatArray,
     IntArray,
@@ -94,7 +95,6 @@ from ccanalytics._convert import (
     _string_column,
     _timestamp_column,
 )
-from ccanalytics.models import Pod
 
 __all__ = ["GPU_COLUMNS", "POD_COLUMNS", "ColumnSpec", "PodsInput", "gpus_frame", "pods_frame"]
 
@@ -104,7 +104,7 @@ JsonObject: TypeAlias = dict[str, Any]
 
 #: What :func:`pods_frame` and :func:`gpus_frame` accept: raw JSON (``bytes``/``str``)
 #: of a listing or of a bare array, a parsed listing ``{"pods": [...]}``, or an
-#: iterable of pods as :class:`~ccanalytics.models.Pod` models or plain dicts.
+#: iterable of pods as :class:`~ccanalytics.api.models.Pod` models or plain dicts.
 PodsInput: TypeAlias = (
     bytes | bytearray | memoryview | str | Mapping[str, Any] | Iterable[Pod | Mapping[str, Any]]
 )
@@ -342,7 +342,7 @@ def pods_frame(pods: PodsInput, *, cluster_id: str | None = None) -> pd.DataFram
 
     ``pods`` is the raw JSON (``bytes``/``str``) of a listing ``{"pods": [...]}`` or
     of a bare array, a parsed listing, or an iterable of
-    :class:`~ccanalytics.models.Pod` models or plain dicts; all give the same frame.
+    :class:`~ccanalytics.api.models.Pod` models or plain dicts; all give the same frame.
     ``cluster_id`` fills the rows of pods that carry no ``cluster.id`` (a loader
     knows which cluster it asked for); a pod's own id always wins.
 

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from ccanalytics._client import AsyncClient, Client
+from ccanalytics.api._client import AsyncClient, Client
 from ccanalytics.errors import CCAnalyticsError, FleetLoadError
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ async def _aload(
     """The fleet load itself; the GPU frame is built only when asked for (else empty)."""
     import pandas as pd
 
-    from ccanalytics._frames import gpus_frame, pods_frame
+    from ccanalytics.frames._build import gpus_frame, pods_frame
 
     ids = _cluster_ids(cluster_ids)
     if errors not in ("raise", "collect"):

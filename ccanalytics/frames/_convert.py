@@ -1,7 +1,7 @@
 """Columns of raw JSON values turned into nullable pandas arrays.
 
 One function per dtype of the frames (``Float64``, ``Int64``, ``boolean``, ``string``,
-``datetime64[ns, UTC]``), each applying the reading rules in :mod:`ccanalytics._frames`:
+``datetime64[ns, UTC]``), each applying the reading rules in :mod:`ccanalytics.frames._build`:
 missing, ``null`` and wrongly typed values become ``<NA>``, and nothing is coerced
 across JSON types. Each function checks the element types of a whole column at once
 (a ``set`` of the types), so the common case converts in C through numpy or Arrow and

@@ -27,11 +27,12 @@ import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ccanalytics._authorized_line import _REJECT, AuthorizedKey, Status, _judge_line
+from ccanalytics.errors import KeyNormalizationError
+from ccanalytics.keys._line import _REJECT, AuthorizedKey, Status, _judge_line
 
 # Re-exported: a public constant of this module before the split.
-from ccanalytics._authorized_line import RECOMMENDED_RSA_BITS as RECOMMENDED_RSA_BITS
-from ccanalytics._keysource import (
+from ccanalytics.keys._line import RECOMMENDED_RSA_BITS as RECOMMENDED_RSA_BITS
+from ccanalytics.keys._source import (
     _RFC4716_BEGIN,
     KeySource,
     _entries,
@@ -39,7 +40,6 @@ from ccanalytics._keysource import (
     _private_key_kind,
     _rfc4716,
 )
-from ccanalytics.errors import KeyNormalizationError
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import TypeAlias
 
-from ccanalytics._authorized_line import (
+from ccanalytics.keys._line import (
     _API_FORM,
     _REJECT,
     AuthorizedKey,
@@ -24,7 +24,7 @@ from ccanalytics._authorized_line import (
     _key_advice,
     _strcspn,
 )
-from ccanalytics._sshwire import (
+from ccanalytics.keys._sshwire import (
     KEY_TYPE_NAMES,
     KeyFormatError,
     PublicKey,

@@ -40,7 +40,7 @@ import binascii
 import hashlib
 from dataclasses import dataclass, field
 
-from ccanalytics._sshbuf import (
+from ccanalytics.keys._sshbuf import (
     _BY_NAME,
     _MAX_PRINCIPALS,
     _RSA_MIN_BITS,
@@ -55,13 +55,13 @@ from ccanalytics._sshbuf import (
 )
 
 # The ``X as X`` names are re-exported: tests/test_keys.py signs certificates with them.
-from ccanalytics._sshsig import _CURVES as _CURVES
-from ccanalytics._sshsig import _ED_BASE as _ED_BASE
-from ccanalytics._sshsig import _ED_L as _ED_L
-from ccanalytics._sshsig import _ec_mul as _ec_mul
-from ccanalytics._sshsig import _ec_point, _Material, _verify_signature
-from ccanalytics._sshsig import _ed_encode as _ed_encode
-from ccanalytics._sshsig import _ed_mul as _ed_mul
+from ccanalytics.keys._sshsig import _CURVES as _CURVES
+from ccanalytics.keys._sshsig import _ED_BASE as _ED_BASE
+from ccanalytics.keys._sshsig import _ED_L as _ED_L
+from ccanalytics.keys._sshsig import _ec_mul as _ec_mul
+from ccanalytics.keys._sshsig import _ec_point, _Material, _verify_signature
+from ccanalytics.keys._sshsig import _ed_encode as _ed_encode
+from ccanalytics.keys._sshsig import _ed_mul as _ed_mul
 
 __all__ = [
     "KEY_TYPE_NAMES",

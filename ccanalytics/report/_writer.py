@@ -20,8 +20,8 @@ names, which the report does not show either) and the API key never leaves the
 client. Every piece of text from the API is HTML-escaped.
 
 Where things are: the findings and their sentences are in
-:mod:`ccanalytics._report_findings`, the HTML building blocks (escaping, tables,
-embedded figures, CSS, the page) in :mod:`ccanalytics._report_html`; this module lays
+:mod:`ccanalytics.report._findings`, the HTML building blocks (escaping, tables,
+embedded figures, CSS, the page) in :mod:`ccanalytics.report._html`; this module lays
 the page out and writes the files.
 """
 
@@ -39,10 +39,15 @@ from typing import TYPE_CHECKING, Final
 import pandas as pd
 
 from ccanalytics import plots
+from ccanalytics.analysis import (
+    DEFAULT_IDLE_THRESHOLD,
+    cluster_summary,
+    cost_per_gpu_hour,
+)
 
 # The ``X as X`` names moved with their concept; re-exported so they stay importable here.
-from ccanalytics._report_findings import MAX_NAMED_STRAGGLERS as MAX_NAMED_STRAGGLERS
-from ccanalytics._report_findings import (
+from ccanalytics.report._findings import MAX_NAMED_STRAGGLERS as MAX_NAMED_STRAGGLERS
+from ccanalytics.report._findings import (
     _Findings,
     _findings,
     _not_reporting,
@@ -50,16 +55,11 @@ from ccanalytics._report_findings import (
     _sentences,
     _usd,
 )
-from ccanalytics._report_html import DPI as DPI
-from ccanalytics._report_html import _columns, _figure, _page, _table, _text
-from ccanalytics.analysis import (
-    DEFAULT_IDLE_THRESHOLD,
-    cluster_summary,
-    cost_per_gpu_hour,
-)
+from ccanalytics.report._html import DPI as DPI
+from ccanalytics.report._html import _columns, _figure, _page, _table, _text
 
 if TYPE_CHECKING:
-    from ccanalytics._client import AsyncClient, Client
+    from ccanalytics.api._client import AsyncClient, Client
 
 __all__ = ["DEFAULT_TITLE", "MAX_RANK_PLOTS", "render_report", "write_report"]
 
@@ -455,7 +455,7 @@ def write_report(
     if target is not None:
         _check_directory(target.parent, "output")
 
-    from ccanalytics._loader import load_cluster_frames
+    from ccanalytics.frames._loader import load_cluster_frames
 
     pods, gpus = load_cluster_frames(ids, client=client, progress=False)
 

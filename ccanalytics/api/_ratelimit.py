@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from ccanalytics._config import MAX_PACING_WAIT
+from ccanalytics.api._config import MAX_PACING_WAIT
 
 __all__ = ["Pacer", "RateLimitStatus", "RateLimitWindow", "parse_rate_limit"]
 

@@ -20,10 +20,10 @@ from urllib.parse import quote
 import httpx
 import orjson
 
-from ccanalytics import _config
-from ccanalytics._api_rule import api_key_error
-from ccanalytics._ratelimit import Pacer, RateLimitStatus, parse_rate_limit
-from ccanalytics._retry import backoff_delay, is_retryable_status, parse_retry_after
+from ccanalytics.api import _config
+from ccanalytics.api._ratelimit import Pacer, RateLimitStatus, parse_rate_limit
+from ccanalytics.api._retry import backoff_delay, is_retryable_status, parse_retry_after
+from ccanalytics.api.models import ErrorResponse, Pod, Registry, SshKeys, UpdateSshKeysRequest
 from ccanalytics.errors import (
     ApiConnectionError,
     ApiError,
@@ -39,7 +39,7 @@ from ccanalytics.errors import (
     ServerError,
     UnprocessableEntityError,
 )
-from ccanalytics.models import ErrorResponse, Pod, Registry, SshKeys, UpdateSshKeysRequest
+from ccanalytics.keys._api_rule import api_key_error
 
 __all__ = ["AsyncClient", "Client"]
 

@@ -1,0 +1,53 @@
+"""The SSH key audit: authorized_keys judged as the API and as OpenSSH will judge them.
+
+Each entry is judged twice, because two programs will read it: the API
+(``api_valid``: the spec's pattern as an ECMA-262 engine judges it, ``_api_rule``)
+and OpenSSH on the pods (``key_valid``: the key material as ``sshd`` reads it).
+
+- ``_audit``: the public API (``audit_keys``, ``parse_authorized_key``,
+  ``normalize_key_lines``, ``diff_ssh_keys``);
+- ``_line``: one authorized_keys line (options, key, comment, problems);
+- ``_source``: paths, text, bytes and lines read into entries;
+- ``_sshbuf``, ``_sshwire``, ``_sshsig``: the SSH wire format, key blobs and curve checks;
+- ``_api_rule``: the spec's key pattern, as the server's validator judges it;
+- ``_cli``: the ``audit-keys`` command (no pandas: it must start fast).
+
+It imports only the standard library and :mod:`ccanalytics.errors` (pandas inside
+``audit_keys``); the API client imports ``_api_rule`` from here, never the reverse.
+"""
+
+from __future__ import annotations
+
+from ccanalytics.keys._audit import (
+    RECOMMENDED_RSA_BITS,
+    AuditEntry,
+    AuthorizedKey,
+    KeptKey,
+    KeyChange,
+    KeyNormalizationError,
+    KeyOptionsDroppedWarning,
+    KeyRef,
+    KeySource,
+    audit_keys,
+    audit_lines,
+    diff_ssh_keys,
+    normalize_key_lines,
+    parse_authorized_key,
+)
+
+__all__ = [
+    "RECOMMENDED_RSA_BITS",
+    "AuditEntry",
+    "AuthorizedKey",
+    "KeptKey",
+    "KeyChange",
+    "KeyNormalizationError",
+    "KeyOptionsDroppedWarning",
+    "KeyRef",
+    "KeySource",
+    "audit_keys",
+    "audit_lines",
+    "diff_ssh_keys",
+    "normalize_key_lines",
+    "parse_authorized_key",
+]

@@ -1,0 +1,45 @@
+"""Plots of pods and GPU frames, drawn the way seaborn draws.
+
+Every function takes the frame first (``pods`` from :func:`ccanalytics.pods_frame` or
+:func:`ccanalytics.load_cluster_pods`, ``gpus`` from :func:`ccanalytics.gpus_frame`),
+then keyword-only options, draws on ``ax`` (``plt.gca()`` when none is given) and
+returns that :class:`~matplotlib.axes.Axes`. Nothing here calls ``plt.show()``,
+creates a figure when given an axes, or touches ``rcParams``: a plot is a function
+of its arguments, so notebooks, scripts and :mod:`ccanalytics.report` share it.
+
+- :func:`utilization_by_rank`: one cluster's ranks, GPU mean with min-max range,
+  CPU and memory, stragglers highlighted and annotated;
+- :func:`gpu_heatmap`: per-GPU utilization, rank x GPU index;
+- :func:`cost_vs_utilization`: each pod's price against its GPU utilization, with
+  the idle region and the idle spend marked;
+- :func:`cost_breakdown`: cost per hour by GPU type or cluster, split into spend on
+  GPUs in use, on idle GPUs, and on pods reporting no metrics.
+
+Nothing to draw (an empty frame, a cluster without GPU metrics, no pod with a cost)
+raises :class:`NoDataError`, a :class:`ValueError`: an empty axes would read as
+"zero utilization" or "costs nothing", which is a different and wrong statement.
+
+Colours are the Okabe-Ito palette (distinguishable with the common colour-vision
+deficiencies), and the highlighted categories also differ by hatch or marker, so
+the plots survive greyscale printing. Units follow the pods frame: utilization in
+percent (0-100) and cost per hour in assumed USD (the spec states neither; see
+:data:`ccanalytics.frames.POD_COLUMNS`).
+
+One module per kind of plot (``_rank``, ``_heatmap``, ``_cost``); ``_style`` holds what
+they share (palette, labels, docstring parts, checks). Plots may import
+:mod:`ccanalytics.analysis` and the frames; the report and the CLI import them.
+"""
+
+from ccanalytics.plots._cost import cost_breakdown, cost_vs_utilization
+from ccanalytics.plots._heatmap import gpu_heatmap
+from ccanalytics.plots._rank import utilization_by_rank
+from ccanalytics.plots._style import COLORS, NoDataError
+
+__all__ = [
+    "COLORS",
+    "NoDataError",
+    "cost_breakdown",
+    "cost_vs_utilization",
+    "gpu_heatmap",
+    "utilization_by_rank",
+]

@@ -1,0 +1,165 @@
+"""Shared style and helpers of every plot: palette, labels, docstring parts, checks.
+
+One place for what every plot must agree on (the Okabe-Ito colours by role, axis
+labels and units, the parameter text formatted into each docstring) and for the small
+checks they share (required columns, one cluster, the axes to draw on).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Final, TypeVar
+
+import matplotlib.pyplot as plt
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from matplotlib.axes import Axes
+
+from ccanalytics.analysis import stragglers as find_stragglers
+
+#: Okabe-Ito colours by role. One mapping, so every plot and the report agree.
+COLORS: Final = {
+    "gpu": "#0072B2",  # blue
+    "straggler": "#D55E00",  # vermillion
+    "idle": "#D55E00",
+    "cpu": "#E69F00",  # orange
+    "memory": "#CC79A7",  # reddish purple
+    "range": "#000000",
+    "no_metrics": "#999999",
+    "median": "#555555",
+}
+
+#: Axis labels with units, written once.
+UTIL_LABEL: Final = "utilization (%)"
+GPU_UTIL_LABEL: Final = "GPU utilization (%)"
+COST_LABEL: Final = "cost per hour (USD/h, assumed)"
+
+#: Tick labels at most on an axis of ranks, whatever the number of ranks.
+MAX_RANK_TICKS: Final = 20
+#: Straggler annotations at most (beyond this the colour alone marks them).
+MAX_ANNOTATIONS: Final = 6
+
+FloatArray = npt.NDArray[np.float64]
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class NoDataError(ValueError):
+    """There is nothing to draw (no rows, no GPU metrics, no cost)."""
+
+
+# ---------------------------------------------------------------------------------
+# Shared parameter documentation, formatted into each docstring (seaborn's
+# ``_docstrings``), so a parameter reads the same wherever it appears.
+
+_DOCS: Final = {
+    "pods": """\
+pods : pandas.DataFrame
+        A pods frame (:func:`ccanalytics.pods_frame`, :func:`ccanalytics.load_cluster_pods`).""",
+    "gpus": """\
+gpus : pandas.DataFrame
+        A GPU frame, one row per GPU (:func:`ccanalytics.gpus_frame`).""",
+    "cluster_id": """\
+cluster_id : str, optional
+        The cluster to draw. ``None``: the frame's only cluster; a frame holding
+        several clusters then raises ``ValueError`` (pick one rather than have
+        ranks of different jobs drawn on top of each other).""",
+    "idle_threshold": """\
+idle_threshold : float
+        A GPU pod is idle when its busiest GPU is below this utilization, in
+        percent (the rule of :func:`ccanalytics.analysis.idle_pods`).""",
+    "ax": """\
+ax : matplotlib.axes.Axes, optional
+        The axes to draw on. ``None``: ``plt.gca()``, the current axes of the
+        current figure (a new one only if there is none), as seaborn does.""",
+    "returns": """\
+matplotlib.axes.Axes
+        The axes drawn on, for further styling.""",
+    "raises": """\
+NoDataError
+        (a ``ValueError``) when there is nothing to draw: an empty axes would
+        read as zero utilization or zero cost.
+    ValueError
+        When the frame lacks a required column.""",
+}
+
+
+def _doc(func: _F) -> _F:
+    """Fill ``{name}`` fields of ``func``'s docstring from :data:`_DOCS`."""
+    if func.__doc__:  # ``python -OO`` strips docstrings
+        func.__doc__ = func.__doc__.format(**_DOCS)
+    return func
+
+
+# ---------------------------------------------------------------------------------
+# Helpers.
+
+
+def _require(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"expected {what}; missing columns: {missing}")
+
+
+def _floats(values: pd.Series) -> FloatArray:
+    """A nullable column as float64 with NaN for ``<NA>`` (matplotlib's missing value)."""
+    return np.asarray(values.to_numpy(dtype="float64", na_value=np.nan), dtype=np.float64)
+
+
+def _one_cluster(frame: pd.DataFrame, cluster_id: str | None) -> tuple[str | None, pd.DataFrame]:
+    """The rows of one cluster, and its id; ``ValueError`` if the choice is ambiguous."""
+    if frame.empty:
+        raise NoDataError("the frame has no rows: nothing to draw")
+    ids = sorted(str(c) for c in frame["cluster_id"].dropna().unique())
+    if cluster_id is None:
+        if len(ids) > 1:
+            shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+            raise ValueError(
+                f"the frame holds {len(ids)} clusters ({shown}); pass cluster_id= to pick one"
+            )
+        return (ids[0] if ids else None), frame
+    subset = frame[frame["cluster_id"].eq(cluster_id).fillna(False)]
+    if subset.empty:
+        raise ValueError(f"no rows for cluster {cluster_id!r}; the frame holds {ids}")
+    return cluster_id, subset
+
+
+def _axes(ax: Axes | None) -> Axes:
+    """``ax``, or the current axes, created only now (after the inputs were checked)."""
+    return ax if ax is not None else plt.gca()
+
+
+def _nice_step(n: int, max_ticks: int = MAX_RANK_TICKS) -> int:
+    """The smallest of 1, 2, 5, 10, 20, 25, 50, 100, ... that labels ``n`` rows in ``max_ticks``."""
+    magnitude = 1
+    while True:
+        for base in (1, 2, 5, 10, 20, 25, 50):
+            step = base * magnitude
+            if math.ceil(n / step) <= max_ticks:
+                return step
+        magnitude *= 100
+
+
+def _straggler_ranks(
+    given: pd.DataFrame | Iterable[int] | None, cluster: pd.DataFrame, cluster_id: str | None
+) -> dict[int, float | None]:
+    """Straggling rank -> its cluster median (``None``: compute from the plot's data)."""
+    if given is None:
+        given = find_stragglers(cluster)
+    if isinstance(given, pd.DataFrame):
+        _require(given, ["rank"], "a stragglers frame (ccanalytics.analysis.stragglers)")
+        rows = given
+        if cluster_id is not None and "cluster_id" in given.columns:
+            rows = given[given["cluster_id"].eq(cluster_id).fillna(False)]
+        rows = rows[rows["rank"].notna()]
+        medians = (
+            _floats(rows["cluster_median"])
+            if "cluster_median" in rows.columns
+            else np.full(len(rows), np.nan)
+        )
+        return {
+            int(r): (None if math.isnan(m) else float(m))
+            for r, m in zip(rows["rank"], medians, strict=True)
+        }
+    return {int(r): None for r in given}
