@@ -39,7 +39,7 @@ def test_pods_csv_parses_back_with_the_frame_columns(capsys) -> None:
     )
     assert code == 0
     frame = pd.read_csv(io.StringIO(out))
-    assert list(frame.columns) == list(pods_frame([]).columns)
+    assert list(frame.columns) == [*pods_frame([]).columns, "observed_at"]
     assert len(frame) == 17
 
 

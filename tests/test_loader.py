@@ -19,7 +19,7 @@ def test_one_cluster_loads_into_a_pods_frame(client, sandbox) -> None:
     assert len(frame) == 32
     assert set(frame["cluster_id"]) == {"cl-llama70b-train"}
     expected = pods_frame(sandbox.app.data.clusters["cl-llama70b-train"])
-    pd.testing.assert_frame_equal(frame, expected)
+    pd.testing.assert_frame_equal(frame.drop(columns="observed_at"), expected)
 
 
 def test_fleet_load_concatenates_in_the_order_asked(client, sandbox) -> None:
@@ -146,6 +146,42 @@ def test_load_cluster_frames_gives_both_frames_from_one_request_each(client, san
     expected = pd.concat(
         [gpus_frame(sandbox.app.data.clusters[c], cluster_id=c) for c in ids], ignore_index=True
     )
-    pd.testing.assert_frame_equal(frames.gpus, expected)
+    pd.testing.assert_frame_equal(frames.gpus.drop(columns="observed_at"), expected)
     assert len(frames.pods) == 9
     assert sum(sandbox.app.count("GET", f"/v2/clusters/{c}/pods") for c in ids) == 2
+
+
+def test_loads_stamp_observed_at_from_the_date_header(sandbox) -> None:
+    """``observed_at`` is the service's clock (its Date header), not the local one."""
+    from datetime import UTC, datetime
+
+    import httpx
+
+    sent = "Tue, 03 Nov 2026 04:05:06 GMT"
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"pods": [{"id": "p1"}]}, headers={"Date": sent})
+
+    with ccanalytics.Client("k", "http://api.test", transport=httpx.MockTransport(handler)) as c:
+        frames = ccanalytics.load_cluster_frames("cl", client=c)
+    expected = pd.Timestamp(datetime(2026, 11, 3, 4, 5, 6, tzinfo=UTC))
+    assert frames.pods["observed_at"].tolist() == [expected]
+    assert str(frames.pods["observed_at"].dtype) == "datetime64[ns, UTC]"
+
+
+@pytest.mark.parametrize("date", [None, "not a date", "Mon, 01 Jan 1900 00:00:00 GMT"])
+def test_observed_at_falls_back_to_the_local_clock(date) -> None:
+    from datetime import UTC, datetime
+
+    import httpx
+
+    headers = {"Date": date} if date else {}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"pods": [{"id": "p1"}]}, headers=headers)
+
+    before = pd.Timestamp(datetime.now(UTC))
+    with ccanalytics.Client("k", "http://api.test", transport=httpx.MockTransport(handler)) as c:
+        frame = ccanalytics.load_cluster_pods("cl", client=c)
+    after = pd.Timestamp(datetime.now(UTC))
+    assert before <= frame["observed_at"].iloc[0] <= after

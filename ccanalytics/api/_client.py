@@ -13,8 +13,10 @@ import os
 import re
 import time
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, NamedTuple, Self
 from urllib.parse import quote
 
 import httpx
@@ -41,7 +43,7 @@ from ccanalytics.errors import (
 )
 from ccanalytics.keys._api_rule import api_key_error
 
-__all__ = ["AsyncClient", "Client"]
+__all__ = ["AsyncClient", "Client", "RawListing", "observed_at"]
 
 logger = logging.getLogger("ccanalytics.client")
 
@@ -55,6 +57,54 @@ _STATUS_ERRORS: dict[int, type[ApiError]] = {
 
 _TAG = re.compile(r"<(script|style)\b.*?</\1\s*>|<[^>]*>", re.IGNORECASE | re.DOTALL)
 _SPACE = re.compile(r"\s+")
+
+
+class RawListing(NamedTuple):
+    """A 2xx listing as received: its body, undecoded, and when the service answered."""
+
+    content: bytes
+    observed_at: datetime
+    path: str
+
+
+#: A ``Date`` header outside these years is a broken clock, not an observation time.
+_PLAUSIBLE_YEARS = range(2000, 2100)
+
+
+def observed_at(response: httpx.Response) -> datetime:
+    """When the service answered: its ``Date`` header when present and plausible, else now.
+
+    The server's clock is the observation time, so a skewed local clock cannot
+    reorder history; the local clock at receipt stands in only when there is no
+    usable ``Date``.
+    """
+    value = response.headers.get("Date")
+    if value:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            when = None
+        if when is not None and when.tzinfo is not None and when.year in _PLAUSIBLE_YEARS:
+            return when.astimezone(UTC)
+    return datetime.now(UTC)
+
+
+def _decode_json(content: bytes, ctype: str, status: int, method: str, path: str) -> Any:
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError as err:
+        message = (
+            f"{method} {path}: {status} response is not valid JSON "
+            f"({ctype}, {len(content)} bytes: {err.msg} at byte {err.pos})"
+        )
+    raise MalformedResponseError(  # outside the except: the body stays out of the chain
+        message,
+        status=status,
+        title="Malformed response",
+        detail=f"invalid JSON ({ctype})",
+        method=method,
+        path=path,
+    )
 
 
 def _body_excerpt(response: httpx.Response, limit: int = 200) -> str:
@@ -206,20 +256,12 @@ class _BaseClient:
         return cls(**kw)
 
     def _decode(self, response: httpx.Response, method: str, path: str) -> Any:
-        try:
-            return orjson.loads(response.content)
-        except orjson.JSONDecodeError as err:
-            ctype = response.headers.get("content-type", "no content type")
-            raise MalformedResponseError(
-                f"{method} {path}: {response.status_code} response is not valid JSON "
-                f"({ctype}, {len(response.content)} bytes: {err.msg} at byte {err.pos})",
-                status=response.status_code,
-                title="Malformed response",
-                detail=f"invalid JSON ({ctype})",
-                headers=dict(response.headers),
-                method=method,
-                path=path,
-            ) from None
+        ctype = response.headers.get("content-type", "no content type")
+        return _decode_json(response.content, ctype, response.status_code, method, path)
+
+    def _decode_raw(self, listing: RawListing) -> Any:
+        """A raw listing's JSON (the frame path decodes after the request loop)."""
+        return _decode_json(listing.content, "listing", 200, "GET", listing.path)
 
     def _expect_object(
         self, data: Any, key: str | None, method: str, path: str, status: int
@@ -294,12 +336,14 @@ class _BaseClient:
         return f"{max(values):g}s" if values else "no timeout"  # type: ignore[type-var]
 
     def _outcome(
-        self, response: httpx.Response, method: str, path: str
+        self, response: httpx.Response, method: str, path: str, raw: bool = False
     ) -> tuple[Any, ApiError | None]:
         status = self._record_rate_limit(response)
         self._pacer.release(status)
         logger.debug("%s %s -> %d", method, path, response.status_code)
         if response.is_success:
+            if raw:
+                return RawListing(response.content, observed_at(response), path), None
             return self._decode(response, method, path), None
         return None, self._status_error(response, method, path)
 
@@ -414,7 +458,7 @@ class Client(_BaseClient):
         """Close pooled connections. The client cannot be used afterwards."""
         self._http.close()
 
-    def _request(self, method: str, path: str, json: Any = None) -> Any:
+    def _request(self, method: str, path: str, json: Any = None, raw: bool = False) -> Any:
         attempt = 0
         while True:
             self._pacer.acquire()
@@ -430,7 +474,7 @@ class Client(_BaseClient):
                 self._pacer.cancel()  # interrupted: give the booked slot back
                 raise
             else:
-                data, api_err = self._outcome(response, method, path)
+                data, api_err = self._outcome(response, method, path, raw)
                 if api_err is None:
                     return data
                 err = api_err
@@ -516,7 +560,7 @@ class AsyncClient(_BaseClient):
         twin._pacer = self._pacer
         return twin
 
-    async def _request(self, method: str, path: str, json: Any = None) -> Any:
+    async def _request(self, method: str, path: str, json: Any = None, raw: bool = False) -> Any:
         attempt = 0
         while True:
             await self._pacer.acquire_async()
@@ -534,7 +578,7 @@ class AsyncClient(_BaseClient):
                 self._pacer.cancel()  # cancelled task: give the booked slot back
                 raise
             else:
-                data, api_err = self._outcome(response, method, path)
+                data, api_err = self._outcome(response, method, path, raw)
                 if api_err is None:
                     return data
                 err = api_err
@@ -545,10 +589,14 @@ class AsyncClient(_BaseClient):
             await asyncio.sleep(delay)
             attempt += 1
 
-    async def _list_cluster_pods_raw(self, cluster_id: str) -> list[dict[str, Any]]:
-        """The listing's pods as parsed JSON objects, for the frame path (no model per pod)."""
-        path = self._pods_path(cluster_id)
-        return self._pod_dicts(await self._request("GET", path), path)
+    async def _list_cluster_pods_raw(self, cluster_id: str) -> RawListing:
+        """The listing's body undecoded, and when it was observed, for the frame path.
+
+        The frames decode the bytes themselves (no model per pod); a body that is
+        not a listing is for them to report as :class:`MalformedResponseError`.
+        """
+        listing: RawListing = await self._request("GET", self._pods_path(cluster_id), raw=True)
+        return listing
 
     async def list_cluster_pods(self, cluster_id: str) -> list[Pod]:
         """``GET /v2/clusters/{id}/pods``: the cluster's member pods."""

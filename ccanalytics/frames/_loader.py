@@ -16,6 +16,7 @@ import concurrent.futures
 import os
 import sys
 from collections.abc import Iterable
+from datetime import datetime
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from ccanalytics.api._client import AsyncClient, Client
@@ -63,6 +64,17 @@ class ClusterFrames(NamedTuple):
     gpus: pd.DataFrame
 
 
+def _stamped(pods: pd.DataFrame, gpus: pd.DataFrame | None, when: datetime) -> ClusterFrames:
+    """Both frames with ``observed_at``: when the service answered (see ``observed_at``)."""
+    import pandas as pd
+
+    stamp = pd.Timestamp(when).tz_convert("UTC")
+    for frame in (pods, gpus):
+        if frame is not None:
+            frame["observed_at"] = pd.Series(stamp, index=frame.index, dtype="datetime64[ns, UTC]")
+    return ClusterFrames(pods, gpus)  # type: ignore[arg-type]
+
+
 async def _aload(
     cluster_ids: str | Iterable[str],
     client: AsyncClient,
@@ -92,12 +104,16 @@ async def _aload(
     async def one(cid: str) -> None:
         async with limit:
             try:
-                pods = await client._list_cluster_pods_raw(cid)
+                listing = await client._list_cluster_pods_raw(cid)
+                pods = client._pod_dicts(client._decode_raw(listing), listing.path)
             except CCAnalyticsError as err:
                 failures[cid] = err
             else:
-                gpus = gpus_frame(pods, cluster_id=cid) if with_gpus else None
-                frames[cid] = ClusterFrames(pods_frame(pods, cluster_id=cid), gpus)  # type: ignore[arg-type]
+                frames[cid] = _stamped(
+                    pods_frame(pods, cluster_id=cid),
+                    gpus_frame(pods, cluster_id=cid) if with_gpus else None,
+                    listing.observed_at,
+                )
         if bar is not None:
             bar.update(1)
 
