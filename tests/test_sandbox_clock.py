@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -15,6 +18,7 @@ from ccanalytics.sandbox import (
     EXEMPT_KEY,
     FULL_ACCESS_KEY,
     IN_PROCESS_URL,
+    SECRET_PREFIX,
     Sandbox,
     SandboxApp,
     SandboxTransport,
@@ -295,3 +299,57 @@ def test_speed_runs_the_clock_with_real_time() -> None:
     first = clock.now()
     second = clock.now()
     assert START <= first <= second  # it moves forward by itself, never back
+
+
+def test_every_secret_of_the_timeline_has_the_prefix(clock: SimulatedClock) -> None:
+    app = SandboxApp(clock=clock)
+    clock.advance_to(at(15))
+    secrets = app.secrets()
+    served = [
+        v
+        for c in app.cluster_ids()
+        for pod in app.cluster_pods(c) or []
+        for v in pod["env"].values()
+    ]
+    assert served and set(served) <= set(secrets)
+    assert all(s.startswith(SECRET_PREFIX) for s in secrets)
+
+
+# -- the command --------------------------------------------------------------------
+
+
+def test_sandbox_command_runs_on_a_simulated_clock() -> None:
+    """``--simulated-start 2026-11-02T09:00Z --speed 60``: Date is simulated and moves 60x."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    command = [sys.executable, "-m", "ccanalytics", "sandbox", "--port", str(port)]
+    command += ["--simulated-start", "2026-11-02T09:00Z", "--speed", "60"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert f"127.0.0.1:{port}" in proc.stdout.readline()
+        assert "simulated clock: 2026-11-02T09:00" in proc.stdout.readline()
+        r = httpx.get(f"http://127.0.0.1:{port}/v2/clusters/cl-llama70b-train/pods", headers=AUTH)
+        served_at = parsedate_to_datetime(r.headers["Date"])
+        # The process started moments ago: at 60x, a few simulated minutes at most.
+        assert at(9) <= served_at < at(9, 30)
+        assert r.status_code == 200 and len(r.json()["pods"]) == 32
+        assert r.headers["RateLimit-Policy"].startswith('"minute";q=60;w=60')
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize(
+    "args", [["--speed", "0"], ["--speed", "-1"], ["--speed", "nan"], ["--simulated-start", "x"]]
+)
+def test_sandbox_command_refuses_a_bad_clock(args: list[str]) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "ccanalytics", "sandbox", "--port", "0", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("ccanalytics sandbox: error: argument")

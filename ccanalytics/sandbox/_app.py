@@ -152,6 +152,16 @@ class SandboxApp:
             return self._timeline.cluster_ids(self.clock.now())
         return list(self.data.clusters)
 
+    def secrets(self) -> list[str]:
+        """Every secret value served now (pod env, registry credentials): for leak scans.
+
+        All of them start with :data:`SECRET_PREFIX`, at any time of the timeline.
+        """
+        out = self.data.secrets()
+        if self._timeline is not None and isinstance(self.clock, SimulatedClock):
+            out += self._timeline.secrets(self.clock.now())
+        return out
+
     def cluster_pods(self, cluster_id: str) -> list[dict[str, Any]] | None:
         """The cluster's pods as served now (None: no such cluster)."""
         return self._pods(cluster_id, self.now())
