@@ -17,6 +17,7 @@ matplotlib.use("Agg")
 import pandas as pd
 import pytest
 from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
@@ -55,6 +56,7 @@ def gpus(raw: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
 def render(draw: Callable[[Axes], object]) -> Figure:
     """Draw on a fresh figure and render it: mathtext errors surface only here."""
     figure = Figure(figsize=(8, 5), layout="constrained")
+    FigureCanvasAgg(figure)  # a real canvas: the base one does not render
     draw(figure.add_subplot())
     figure.canvas.draw()
     return figure
@@ -115,6 +117,7 @@ def test_heatmap_title_and_status_legend_draw_literally(gpus: pd.DataFrame) -> N
 def test_the_probe_tells_mathtext_from_literal_text() -> None:
     """The check above can fail: an unescaped `$x$` is narrower than its literal form."""
     figure = Figure()
+    FigureCanvasAgg(figure)
     math = figure.text(0, 0, "a$b$c")
     figure.canvas.draw()
     assert math.get_window_extent().width < literal_width(figure, math) - 1

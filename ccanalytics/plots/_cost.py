@@ -12,7 +12,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator
 
 from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
-from ccanalytics.plots._layout import legend_right, set_title
+from ccanalytics.plots._layout import legend_below, legend_right, set_title
 from ccanalytics.plots._style import (
     COLORS,
     COST_LABEL,
@@ -90,10 +90,9 @@ def cost_vs_utilization(
     _cost_axis(ax, cost, logy)
     ax.set_xlim(0, 100)
     ax.set_xlabel(f"mean {GPU_UTIL_LABEL}")
-    set_title(ax, "Cost vs GPU utilization, per pod")
     ax.grid(color="0.9", linewidth=0.8, zorder=0)
     ax.set_axisbelow(True)
-    legend_right(ax, handles)
+    set_title(ax, "Cost vs GPU utilization, per pod", beside=legend_right(ax, handles))
     return ax
 
 
@@ -253,7 +252,7 @@ def cost_breakdown(
     set_title(ax, f"Cost per hour by {'GPU type' if by == 'gpu_type' else 'cluster'}")
     ax.grid(axis="x", color="0.9", linewidth=0.8)
     ax.set_axisbelow(True)
-    legend_right(ax, handles)
+    legend_below(ax, handles)
     return ax
 
 

@@ -30,6 +30,8 @@ MAX_RANK_TICKS: Final = 20
 #: Average width of a character of the default sans-serif font, in ems (DejaVu Sans:
 #: ~0.55 for lower case; a little more so that upper case and digits fit too).
 _CHAR_EM: Final = 0.55
+#: Room left of the axes for the y tick labels and label, in points (about 0.6 in).
+_Y_LABELS_PT: Final = 45.0
 #: Legend entries per column before a right-hand legend gets a second column.
 _ROWS_PER_COLUMN: Final = 16
 
@@ -46,15 +48,32 @@ def _points(size: object) -> float:
     return float(FontProperties(size=size).get_size_in_points())  # type: ignore[arg-type]
 
 
-def set_title(ax: Axes, title: str) -> None:
+def _legend_width_pt(labels: Sequence[str], ncol: int = 1) -> float:
+    """About how wide a legend of these labels is, in points (handle and gaps included)."""
+    longest = max((len(line) for label in labels for line in label.splitlines()), default=1)
+    return ncol * (longest * _CHAR_EM + 3.5) * _points("small")
+
+
+def _columns(entries: int) -> int:
+    return 1 + max(entries - 1, 0) // _ROWS_PER_COLUMN
+
+
+def set_title(ax: Axes, title: str, *, beside: Legend | None = None) -> None:
     """Set ``ax``'s title, wrapped at spaces to fit the figure's width.
 
-    A title wider than the figure is cut off at both edges and no layout engine can
-    help, so it is wrapped here to the axes' width as the figure places it now (a
-    layout engine may narrow the axes later; a title centred on it still fits its
-    figure). A long unbroken word, such as a cluster id, is broken too.
+    A title wider than the figure is cut off at its edges and no layout engine can
+    help, so it is wrapped here. The room is the axes' width once a layout engine has
+    placed it: the figure's width less the y axis's labels and ``beside`` (a legend
+    right of the axes), plus what a centred title may overhang on each side. A long
+    unbroken word, such as a cluster id, is broken too.
     """
-    width_pt = ax.get_position().width * _figure(ax).get_figwidth() * 72.0
+    figure_pt = _figure(ax).get_figwidth() * 72.0
+    if beside is None:
+        width_pt = ax.get_position().width * figure_pt
+    else:
+        labels = [t.get_text() for t in beside.get_texts()]
+        axes_pt = figure_pt - _Y_LABELS_PT - _legend_width_pt(labels, _columns(len(labels)))
+        width_pt = axes_pt + _Y_LABELS_PT
     per_line = max(int(width_pt / (_CHAR_EM * _points(rcParams["axes.titlesize"]))), 12)
     lines = [
         wrapped
@@ -71,7 +90,7 @@ def legend_right(ax: Axes, handles: Sequence[Artist], *, title: str | None = Non
         loc="upper left",
         bbox_to_anchor=(1.02, 1.0),
         borderaxespad=0.0,
-        ncol=1 + (len(handles) - 1) // _ROWS_PER_COLUMN,
+        ncol=_columns(len(handles)),
         frameon=False,
         fontsize="small",
         title=title,
@@ -95,10 +114,8 @@ def legend_below(ax: Axes, handles: Sequence[Artist]) -> Legend:
         + 4.0
     )
     anchor = offset_copy(ax.transAxes, fig=_figure(ax), y=-below_pt, units="points")
-    width_pt = _figure(ax).get_figwidth() * 72.0 * 0.9
-    small = _points("small")
-    longest = max((len(str(h.get_label())) for h in handles), default=1)
-    entry_pt = (longest * _CHAR_EM + 3.5) * small  # label, plus the handle and its gaps
+    width_pt = ax.get_position().width * _figure(ax).get_figwidth() * 72.0 * 1.1
+    entry_pt = _legend_width_pt([str(h.get_label()) for h in handles])
     ncol = max(1, min(len(handles), int(width_pt // entry_pt)))
     return ax.legend(
         handles=list(handles),
@@ -138,7 +155,7 @@ class RankLocator(Locator):
     def __call__(self) -> list[int]:
         # Rank labels are up to 3 digits: give each a little more room than a number.
         space = int(self.axis.get_tick_space() * 0.8) if self.axis is not None else MAX_RANK_TICKS
-        return list(range(0, self.n, nice_step(self.n, min(space, MAX_RANK_TICKS))))
+        return list(range(0, self.n, nice_step(self.n, min(max(space, 2), MAX_RANK_TICKS))))
 
     def tick_values(self, vmin: float, vmax: float) -> list[int]:
         return self()

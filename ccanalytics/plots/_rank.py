@@ -114,8 +114,8 @@ def utilization_by_rank(
     counts = [f"{ranks.n} ranks"]
     counts += [f"{n_slow} straggling"] if n_slow else []
     counts += [f"{int(ranks.idle.sum())} idle"] if ranks.idle.any() else []
-    set_title(ax, f"{_literal(cid or 'cluster')}: utilization by rank\n{', '.join(counts)}")
-    legend_right(ax, handles)
+    title = f"{_literal(cid or 'cluster')}: utilization by rank\n{', '.join(counts)}"
+    set_title(ax, title, beside=legend_right(ax, handles))
     return ax
 
 
@@ -205,7 +205,7 @@ def _draw_idle_columns(ax: Axes, ranks: _Ranks, threshold: float) -> list[Artist
         100.0,
         width=1.0,
         color=COLORS["idle"],
-        alpha=0.18,
+        alpha=0.3,
         linewidth=0,
         label="_idle columns",
         zorder=0.5,
