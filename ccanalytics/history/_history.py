@@ -28,7 +28,7 @@ import weakref
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 import duckdb
 
@@ -38,11 +38,14 @@ from ccanalytics.history._schema import TABLES, empty_table, to_pandas
 from ccanalytics.history._window import resolve_window
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     import pandas as pd
+    import pyarrow as pa  # type: ignore[import-untyped]
 
 __all__ = ["History"]
+
+_T = TypeVar("_T")
 
 #: A query that keeps finding listed files gone is given up after this many runs.
 MAX_QUERY_ATTEMPTS = 5
@@ -95,7 +98,7 @@ class History:
         self._finalizer = weakref.finalize(self, _close, self._con, spill)
         for table in TABLES:
             self._con.register(f"_empty_{table}", empty_table(table))
-        self.refresh()
+        self._retrying(self.refresh)
 
     # -- lifetime -------------------------------------------------------------------
 
@@ -158,16 +161,24 @@ class History:
         file raises :class:`~ccanalytics.errors.StoreError` naming the file; SQL
         mistakes raise DuckDB's own errors.
         """
-        for attempt in range(1, MAX_QUERY_ATTEMPTS + 1):
+
+        def run() -> pa.Table | None:
             self.refresh()
+            relation = self._con.sql(query, params=params)
+            return relation.to_arrow_table() if relation is not None else None
+
+        result = self._retrying(run)
+        return to_pandas(result) if result is not None else _empty_frame()
+
+    def _retrying(self, action: Callable[[], _T]) -> _T:
+        """``action()``, again on a fresh listing if a listed file vanished meanwhile."""
+        for attempt in range(1, MAX_QUERY_ATTEMPTS + 1):
             try:
-                relation = self._con.sql(query, params=params)
-                result = relation.to_arrow_table() if relation is not None else None
+                return action()
             except (duckdb.IOException, duckdb.InvalidInputException) as err:
                 if _VANISHED.search(str(err)) and attempt < MAX_QUERY_ATTEMPTS:
                     continue  # a compaction removed a listed file: list again
                 raise self._store_error(err) from None
-            return to_pandas(result) if result is not None else _empty_frame()
         raise AssertionError("unreachable")  # pragma: no cover
 
     def pods(
@@ -185,8 +196,7 @@ class History:
     def _rows(
         self, table: str, since: Any, until: Any, cluster_ids: str | Iterable[str] | None
     ) -> pd.DataFrame:
-        self.refresh()
-        start, end = resolve_window(self._con, since, until)
+        start, end = self._retrying(lambda: self._window(since, until))
         where: list[str] = ["TRUE"]
         params: dict[str, Any] = {}
         if start is not None:
@@ -208,11 +218,16 @@ class History:
         )
         return self.sql(query, params).reset_index(drop=True)
 
+    def _window(self, since: Any, until: Any) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
+        self.refresh()
+        return resolve_window(self._con, since, until)
+
     # -- errors ---------------------------------------------------------------------
 
     def _store_error(self, err: duckdb.Error) -> Exception:
         """A DuckDB failure as a :class:`StoreError` naming the bad file, if one is bad."""
-        message = " ".join(str(err).split())
+        # DuckDB appends the query text and a caret line after "LINE n:": not for people.
+        message = " ".join(re.split(r"\bLINE \d+:", str(err))[0].split())
         for table in TABLES:
             for path in list_store(self._store, table).files:
                 if str(path) in message:
