@@ -236,7 +236,19 @@ def _why_unusable(key: AuthorizedKey) -> str:
     return "no valid public key: " + " ".join(reasons)
 
 
-def normalize_key_lines(lines: KeySource) -> list[str]:
+class _NoKeysError(KeyNormalizationError):
+    """``normalize_key_lines`` found no key at all, and the caller did not allow that."""
+
+    def __init__(self) -> None:
+        reason = (
+            "the input has no keys (it is empty, or only blank and # lines); passed to"
+            " update_ssh_keys that would remove every key on the account"
+        )
+        self.errors = [reason]
+        Exception.__init__(self, reason + ": pass allow_empty=True if that is what you want")
+
+
+def normalize_key_lines(lines: KeySource, *, allow_empty: bool = False) -> list[str]:
     """The keys of ``lines`` rewritten in the form the API accepts, without changing a key.
 
     Options, line endings, extra spaces and tabs, leading whitespace, blank and
@@ -245,6 +257,10 @@ def normalize_key_lines(lines: KeySource) -> list[str]:
     options (``from=``, ``command=``...) loosens access, so it is announced with a
     ``KeyOptionsDroppedWarning``. Raises ``KeyNormalizationError`` listing every
     entry that is not a valid public key (private keys included, never quoted).
+
+    An input with no key at all (empty, or only blank and ``#`` lines) also raises
+    ``KeyNormalizationError``: its ``[]``, passed to ``update_ssh_keys``, would remove
+    every key on the account. Pass ``allow_empty=True`` to get ``[]`` on purpose.
     """
     out: list[str] = []
     failures: list[str] = []
@@ -264,6 +280,8 @@ def normalize_key_lines(lines: KeySource) -> list[str]:
             dropped.append(f"line {entry.line_no} ({names})")
     if failures:
         raise KeyNormalizationError(failures)
+    if not out and not allow_empty:
+        raise _NoKeysError()
     if dropped:
         warnings.warn(
             "sshd options were dropped (the API cannot store them, so pods will not"
