@@ -203,6 +203,9 @@ def _source_lines(source: KeySource) -> Iterator[Line]:
     if isinstance(source, bytes | bytearray | memoryview):
         yield from file_lines(io.BufferedReader(io.BytesIO(bytes(source))))
         return
+    if isinstance(source, io.BufferedReader):  # an open binary file: may be UTF-16
+        yield from file_lines(source)
+        return
     if not isinstance(source, Iterable):
         raise TypeError(
             "expected a path, text, bytes or an iterable of lines, not " + type(source).__name__
