@@ -11,7 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ccanalytics.api._client import AsyncClient, Client
+    from ccanalytics.api import AsyncClient, Client
     from ccanalytics.api._ratelimit import RateLimitStatus, RateLimitWindow, parse_rate_limit
     from ccanalytics.api.models import ErrorResponse, Pod, Registry, SshKeys, UpdateSshKeysRequest
     from ccanalytics.errors import (
@@ -22,12 +22,14 @@ if TYPE_CHECKING:
         CCAnalyticsError,
         ConfigurationError,
         FleetLoadError,
+        InsecureTransportWarning,
         InvalidSshKeysError,
         KeyNormalizationError,
         MalformedResponseError,
         NotFoundError,
         PermissionDeniedError,
         RateLimitError,
+        ResponseTooLargeError,
         ServerError,
         UnprocessableEntityError,
     )
@@ -63,12 +65,14 @@ _LAZY = {
             "CCAnalyticsError",
             "ConfigurationError",
             "FleetLoadError",
+            "InsecureTransportWarning",
             "InvalidSshKeysError",
             "KeyNormalizationError",
             "MalformedResponseError",
             "NotFoundError",
             "PermissionDeniedError",
             "RateLimitError",
+            "ResponseTooLargeError",
             "ServerError",
             "UnprocessableEntityError",
         ),
@@ -118,6 +122,7 @@ __all__ = [
     "ConfigurationError",
     "ErrorResponse",
     "FleetLoadError",
+    "InsecureTransportWarning",
     "InvalidSshKeysError",
     "KeyNormalizationError",
     "MalformedResponseError",
@@ -128,6 +133,7 @@ __all__ = [
     "RateLimitStatus",
     "RateLimitWindow",
     "Registry",
+    "ResponseTooLargeError",
     "ServerError",
     "SshKeys",
     "UnprocessableEntityError",
