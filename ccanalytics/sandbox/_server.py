@@ -152,13 +152,13 @@ class Sandbox:
 
     def client(self, api_key: str | None = None, **kw: Any) -> Any:
         """A :class:`ccanalytics.Client` for this sandbox (full access unless ``api_key``)."""
-        from ccanalytics.api._client import Client
+        from ccanalytics.api import Client
 
         return Client(api_key or FULL_ACCESS_KEY, self.url, **kw)
 
     def async_client(self, api_key: str | None = None, **kw: Any) -> Any:
         """A :class:`ccanalytics.AsyncClient` for this sandbox."""
-        from ccanalytics.api._client import AsyncClient
+        from ccanalytics.api import AsyncClient
 
         return AsyncClient(api_key or FULL_ACCESS_KEY, self.url, **kw)
 
