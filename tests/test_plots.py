@@ -268,7 +268,7 @@ def test_heatmap_labels_at_most_20_ranks(ax: Axes) -> None:
 def test_scatter_has_one_point_per_reporting_gpu_pod(pods: pd.DataFrame, ax: Axes) -> None:
     cost_vs_utilization(pods, ax=ax)
     reporting = pods[pods["gpu_count"].fillna(0).gt(0) & pods["gpu_util_mean"].notna()]
-    assert sum(len(c.get_offsets()) for c in ax.collections) == len(reporting) == 56
+    assert sum(len(c.get_offsets()) for c in ax.collections) == len(reporting) == 60
 
 
 def test_idle_pods_are_highlighted_and_their_spend_annotated(pods: pd.DataFrame, ax: Axes) -> None:
