@@ -117,6 +117,16 @@ def test_over_time_axes_are_percent_and_utc(two_clusters: pd.DataFrame, ax: Axes
     assert legend is not None and "not observed" in legend.get_title().get_text()
 
 
+def test_a_fleet_gets_a_line_each_but_a_legend_of_14_entries(ax: Axes) -> None:
+    frame = util_by_cluster([(h, f"cl-{c:03d}", 50.0) for c in range(40) for h in range(2)])
+    utilization_over_time(frame, ax=ax)
+    assert len(ax.get_lines()) == 40
+    legend = ax.get_legend()
+    assert legend is not None
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert labels == [f"cl-{c:03d}" for c in range(13)] + ["and 27 more clusters"]
+
+
 def test_a_frame_freq_attr_sets_the_bucket_width(ax: Axes) -> None:
     frame = util_by_cluster([(0, "cl-a", 50.0), (2, "cl-a", 70.0)])
     frame.attrs["freq"] = "1h"

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.artist import Artist
 from matplotlib.axes import Axes
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FuncFormatter
 
@@ -43,6 +44,8 @@ from ccanalytics.plots._style import (
 _LINE_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 _LINE_STYLES = ("-", "--", ":", "-.")
 _UNOBSERVED_HATCH = "////"
+#: Clusters named in the legend at most; the rest are counted in one last entry.
+_MAX_LEGEND_LINES = 14
 
 
 @_doc
@@ -58,7 +61,8 @@ def utilization_over_time(
     never bridged: the frame is reindexed to every bucket from the first to the
     last, and missing buckets stay NaN. A bucket observed alone between two gaps is
     a dot. Clusters are coloured from the Okabe-Ito palette, then the same colours
-    dashed, and so on.
+    dashed, and so on; the legend names the first 13 and counts the rest (pass
+    ``cluster_ids`` to choose which are drawn).
 
     Parameters
     ----------
@@ -106,9 +110,18 @@ def utilization_over_time(
     ax.set_ylabel(GPU_UTIL_LABEL)
     ax.grid(color="0.9", linewidth=0.8)
     ax.set_axisbelow(True)
-    legend = legend_beside(ax, ax.get_lines(), title="cluster (gap: not observed)")
+    legend = legend_beside(ax, _capped(ax.get_lines()), title="cluster (gap: not observed)")
     set_title(ax, "GPU utilization over time, per cluster", beside=legend)
     return ax
+
+
+def _capped(lines: Sequence[Artist]) -> list[Artist]:
+    """The first lines' legend entries, and "and N more" for the rest (a fleet has 500)."""
+    if len(lines) <= _MAX_LEGEND_LINES:
+        return list(lines)
+    more = len(lines) - (_MAX_LEGEND_LINES - 1)
+    rest = Line2D([], [], linestyle="none", label=f"and {more} more clusters")
+    return [*lines[: _MAX_LEGEND_LINES - 1], rest]
 
 
 @_doc
