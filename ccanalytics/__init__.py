@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         RateLimitError,
         ResponseTooLargeError,
         ServerError,
+        StoreError,
         UnprocessableEntityError,
     )
     from ccanalytics.frames._build import gpus_frame, pods_frame
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
         load_cluster_frames,
         load_cluster_pods,
     )
+    from ccanalytics.history import CollectResult, History, collect
     from ccanalytics.keys import (
         AuthorizedKey,
         audit_keys,
@@ -74,6 +76,7 @@ _LAZY = {
             "RateLimitError",
             "ResponseTooLargeError",
             "ServerError",
+            "StoreError",
             "UnprocessableEntityError",
         ),
         "ccanalytics.errors",
@@ -87,6 +90,9 @@ _LAZY = {
     "load_cluster_pods": "ccanalytics.frames",
     "aload_cluster_pods": "ccanalytics.frames",
     "load_cluster_frames": "ccanalytics.frames",
+    "CollectResult": "ccanalytics.history",
+    "History": "ccanalytics.history",
+    "collect": "ccanalytics.history",
     "AuthorizedKey": "ccanalytics.keys",
     "audit_keys": "ccanalytics.keys",
     "diff_ssh_keys": "ccanalytics.keys",
@@ -119,9 +125,11 @@ __all__ = [
     "AuthorizedKey",
     "CCAnalyticsError",
     "Client",
+    "CollectResult",
     "ConfigurationError",
     "ErrorResponse",
     "FleetLoadError",
+    "History",
     "InsecureTransportWarning",
     "InvalidSshKeysError",
     "KeyNormalizationError",
@@ -136,10 +144,12 @@ __all__ = [
     "ResponseTooLargeError",
     "ServerError",
     "SshKeys",
+    "StoreError",
     "UnprocessableEntityError",
     "UpdateSshKeysRequest",
     "aload_cluster_pods",
     "audit_keys",
+    "collect",
     "diff_ssh_keys",
     "gpus_frame",
     "load_cluster_frames",

@@ -290,7 +290,7 @@ def _render(
                 ("name", "pod", "text"),
                 ("pod_id", "pod id", "text"),
                 ("rank", "rank", "int"),
-                ("desired_status", "status", "text"),
+                ("status", "status", "text"),
                 ("gpu_type", "GPU type", "text"),
                 ("gpu_count", "GPUs", "int"),
                 ("cost", "USD/h", "usd"),
