@@ -20,6 +20,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -521,6 +522,7 @@ def _instances() -> dict[type[BaseException], BaseException]:
             {"cl-a": e.NotFoundError(**{**api, "status": 404})},
             pd.DataFrame({"cluster_id": ["cl-b"], "pod_id": ["p1"]}),
         ),
+        e.StoreError: e.StoreError("corrupt file", path=Path("store/pods/x.parquet")),
         e.InsecureTransportWarning: e.InsecureTransportWarning("http:// to api.example.com"),
     }
 
