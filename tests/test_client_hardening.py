@@ -616,3 +616,17 @@ def test_api_and_connection_errors_name_the_host(sandbox: Sandbox, fast_retries)
     assert found[4].host == refused and refused in str(found[4])  # type: ignore[attr-defined]
     for err in found:
         assert FULL_ACCESS_KEY not in str(err)
+
+
+@pytest.mark.parametrize("url", ["https://user:hunter2@[::1", "https://user:hunter2@h.example:x"])
+def test_an_unparseable_base_url_is_refused_without_quoting_it(url: str) -> None:
+    with pytest.raises(ConfigurationError) as info:
+        Client("k", url)
+    assert chain(info.value) == [info.value]  # not even a hidden __context__
+    assert "hunter2" not in str(info.value) + repr(info.value.args)
+
+
+def test_an_id_that_is_not_valid_unicode_keeps_no_chain(client: Client) -> None:
+    with pytest.raises(ValueError, match="not valid Unicode") as info:
+        client.list_cluster_pods("bad\ud800id")
+    assert chain(info.value) == [info.value]
