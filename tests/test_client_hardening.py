@@ -630,3 +630,32 @@ def test_an_id_that_is_not_valid_unicode_keeps_no_chain(client: Client) -> None:
     with pytest.raises(ValueError, match="not valid Unicode") as info:
         client.list_cluster_pods("bad\ud800id")
     assert chain(info.value) == [info.value]
+
+
+def dripping_headers(seconds: float, *, every: float = 0.05) -> Callable[[socket.socket], None]:
+    """A status line, then header bytes one at a time: the header block never ends."""
+
+    def respond(conn: socket.socket) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            conn.sendall(b"a")
+            time.sleep(every)
+
+    return respond
+
+
+def test_headers_that_drip_cannot_hold_a_call_past_its_deadline() -> None:
+    async def load(url: str) -> None:
+        async with AsyncClient("k", url, timeout=0.5, max_retries=0, deadline=1.0) as c:
+            await c.list_cluster_pods("cl-x")
+
+    with raw_server(dripping_headers(30.0)) as url:
+        for call in (
+            lambda: Client("k", url, timeout=0.5, max_retries=0, deadline=1.0).get_registry("r"),
+            lambda: asyncio.run(load(url)),
+        ):
+            start = time.monotonic()
+            with pytest.raises(ApiTimeoutError, match="deadline"):
+                call()
+            assert time.monotonic() - start < 10.0  # the server would drip for 30 s
