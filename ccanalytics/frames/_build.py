@@ -261,6 +261,11 @@ def _object_counts(lists: Values) -> list[int | None]:
     return [len(_objects_only(v)) if isinstance(v, list) else None for v in lists]
 
 
+def _statuses(statuses: Values, desired: Values) -> list[Any]:
+    """``status``, or ``desiredStatus`` where an older payload sends only that."""
+    return [s if isinstance(s, str) else d for s, d in zip(statuses, desired, strict=True)]
+
+
 def _cluster_ids(ids: Values, default: str | None) -> ExtensionArray:
     ids = _str_or_none(ids)
     if default is not None:
@@ -377,6 +382,9 @@ class _PodFields(NamedTuple):
     cluster_ip: Values  # cluster.ip
     data_center_id: Values
     desired_status: Values
+    status: Values
+    cloud: Values
+    cluster_role: Values  # cluster.role
     cpu_type: Values  # cpu.id
     vcpu_count: Values  # cpu.vcpuCount
     cpu_memory: Values  # cpu.memory
@@ -468,6 +476,9 @@ def _read_pods(objects: list[JsonObject]) -> _PodFields:
                 cluster.get("ip"),
                 get("dataCenterId"),
                 get("desiredStatus"),
+                get("status"),
+                get("cloud"),
+                cluster.get("role"),
                 cpu.get("id"),
                 cpu.get("vcpuCount"),
                 cpu.get("memory"),
@@ -527,6 +538,9 @@ def _pods_frame(objects: list[JsonObject], cluster_id: str | None) -> pd.DataFra
         "cluster_ip": _string_column(raw.cluster_ip),
         "data_center_id": _string_column(raw.data_center_id),
         "desired_status": _string_column(raw.desired_status),
+        "status": _string_column(_statuses(raw.status, raw.desired_status)),
+        "cloud": _string_column(raw.cloud),
+        "cluster_role": _string_column(raw.cluster_role),
         "cpu_type": _string_column(raw.cpu_type),
         "vcpu_count": _int_column(raw.vcpu_count),
         "cpu_memory": _int_column(raw.cpu_memory),
@@ -577,6 +591,9 @@ def _gpus_frame(objects: list[JsonObject], cluster_id: str | None) -> pd.DataFra
         "cluster_id": _cluster_ids(_values(cluster, "id"), cluster_id).take(owner),
         "pod_id": _string_column(_values(objects, "id")).take(owner),
         "rank": _int_column(_values(cluster, "rank")).take(owner),
+        "status": _string_column(
+            _statuses(_values(objects, "status"), _values(objects, "desiredStatus"))
+        ).take(owner),
         "gpu_index": pd.arrays.IntegerArray(
             samples.position.astype(np.int64), np.zeros(len(owner), dtype=np.bool_)
         ),

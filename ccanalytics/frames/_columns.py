@@ -48,6 +48,11 @@ POD_COLUMNS: Final[Mapping[str, ColumnSpec]] = MappingProxyType(
         "created_at": ColumnSpec(_T, "createdAt"),
         "started_at": ColumnSpec(_T, "startedAt; <NA> while pending"),
         "uptime_s": ColumnSpec(_F, "runtime.uptime, seconds (assumed)"),
+        "status": ColumnSpec(
+            _S,
+            "status: PROVISIONING, STARTING, RUNNING, EXITED, ERROR or TERMINATED; any other "
+            "value kept as sent; desiredStatus where an older payload has no status",
+        ),
         "gpu_util_min": ColumnSpec(_F, "min of runtime.gpus[].util, percent (assumed)"),
         "gpu_mem_util_max": ColumnSpec(_F, "max of runtime.gpus[].memoryUtil, percent (assumed)"),
         "gpus_reporting": ColumnSpec(
@@ -55,6 +60,12 @@ POD_COLUMNS: Final[Mapping[str, ColumnSpec]] = MappingProxyType(
         ),
         "cluster_ip": ColumnSpec(_S, "cluster.ip, the cluster-internal address"),
         "data_center_id": ColumnSpec(_S, "dataCenterId"),
+        "cloud": ColumnSpec(_S, "cloud: SECURE or COMMUNITY"),
+        "cluster_role": ColumnSpec(
+            _S,
+            "cluster.role: SLURM_CONTROLLER, SLURM_COMPUTE, RAY_HEAD or RAY_WORKER; "
+            "<NA> on other kinds of cluster",
+        ),
         "desired_status": ColumnSpec(
             _S, "desiredStatus, e.g. 'RUNNING' (sent by the service; not in the spec)"
         ),
@@ -93,6 +104,7 @@ GPU_COLUMNS: Final[Mapping[str, ColumnSpec]] = MappingProxyType(
         "util": ColumnSpec(_F, f"runtime.gpus[].util, {_PCT}"),
         "memory_util": ColumnSpec(_F, f"runtime.gpus[].memoryUtil, {_PCT}"),
         "gpu_type": ColumnSpec(_S, "the pod's gpu.id"),
+        "status": ColumnSpec(_S, "the pod's status (see the pods frame)"),
     }
 )
 

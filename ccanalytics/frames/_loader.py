@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from ccanalytics.api._client import AsyncClient, Client
+from ccanalytics.api import AsyncClient, Client
 from ccanalytics.errors import CCAnalyticsError, FleetLoadError
 
 if TYPE_CHECKING:

@@ -1,0 +1,74 @@
+"""Shared helpers of the benchmarks: timing, interleaving, whole-process RSS, the table.
+
+Absolute times on a shared 2-core machine are noise; the ratios are the result.
+Each timing is the median of several runs, ours and the baseline's interleaved so
+that a noisy neighbour hurts both alike. Memory is whole-process peak RSS of a fresh
+child process (``ru_maxrss``), never tracemalloc, which misses what C extensions hold.
+"""
+
+from __future__ import annotations
+
+import gc
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROWS: list[tuple[str, str, str, str]] = []
+
+
+def report(figure: str, ours: str, baseline: str, ratio: str) -> None:
+    ROWS.append((figure, ours, baseline, ratio))
+    print(f"  {figure:<52} ours {ours:>12}   baseline {baseline:>12}   {ratio}", flush=True)
+
+
+def script() -> str:
+    """The installed ``ccanalytics`` console script, next to this interpreter or on PATH."""
+    beside = Path(sys.executable).parent / "ccanalytics"
+    return str(beside) if beside.exists() else (shutil.which("ccanalytics") or "")
+
+
+def parse_without_gc(raw: bytes) -> Any:
+    """orjson.loads with the cyclic GC paused, as pods_frame parses internally."""
+    gc.disable()
+    try:
+        return orjson.loads(raw)
+    finally:
+        gc.enable()
+
+
+def timed(fn: Callable[[], Any]) -> float:
+    gc.collect()
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def interleaved(fns: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
+    """Median time of each function, runs interleaved round-robin."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            times[name].append(timed(fn))
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def child_peak_rss_mb(code: str) -> float:
+    """Peak RSS, in MB, of a fresh ``python -c code`` (imports included)."""
+    probe = (
+        code
+        + "\nimport resource, sys"
+        + "\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return int(done.stderr.strip().splitlines()[-1]) / 1024  # Linux: ru_maxrss is in KiB
+
+
+def verdict(holds: bool) -> str:
+    return "target holds" if holds else "target MISSED"
