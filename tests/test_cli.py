@@ -138,3 +138,86 @@ def test_sandbox_command_serves_real_http() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+# --------------------------------------------------------------------------- wrong arguments
+
+
+def run_wrong(capsys, argv: list[str]) -> tuple[int, str, str]:
+    """Run in process: argparse exits with SystemExit, a command returns its status."""
+    try:
+        code = main(argv)
+    except SystemExit as stop:
+        code = int(stop.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+WRONG_ARGUMENTS = {
+    "pods without a cluster": (["pods"], "CLUSTER_ID"),
+    "pods --format xml": (["pods", "cl-a", "--format", "xml"], "invalid choice: 'xml'"),
+    "pods --timeout -1": (["pods", "cl-a", "--sandbox", "--timeout", "-1"], "above 0, not -1"),
+    "pods --timeout 0": (["pods", "cl-a", "--sandbox", "--timeout", "0"], "above 0, not 0"),
+    "pods --timeout abc": (["pods", "cl-a", "--timeout", "abc"], "not 'abc'"),
+    "pods --timeout inf": (["pods", "cl-a", "--timeout", "inf"], "not 'inf'"),
+    "pods --bogus": (["pods", "cl-a", "--bogus"], "unrecognized arguments: --bogus"),
+    "report without -o": (["report", "--sandbox"], "--output"),
+    "report --timeout -1": (["report", "--sandbox", "-o", "r.html", "--timeout", "-1"], "not -1"),
+    "audit-keys --format xml": (["audit-keys", "--format", "xml"], "invalid choice: 'xml'"),
+    "audit-keys missing file": (["audit-keys", "/no/such/keys"], "No such file or directory"),
+    "sandbox --port 99999": (["sandbox", "--port", "99999"], "0 to 65535, not 99999"),
+    "sandbox --port -1": (["sandbox", "--port", "-1"], "0 to 65535, not -1"),
+    "sandbox --port http": (["sandbox", "--port", "http"], "not 'http'"),
+    "sandbox --latency -1": (["sandbox", "--latency", "-1"], "0 or more, not -1"),
+    "sandbox --quota 0": (["sandbox", "--quota", "0", "--window", "3"], "at least 1, not 0"),
+    "sandbox --window 0": (["sandbox", "--quota", "5", "--window", "0"], "above 0, not 0"),
+    "sandbox --quota alone": (["sandbox", "--quota", "5"], "--quota and --window go together"),
+    "sandbox --window alone": (["sandbox", "--window", "3"], "--quota and --window go together"),
+    "no command": ([], "COMMAND"),
+    "unknown command": (["serve"], "invalid choice: 'serve'"),
+}
+
+
+@pytest.mark.parametrize("case", list(WRONG_ARGUMENTS))
+def test_a_wrong_argument_is_one_line_and_exit_2(capsys, case: str) -> None:
+    argv, words = WRONG_ARGUMENTS[case]
+    code, out, err = run_wrong(capsys, argv)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("ccanalytics"), err
+    assert words in err
+    assert "Traceback" not in err
+
+
+def test_a_wrong_argument_in_a_real_process_has_no_traceback() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ccanalytics", "sandbox", "--port", "99999"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (
+        "ccanalytics sandbox: argument --port: a port is 0 to 65535, not 99999"
+        " (see 'ccanalytics sandbox --help')\n"
+    )
+
+
+def test_no_api_key_tells_a_cli_user_about_sandbox_and_the_variable(capsys, monkeypatch) -> None:
+    monkeypatch.delenv("CCANALYTICS_API_KEY", raising=False)
+    monkeypatch.setenv("CCANALYTICS_BASE_URL", "http://127.0.0.1:9")
+    code, out, err = run(capsys, "pods", "cl-etl-cpu")
+    assert code == 2 and out == ""
+    assert err == (
+        "ccanalytics pods: no API key: set CCANALYTICS_API_KEY (and CCANALYTICS_BASE_URL),"
+        " or add --sandbox to run against the embedded sandbox\n"
+    )
+    assert "api_key=" not in err
+
+
+def test_no_base_url_tells_a_cli_user_about_sandbox_and_the_variable(capsys, monkeypatch) -> None:
+    monkeypatch.setenv("CCANALYTICS_API_KEY", "k")
+    monkeypatch.delenv("CCANALYTICS_BASE_URL", raising=False)
+    code, _, err = run(capsys, "pods", "cl-etl-cpu")
+    assert code == 2
+    assert "set CCANALYTICS_BASE_URL" in err and "--sandbox" in err and "base_url=" not in err
