@@ -19,6 +19,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "FORMATS",
+    "FORMAT_BY_EXTENSION",
     "Formatter",
     "Parser",
     "UsageError",
@@ -26,6 +27,7 @@ __all__ = [
     "add_output_options",
     "api_client",
     "non_negative_seconds",
+    "output_format",
     "port_number",
     "positive_int",
     "positive_seconds",
@@ -119,14 +121,52 @@ def add_api_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: What ``-o FILE`` means without ``--format``, by the file's extension.
+FORMAT_BY_EXTENSION = {
+    ".csv": "csv",
+    ".json": "json",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".txt": "table",
+    ".table": "table",
+}
+
+
 def add_output_options(parser: argparse.ArgumentParser, formats: Sequence[str]) -> None:
-    """``--format`` and ``--output``, the same everywhere."""
+    """``--format`` and ``--output``, the same everywhere (see ``output_format``)."""
+    extensions = ", ".join(f"{ext} {fmt}" for ext, fmt in FORMAT_BY_EXTENSION.items())
     parser.add_argument(
-        "--format", choices=formats, default="table", help="output format (default: table)"
+        "--format",
+        choices=formats,
+        default=None,
+        help=f"output format (default: from the -o extension: {extensions}; else table)",
     )
     parser.add_argument(
         "-o", "--output", metavar="FILE", help="write to FILE instead of standard output"
     )
+
+
+def output_format(fmt: str | None, output: str | None) -> str:
+    """The format to write: ``--format`` if given, else the one ``-o``'s extension names.
+
+    Raises ``UsageError`` for an extension that names no format (rather than, say,
+    an aligned table in a ``.csv``), and for a missing directory, before anything loads.
+    """
+    if output is None or output == "-":
+        return fmt or "table"
+    directory = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(directory):
+        raise UsageError(f"cannot write {output}: the directory {directory} does not exist")
+    if fmt is not None:
+        return fmt
+    extension = os.path.splitext(output)[1].lower()
+    if extension not in FORMAT_BY_EXTENSION:
+        known = ", ".join(FORMAT_BY_EXTENSION)
+        raise UsageError(
+            f"cannot tell the format of {output} from its extension ({known});"
+            " add --format table|csv|json|parquet"
+        )
+    return FORMAT_BY_EXTENSION[extension]
 
 
 def _client_options(args: argparse.Namespace) -> dict[str, Any]:
