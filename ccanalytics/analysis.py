@@ -365,8 +365,9 @@ class CCAccessor:
     def __repr__(self) -> str:
         frame = self._frame
         clusters = frame["cluster_id"].nunique() if "cluster_id" in frame.columns else 0
+        pods = f"{len(frame)} pod{'' if len(frame) == 1 else 's'}"
         return (
-            f"<ccanalytics accessor on {len(frame)} pods in {clusters} clusters: "
+            f"<ccanalytics accessor on {pods} in {clusters} cluster{'' if clusters == 1 else 's'}: "
             ".cc.cluster_summary(), .cc.idle_pods(), .cc.stragglers(), "
             ".cc.cost_per_gpu_hour()>"
         )

@@ -217,7 +217,7 @@ def test_accessor_methods_have_their_functions_signature_and_docstring(
 
 def test_accessor_repr_says_what_it_holds_and_offers(frame: pd.DataFrame) -> None:
     text = repr(frame.cc)
-    assert "9 pods in 1 clusters" in text and ".cc.idle_pods()" in text
+    assert "9 pods in 1 cluster:" in text and ".cc.idle_pods()" in text
 
 
 def test_dir_of_analysis_shows_only_its_public_names() -> None:
