@@ -24,6 +24,8 @@ __all__ = ["MAX_COST_BARS", "MAX_RANK_PLOTS", "_plots", "_rank_clusters"]
 MAX_RANK_PLOTS: Final = 6
 #: Bars of a cost chart at most: the most expensive groups (the figure keeps its size).
 MAX_COST_BARS: Final = 20
+#: Height of a GPU heatmap at most, inches: 100 ranks still get 7 pixels each (14 at 2x).
+MAX_HEATMAP_HEIGHT: Final = 8.0
 #: Clusters not drawn that the note under the plots names at most.
 MAX_NAMED_UNDRAWN: Final = 20
 
@@ -34,11 +36,11 @@ def _rank_clusters(pods: pd.DataFrame, gpus: pd.DataFrame, findings: _Findings) 
     ranks = reporting.groupby("cluster_id")["rank"].nunique()
     multi = ranks[ranks >= 2].index.astype(str)
     cost = pods.groupby("cluster_id")["cost"].sum().astype("float64")
-    flagged = findings.clusters_with_findings
+    flagged = sorted(findings.clusters_with_findings)
     order = pd.DataFrame(
         {
             "cluster_id": multi,
-            "plain": [c not in flagged for c in multi],
+            "plain": ~multi.isin(flagged),
             "cost": -cost.reindex(multi).fillna(0.0).to_numpy(),
         }
     ).sort_values(["plain", "cost", "cluster_id"], kind="stable")
@@ -100,7 +102,7 @@ def _one_cluster(r: _Report, cid: str, n_ranks: int) -> str:
             ),
             _figure(
                 lambda ax: plots.gpu_heatmap(r.gpus, cluster_id=cid, ax=ax),
-                (8.0, min(max(2.2 + 0.11 * n_ranks, 3.0), 12.0)),
+                (8.0, min(max(2.2 + 0.11 * n_ranks, 3.0), MAX_HEATMAP_HEIGHT)),
                 f"{cid}: utilization per GPU",
                 "One cell per GPU; a dark row is a rank lagging, a dark cell one GPU.",
             ),

@@ -140,18 +140,21 @@ def _heading(anchor: str, title: str) -> str:
     return f'<h2 id="{anchor}">{_text(title)}</h2>'
 
 
-def _states_text(row: pd.Series) -> str:
-    """``2 provisioning, 1 exited`` from a summary row's per-state counts."""
-    counts = [(s.lower(), row[f"pods_{s.lower()}"]) for s in POD_STATES if s != "RUNNING"]
-    counts.append(("other", row["pods_other_status"]))
-    return ", ".join(f"{n} {state}" for state, n in counts if n) or "–"
+def _states_text(summary: pd.DataFrame) -> pd.Series:
+    """Per cluster, its pods not running by state: ``2 provisioning, 1 exited`` (or ``–``)."""
+    text = pd.Series("", index=summary.index, dtype="object")
+    states = [s.lower() for s in POD_STATES if s != "RUNNING"]
+    for state, column in [*((s, f"pods_{s}") for s in states), ("other", "pods_other_status")]:
+        counts = summary[column].fillna(0).astype(int)
+        piece = counts.astype(str) + f" {state}"
+        joined = text.where(text == "", text + ", ") + piece
+        text = text.where(counts == 0, joined)
+    return text.where(text != "", "–")
 
 
 def _clusters(r: _Report) -> str:
     summary = r.findings.summary.sort_values("cost_per_hour", ascending=False, kind="stable")
-    summary = summary.assign(
-        not_running=summary.apply(_states_text, axis=1) if len(summary) else []
-    )
+    summary = summary.assign(not_running=_states_text(summary))
     return _heading("clusters", "Clusters") + _table(
         summary,
         _columns(
