@@ -30,7 +30,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ccanalytics.api._client import AsyncClient, Client
+    from ccanalytics.api import AsyncClient, Client
     from ccanalytics.api._ratelimit import RateLimitStatus, RateLimitWindow, parse_rate_limit
     from ccanalytics.api.models import ErrorResponse, Pod, Registry, SshKeys, UpdateSshKeysRequest
     from ccanalytics.errors import (
@@ -41,13 +41,16 @@ if TYPE_CHECKING:
         CCAnalyticsError,
         ConfigurationError,
         FleetLoadError,
+        InsecureTransportWarning,
         InvalidSshKeysError,
         KeyNormalizationError,
         MalformedResponseError,
         NotFoundError,
         PermissionDeniedError,
         RateLimitError,
+        ResponseTooLargeError,
         ServerError,
+        StoreError,
         UnprocessableEntityError,
     )
     from ccanalytics.frames._build import gpus_frame, pods_frame
@@ -56,6 +59,7 @@ if TYPE_CHECKING:
         load_cluster_frames,
         load_cluster_pods,
     )
+    from ccanalytics.history import CollectResult, History, collect
     from ccanalytics.keys import (
         AuthorizedKey,
         audit_keys,
@@ -82,13 +86,16 @@ _LAZY = {
             "CCAnalyticsError",
             "ConfigurationError",
             "FleetLoadError",
+            "InsecureTransportWarning",
             "InvalidSshKeysError",
             "KeyNormalizationError",
             "MalformedResponseError",
             "NotFoundError",
             "PermissionDeniedError",
             "RateLimitError",
+            "ResponseTooLargeError",
             "ServerError",
+            "StoreError",
             "UnprocessableEntityError",
         ),
         "ccanalytics.errors",
@@ -102,6 +109,9 @@ _LAZY = {
     "load_cluster_pods": "ccanalytics.frames",
     "aload_cluster_pods": "ccanalytics.frames",
     "load_cluster_frames": "ccanalytics.frames",
+    "CollectResult": "ccanalytics.history",
+    "History": "ccanalytics.history",
+    "collect": "ccanalytics.history",
     "AuthorizedKey": "ccanalytics.keys",
     "audit_keys": "ccanalytics.keys",
     "diff_ssh_keys": "ccanalytics.keys",
@@ -134,9 +144,12 @@ __all__ = [
     "AuthorizedKey",
     "CCAnalyticsError",
     "Client",
+    "CollectResult",
     "ConfigurationError",
     "ErrorResponse",
     "FleetLoadError",
+    "History",
+    "InsecureTransportWarning",
     "InvalidSshKeysError",
     "KeyNormalizationError",
     "MalformedResponseError",
@@ -147,12 +160,15 @@ __all__ = [
     "RateLimitStatus",
     "RateLimitWindow",
     "Registry",
+    "ResponseTooLargeError",
     "ServerError",
     "SshKeys",
+    "StoreError",
     "UnprocessableEntityError",
     "UpdateSshKeysRequest",
     "aload_cluster_pods",
     "audit_keys",
+    "collect",
     "diff_ssh_keys",
     "gpus_frame",
     "load_cluster_frames",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from html.parser import HTMLParser
@@ -121,8 +122,8 @@ def test_nothing_is_loaded_from_outside(page: Page, document: str) -> None:
 
 def test_figures_are_embedded_png(page: Page) -> None:
     images = page.all("img")
-    # 2 cost breakdowns, cost vs utilization, and by-rank + heatmap for 5 multi-rank clusters
-    assert len(images) == 3 + 2 * 5
+    # 2 cost breakdowns, cost vs utilization, and by-rank + heatmap for 6 multi-rank clusters
+    assert len(images) == 3 + 2 * 6
     for attrs in images:
         src = attrs["src"] or ""
         assert src.startswith("data:image/png;base64,")
@@ -157,7 +158,7 @@ def test_first_paragraph_states_cost_idle_stragglers_and_states(
 def test_title_and_generation_time_come_first(page: Page, document: str) -> None:
     assert page.headings[0] == "GPU fleet report"
     assert "Generated 2026-11-20 12:05 UTC" in document
-    assert document.index("Generated") < document.index("1,003.13 USD/h")
+    assert document.index("Generated") < document.index("USD/h in total")
 
 
 def test_tables_for_clusters_idle_pods_stragglers_gpu_types_and_silent_pods(page: Page) -> None:
@@ -180,6 +181,7 @@ def test_a_plot_per_multi_rank_gpu_cluster(page: Page) -> None:
         "cl-finetune-7b",
         "cl-infer-prod",
         "cl-research-dev",
+        "cl-slurm-hpc",
     }  # not cl-etl-cpu: no GPUs
 
 
@@ -270,13 +272,15 @@ def test_write_report_writes_html_csv_and_returns_a_summary(client: Client, tmp_
     output = tmp_path / "report.html"
     summary = write_report(ALL_CLUSTERS, output, client=client, csv_dir=tmp_path / "csv", now=NOW)
     assert "\n" not in summary
-    assert "1,003.13 USD/h" in summary and "rank 13 of cl-llama70b-train" in summary
+    assert "1,010.09 USD/h" in summary and "rank 13 of cl-llama70b-train" in summary
     assert str(output) in summary
     assert Page(output.read_text(encoding="utf-8")).paragraphs[0] in summary
     assert sorted(p.name for p in (tmp_path / "csv").iterdir()) == sorted(CSV_FILES)
     read = {name: pd.read_csv(tmp_path / "csv" / name) for name in CSV_FILES}
-    assert len(read["pods.csv"]) == 65 and len(read["summary.csv"]) == 6
-    assert len(read["idle.csv"]) == 6 and len(read["gpus.csv"]) == 256 + 18 + 9 + 32 + 16
+    assert len(read["pods.csv"]) == 70 and len(read["summary.csv"]) == 7
+    assert (
+        len(read["idle.csv"]) == 6 and len(read["gpus.csv"]) == 256 + 18 + 9 + 32 + 16 + 16
+    )  # + cl-slurm-hpc
     assert read["stragglers.csv"].loc[0, ["cluster_id", "rank"]].tolist() == [
         "cl-llama70b-train",
         13,
@@ -290,7 +294,9 @@ def test_write_report_is_deterministic_except_the_time(client: Client, tmp_path:
     first, second = tmp_path / "a.html", tmp_path / "b.html"
     write_report(ALL_CLUSTERS, first, client=client, now=NOW)
     write_report(ALL_CLUSTERS, second, client=client, now=NOW)
-    assert first.read_bytes() == second.read_bytes()
+    # The reading's time (when the service answered) is the only thing that may differ.
+    stamp = re.compile(rb"taken at \d{4}-\d\d-\d\d \d\d:\d\d UTC")
+    assert stamp.sub(b"", first.read_bytes()) == stamp.sub(b"", second.read_bytes())
 
 
 def test_a_single_cluster_id_string_is_accepted(client: Client, tmp_path: Path) -> None:
@@ -365,7 +371,7 @@ def test_cli_report_on_every_sandbox_cluster(
     code = main(["report", "--sandbox", "--output", str(output), "--csv", str(tmp_path / "csv")])
     out, err = capsys.readouterr()
     assert code == 0 and err == ""
-    assert "1,003.13 USD/h" in out and out.count("\n") == 1
+    assert "1,010.09 USD/h" in out and out.count("\n") == 1
     assert output.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert (tmp_path / "csv" / "pods.csv").exists()
 

@@ -7,7 +7,7 @@ library errors into a one-line message on stderr with a non-zero exit status:
 - 1: the API or the network failed (cron should alert), or ``--strict`` warnings;
 - 2: bad usage or bad input (argparse's convention; also key-audit errors).
 
-One module per command (``_pods``, ``_report``, ``_sandbox``; ``audit-keys`` lives with
+One module per command (``_pods``, ``_report``, ``_collect``, ``_sandbox``; ``audit-keys`` lives with
 the key audit in :mod:`ccanalytics.keys._cli`), each with ``add_parser`` and ``run``;
 ``_common`` holds the shared options and exit codes. This is the top layer: it may
 import every other subpackage, and nothing imports it. Heavy modules are imported
@@ -20,7 +20,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from ccanalytics.cli import _pods, _report, _sandbox
+from ccanalytics.cli import _collect, _pods, _report, _sandbox
 from ccanalytics.cli._common import EXIT_FAILURE, EXIT_USAGE, Formatter
 
 __all__ = ["build_parser", "main"]
@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _pods.add_parser(sub)
     _report.add_parser(sub)
+    _collect.add_parser(sub)
 
     from ccanalytics.keys import _cli as _keys_cli
 

@@ -21,13 +21,17 @@ raises :class:`NoDataError`, a :class:`ValueError`: an empty axes would read as
 
 Colours are the Okabe-Ito palette (distinguishable with the common colour-vision
 deficiencies), and the highlighted categories also differ by hatch or marker, so
-the plots survive greyscale printing. Units follow the pods frame: utilization in
-percent (0-100) and cost per hour in assumed USD (the spec states neither; see
-:data:`ccanalytics.frames.POD_COLUMNS`).
+the plots survive greyscale printing. Units are the service's: utilization in
+integer percent (0-100) and cost in USD per hour. Every string that comes from the
+API (cluster ids, GPU types, statuses) is drawn literally: a ``$`` never starts
+matplotlib's mathtext. Legends sit beside or below the data, never on it; draw on a
+figure with ``layout="constrained"`` (or save with ``bbox_inches="tight"``, as
+Jupyter does) so they get their room, down to a 4 x 3 in axes.
 
 One module per kind of plot (``_rank``, ``_heatmap``, ``_cost``); ``_style`` holds what
-they share (palette, labels, docstring parts, checks). Plots may import
-:mod:`ccanalytics.analysis` and the frames; the report and the CLI import them.
+they share (palette, labels, docstring parts, checks) and ``_layout`` where legends,
+titles and rank ticks go. Plots may import :mod:`ccanalytics.analysis` and the
+frames; the report and the CLI import them.
 """
 
 from ccanalytics.plots._cost import cost_breakdown, cost_vs_utilization
@@ -43,3 +47,8 @@ __all__ = [
     "gpu_heatmap",
     "utilization_by_rank",
 ]
+
+
+def __dir__() -> list[str]:
+    """The public names only: no submodules, nothing imported for the implementation."""
+    return sorted(__all__)

@@ -51,7 +51,7 @@ from ccanalytics.report._output import _check_csv_dir, _check_output, _write_ato
 from ccanalytics.report._sections import TEXT_SECTIONS, _Report, _Section
 
 if TYPE_CHECKING:
-    from ccanalytics.api._client import AsyncClient, Client
+    from ccanalytics.api import AsyncClient, Client
 
 __all__ = [
     "CSV_FILES",
