@@ -1,8 +1,7 @@
 """The report's plot section: fleet-wide charts, then some clusters rank by rank.
 
 Charts stay readable and the file small at any fleet size: the cost charts draw at
-most :data:`MAX_COST_BARS` bars (the most expensive groups; the rest are in the
-tables), and at most ``max_rank_plots`` clusters are drawn rank by rank, those with
+most :data:`MAX_COST_BARS` bars (the most expensive groups, then "N others"), and at most ``max_rank_plots`` clusters are drawn rank by rank, those with
 findings (idle pods, straggling ranks) first, then the most expensive.
 """
 
@@ -22,7 +21,8 @@ __all__ = ["MAX_COST_BARS", "MAX_RANK_PLOTS", "_plots", "_rank_clusters"]
 
 #: Clusters drawn rank by rank at most by default; every cluster is in the tables.
 MAX_RANK_PLOTS: Final = 6
-#: Bars of a cost chart at most: the most expensive groups (the figure keeps its size).
+#: Bars of a cost chart at most: the most expensive groups, then one bar for the others
+#: (so the figure keeps its size at any fleet size).
 MAX_COST_BARS: Final = 20
 #: Height of a GPU heatmap at most, inches: 100 ranks still get 7 pixels each (14 at 2x).
 MAX_HEATMAP_HEIGHT: Final = 8.0
@@ -47,29 +47,34 @@ def _rank_clusters(pods: pd.DataFrame, gpus: pd.DataFrame, findings: _Findings) 
     return order["cluster_id"].tolist()
 
 
-def _top_groups(pods: pd.DataFrame, by: str) -> tuple[pd.DataFrame, int, int]:
-    """The pods of the :data:`MAX_COST_BARS` most expensive groups, shown and total groups."""
-    key = pods[by].astype("string").fillna("CPU only" if by == "gpu_type" else "–")
-    cost = pods["cost"].astype("Float64").fillna(0.0).groupby(key).sum()
-    total = len(cost)
-    keep = cost.sort_values(ascending=False, kind="stable").index[:MAX_COST_BARS]
-    return pods[key.isin(keep)], len(keep), total
+def _groups(pods: pd.DataFrame, by: str) -> int:
+    """How many bars a cost chart by ``by`` would need without a cap."""
+    groups = pods[by].astype("string").nunique(dropna=True)
+    return int(groups) + int(by == "gpu_type" and bool(pods[by].isna().any()))
 
 
 def _cost_chart(r: _Report, by: str, what: str) -> str:
-    shown, n_shown, n_total = _top_groups(r.pods, by)
+    n_groups = _groups(r.pods, by)
+    n_bars = min(n_groups, MAX_COST_BARS)
     threshold = r.findings.idle_threshold
     caption = (
         f"Each bar is a {what}'s cost per hour, split into pods in use, idle GPU pods "
         "(hatched) and pods without metrics (dotted)."
     )
-    if n_shown < n_total:
+    if n_groups > MAX_COST_BARS:
         caption += (
-            f" The {n_shown} most expensive of {n_total} {what}s; the rest are in the tables."
+            f" The {MAX_COST_BARS - 1} most expensive of {n_groups} {what}s; the last bar "
+            "sums the others (every one is in the tables)."
         )
     return _figure(
-        lambda ax: plots.cost_breakdown(shown, by=by, idle_threshold=threshold, ax=ax),  # type: ignore[arg-type]
-        (10.0, 1.4 + 0.45 * max(n_shown + (by == "gpu_type"), 1)),
+        lambda ax: plots.cost_breakdown(
+            r.pods,
+            by=by,  # type: ignore[arg-type]
+            idle_threshold=threshold,
+            max_bars=MAX_COST_BARS,
+            ax=ax,
+        ),
+        (10.0, 1.4 + 0.45 * max(n_bars, 1)),
         f"Cost per hour by {what}",
         caption,
     )
