@@ -116,6 +116,10 @@ class Sandbox:
         host = host.decode() if isinstance(host, bytes) else host
         return f"http://{host}:{port}"
 
+    def __repr__(self) -> str:
+        state = "serving" if self._thread is not None else "not started"
+        return f"<Sandbox {self.url} {state}, {len(self.app.data.clusters)} clusters>"
+
     @property
     def api_key(self) -> str:
         """The sandbox's full-access key (not a secret: it only opens the sandbox)."""
