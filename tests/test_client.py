@@ -163,11 +163,12 @@ def test_key_without_access_is_permission_denied(sandbox) -> None:
     assert (info.value.status, info.value.detail) == (403, "access denied")
 
 
-def test_missing_resource_is_not_found(client: Client) -> None:
+def test_missing_resource_is_not_found(client: Client, sandbox) -> None:
     with pytest.raises(NotFoundError) as info:
         client.get_registry("reg-missing")
     assert info.value.status == 404
-    assert str(info.value) == "GET /v2/registries/reg-missing: 404 Not Found: resource not found"
+    url = f"{sandbox.url}/v2/registries/reg-missing"
+    assert str(info.value) == f"GET {url}: 404 Not Found: resource not found"
 
 
 def test_server_validation_failure_is_unprocessable_entity(sandbox) -> None:

@@ -206,6 +206,10 @@ class Sandbox:
         host = host.decode() if isinstance(host, bytes) else host
         return f"http://{host}:{port}"
 
+    def __repr__(self) -> str:
+        state = "serving" if self._thread is not None else "not started"
+        return f"<Sandbox {self.url} {state}, {len(self.app.data.clusters)} clusters>"
+
     @property
     def api_key(self) -> str:
         """The sandbox's full-access key (not a secret: it only opens the sandbox)."""
@@ -242,13 +246,13 @@ class Sandbox:
 
     def client(self, api_key: str | None = None, **kw: Any) -> Any:
         """A :class:`ccanalytics.Client` for this sandbox (full access unless ``api_key``)."""
-        from ccanalytics.api._client import Client
+        from ccanalytics.api import Client
 
         return Client(api_key or FULL_ACCESS_KEY, self.url, **kw)
 
     def async_client(self, api_key: str | None = None, **kw: Any) -> Any:
         """A :class:`ccanalytics.AsyncClient` for this sandbox."""
-        from ccanalytics.api._client import AsyncClient
+        from ccanalytics.api import AsyncClient
 
         return AsyncClient(api_key or FULL_ACCESS_KEY, self.url, **kw)
 
