@@ -25,8 +25,10 @@ example policy (60/minute, 3000/hour, 50000/day) unless ``rate_limits=`` is give
 Without a clock the sandbox serves the fixed snapshot fleet of :func:`make_data`.
 
 The timeline fleet (times UTC; the day repeats every day from the start day's
-midnight; utilizations are integer percents with deterministic noise of at most
-+-3 points, drawn per pod and per simulated minute from the seed):
+midnight). Utilizations are integer percents with noise drawn per pod and per
+simulated minute from the seed: each GPU within +-3 points of the level given
+below (+-1 when idle), GPU memory 0.8 x util + 0-12, CPU 35 +- 5 % on GPU pods and
+70 +- 5 % on CPU pods, memory 55 +- 8 %.
 
 - ``cl-llama70b-train``: 32 pods (ranks 0-31) of 8x H100, 23.92 USD/h each, running
   since two days before the start; GPUs at ~93 %. Rank 13 straggles at every time
