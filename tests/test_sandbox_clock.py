@@ -353,3 +353,37 @@ def test_sandbox_command_refuses_a_bad_clock(args: list[str]) -> None:
     )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert f"argument {args[0]}" in proc.stderr.strip().splitlines()[-1]  # names the option
+
+
+def test_documented_levels_hold_every_half_hour_of_a_day(http, clock) -> None:
+    """The README's levels: GPUs within 3 points of their level (1 when idle)."""
+    levels = {
+        "cl-finetune-7b": lambda rank, hour: 81,
+        "cl-slurm-hpc": lambda rank, hour: 72,
+        "cl-research-dev": lambda rank, hour: 0 if rank in (0, 2, 3) else 46,
+        "cl-llama70b-train": lambda rank, hour: (
+            46.5 if rank == 13 or (rank == 5 and 10 <= hour < 14) else 93
+        ),
+    }
+    for step in range(48):
+        when = START + timedelta(minutes=30 * step)
+        for cluster, level in levels.items():
+            _, pods = pods_at(http, clock, when, cluster)
+            for pod in pods:
+                rank = pod["cluster"]["rank"]
+                if pod.get("gpu"):
+                    expected = level(rank, when.hour)
+                    spread = 1 if expected == 0 else 3
+                    utils = [g["util"] for g in pod["runtime"]["gpus"]]
+                    assert len(utils) == pod["gpu"]["count"]
+                    assert all(abs(u - expected) <= spread + 0.5 for u in utils), (
+                        cluster,
+                        rank,
+                        when,
+                        utils,
+                    )
+                else:
+                    assert "gpu" not in pod and pod["cpu"]["vcpuCount"] == 16
+                cpu_level = 35 if pod.get("gpu") else 70
+                assert abs(pod["runtime"]["cpu"]["util"] - cpu_level) <= 5.5
+                assert abs(pod["runtime"]["memory"]["util"] - 55) <= 8.5
