@@ -659,3 +659,17 @@ def test_headers_that_drip_cannot_hold_a_call_past_its_deadline() -> None:
             with pytest.raises(ApiTimeoutError, match="deadline"):
                 call()
             assert time.monotonic() - start < 10.0  # the server would drip for 30 s
+
+
+def test_a_raw_listing_never_shows_its_body() -> None:
+    """Frames that hold a listing (the loader's) are reported with their locals' reprs."""
+    from datetime import UTC, datetime
+
+    from ccanalytics.api import RawListing, observed_at
+
+    listing = RawListing(SECRET_LISTING, datetime(2026, 1, 1, tzinfo=UTC), "/v2/clusters/c/pods")
+    assert ENV_SECRET not in repr(listing) and f"<{len(SECRET_LISTING)} bytes>" in repr(listing)
+    assert listing.content == SECRET_LISTING  # still the whole body for the frames
+    assert observed_at(httpx.Response(200, headers={"Date": "Thu, 01 Jan 2026 00:00:00 GMT"})) == (
+        datetime(2026, 1, 1, tzinfo=UTC)
+    )

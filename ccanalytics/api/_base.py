@@ -78,6 +78,16 @@ class _Call:
             self.deadline_at += seconds
 
 
+def _configured(value: str | None, argument: str, env: str, what: str) -> str:
+    """The argument, else the environment variable; ConfigurationError when neither is set."""
+    value = value if value is not None else os.environ.get(env)
+    if not value:
+        raise ConfigurationError(
+            f"no {what}: pass {argument}= or set {env} (or use ccanalytics.sandbox for a local API)"
+        )
+    return value
+
+
 def _largest(timeout: httpx.Timeout) -> float | None:
     values = [v for v in (timeout.connect, timeout.read, timeout.write, timeout.pool) if v]
     return max(values) if values else None
@@ -98,7 +108,7 @@ class _BaseClient:
     ) -> None:
         self._api_key = self._configured_key(api_key)
         self._scrub = KeyScrubber(self._api_key)
-        base = checked_base_url(self._configured(base_url, _config.BASE_URL_ENV, "base URL"))
+        base = checked_base_url(_configured(base_url, "base_url", _config.BASE_URL_ENV, "base URL"))
         warn_if_insecure(base, stacklevel=3)  # the caller of Client(...) / AsyncClient(...)
         self.base_url, self._host = base.url, base.host
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
@@ -113,18 +123,10 @@ class _BaseClient:
     # -- configuration ------------------------------------------------------------------
 
     @staticmethod
-    def _configured(value: str | None, env: str, what: str) -> str:
-        value = value if value is not None else os.environ.get(env)
-        if not value:
-            raise ConfigurationError(
-                f"no {what}: pass {'api_key' if what == 'API key' else 'base_url'}= "
-                f"or set {env} (or use ccanalytics.sandbox for a local API)"
-            )
-        return value
-
-    def _configured_key(self, api_key: str | None) -> str:
+    def _configured_key(api_key: str | None) -> str:
         source = "api_key=" if api_key is not None else _config.API_KEY_ENV
-        return checked_api_key(self._configured(api_key, _config.API_KEY_ENV, "API key"), source)
+        key = _configured(api_key, "api_key", _config.API_KEY_ENV, "API key")
+        return checked_api_key(key, source)
 
     def _checked_deadline(self, deadline: float | None) -> float | None:
         if deadline is None:
