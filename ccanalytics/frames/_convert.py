@@ -29,6 +29,7 @@ __all__ = [
     "_float_column",
     "_floats",
     "_int_column",
+    "_ints",
     "_masked_floats",
     "_str_or_none",
     "_string_column",
