@@ -12,16 +12,40 @@ from __future__ import annotations
 
 from typing import Any, Final, NamedTuple, TypeAlias
 
+from msgspec import Struct
+
 from ccanalytics.frames._convert import Values, _str_or_none, _string_column
 
-__all__ = ["EMPTY", "JsonObject", "PodFields", "Row", "cluster_ids", "dict_row", "statuses"]
+__all__ = [
+    "EMPTY",
+    "GpuSample",
+    "JsonObject",
+    "PodFields",
+    "Row",
+    "cluster_ids",
+    "dict_row",
+    "statuses",
+]
 
 JsonObject: TypeAlias = dict[str, Any]
 #: One pod's raw values, in :class:`PodFields` order.
 Row: TypeAlias = tuple[Any, ...]
 
+_STR: Final = frozenset({str})
+
 # Stands in for a block that is missing or not an object. Read only, never mutated.
 EMPTY: Final[JsonObject] = {}
+
+
+class GpuSample(Struct, gc=False):
+    """One ``runtime.gpus[]`` object as the typed decoder gives it (values as sent).
+
+    In a chunk's ``gpus`` field, a pod decoded by the typed path lists these; a pod
+    read as dicts lists dicts (and whatever junk the service put there).
+    """
+
+    util: Any = None
+    memoryUtil: Any = None
 
 
 class PodFields(NamedTuple):
@@ -163,8 +187,10 @@ def dict_row(pod: JsonObject) -> Row:
     )
 
 
-def statuses(status: Values, desired: Values) -> list[Any]:
+def statuses(status: Values, desired: Values) -> Values:
     """``status``, or ``desiredStatus`` where an older payload sends only that."""
+    if _STR.issuperset(map(type, status)):  # every pod has one (v2): nothing to fall back on
+        return status
     return [s if isinstance(s, str) else d for s, d in zip(status, desired, strict=True)]
 
 

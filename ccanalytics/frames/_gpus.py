@@ -13,6 +13,7 @@ pods, which hold none); a pod whose cost is unknown is counted as paying.
 from __future__ import annotations
 
 from itertools import chain, repeat
+from operator import attrgetter
 from typing import Any, Final, NamedTuple
 
 import numpy as np
@@ -31,7 +32,7 @@ from ccanalytics.frames._convert import (
     _masked_floats,
     _string_column,
 )
-from ccanalytics.frames._fields import PodFields, cluster_ids, statuses
+from ccanalytics.frames._fields import GpuSample, PodFields, cluster_ids, statuses
 
 __all__ = ["MAX_GPUS_PER_POD", "GpuSamples", "Summary", "gpu_columns", "gpu_samples", "summarize"]
 
@@ -39,8 +40,11 @@ __all__ = ["MAX_GPUS_PER_POD", "GpuSamples", "Summary", "gpu_columns", "gpu_samp
 #: only for the GPUs it lists (a count of 10**9 must not allocate a billion rows).
 MAX_GPUS_PER_POD: Final = 1024
 
-_DICT_TYPES: Final = frozenset({dict})
+_DICTS: Final = frozenset({dict})
+_SAMPLES: Final = frozenset({GpuSample})
 _get: Final = dict.get
+_util: Final = attrgetter("util")
+_memory_util: Final = attrgetter("memoryUtil")
 
 
 class GpuSamples(NamedTuple):
@@ -64,22 +68,25 @@ def gpu_samples(lists: Values) -> GpuSamples:
         lists = [g if isinstance(g, list) else () for g in lists]
     flat: list[Any] = list(chain.from_iterable(lists))
     owner = np.repeat(np.arange(len(lists), dtype=np.intp), np.maximum(lengths, 0))
-    try:
-        # dict.get refuses a non-dict with TypeError: the type check comes for free,
-        # without a separate pass over 400,000 GPU entries.
+    kinds = set(map(type, flat))
+    if kinds <= _SAMPLES:  # every pod came through the typed decoder
+        util, memory_util = list(map(_util, flat)), list(map(_memory_util, flat))
+    elif kinds <= _DICTS:  # every pod was read as dicts
         util = list(map(_get, flat, repeat("util")))
-    except TypeError:
-        keep = np.array([isinstance(x, dict) for x in flat], dtype=np.bool_)
-        flat = [x for x in flat if isinstance(x, dict)]
+        memory_util = list(map(_get, flat, repeat("memoryUtil")))
+    else:  # both, or junk that is not a GPU object: skipped
+        keep = np.array([type(x) is GpuSample or isinstance(x, dict) for x in flat], np.bool_)
+        flat = [x for x in flat if type(x) is GpuSample or isinstance(x, dict)]
         owner = owner[keep]
-        util = list(map(_get, flat, repeat("util")))
+        util = [x.util if type(x) is GpuSample else x.get("util") for x in flat]
+        memory_util = [x.memoryUtil if type(x) is GpuSample else x.get("memoryUtil") for x in flat]
     per_pod = np.bincount(owner, minlength=len(lists))
     first = np.cumsum(per_pod) - per_pod
     return GpuSamples(
         owner=owner,
         position=np.arange(len(owner), dtype=np.intp) - first[owner],
         util=_floats(util),
-        memory_util=_floats(list(map(_get, flat, repeat("memoryUtil")))),
+        memory_util=_floats(memory_util),
         listed=listed,
     )
 
