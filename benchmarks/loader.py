@@ -15,11 +15,13 @@ at 50k and 200k pods; RSS growth <= 4.5x the JSON size.
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import orjson
-from _harness import child_peak_rss_mb, interleaved, parse_without_gc, report, verdict
+from _harness import interleaved, parse_without_gc, report, verdict
 
 from ccanalytics.frames._build import listing_frames
 from ccanalytics.sandbox import make_cluster_pods
@@ -57,21 +59,41 @@ def real_path(raw: bytes) -> None:
     listing_frames(raw, "cl-bench", with_gpus=False)
 
 
-def rss_growth_mb(path: Path) -> float:
-    """Peak RSS of a child loading ``path`` minus that of a child only reading it.
+#: Runs in a fresh child: RSS before the load (imports done, bytes read) and the
+#: process's peak after it, from /proc/self/status. Not ``ru_maxrss``: Linux keeps
+#: that across fork+exec, so a child of this (large) process would start at our peak.
+_RSS_PROBE = """
+import gc, sys
+import orjson, pandas, pyarrow, msgspec
+from ccanalytics.frames._build import listing_frames
 
-    Each is the lower of two runs: peak RSS only ever errs upwards (allocator and
-    page-cache effects of the neighbours), so the minimum is the honest figure.
+def status(field):
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(field)) / 1024
+
+raw = open(sys.argv[1], "rb").read()
+before = status("VmRSS:")
+listing_frames(raw, "cl-bench", False)
+print(status("VmHWM:") - before)
+"""
+
+
+def rss_growth_mb(path: Path) -> float:
+    """Peak whole-process RSS growth, in MB, of one load of ``path`` in a fresh child.
+
+    The lower of two runs: peak RSS only ever errs upwards (allocator and page
+    effects of the neighbours).
     """
-    read = (
-        "import gc, orjson, pandas, pyarrow, msgspec\n"
-        "from ccanalytics.frames._build import listing_frames\n"
-        f"raw = open({str(path)!r}, 'rb').read()\n"
-    )
-    load = read + "listing_frames(raw, 'cl-bench', False)\n"
-    return min(child_peak_rss_mb(load) for _ in range(2)) - min(
-        child_peak_rss_mb(read) for _ in range(2)
-    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", _RSS_PROBE, str(path)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        for _ in range(2)
+    ]
+    return min(float(run.stdout.strip().splitlines()[-1]) for run in runs)
 
 
 def timings(raw: bytes) -> dict[str, float]:

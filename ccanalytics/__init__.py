@@ -1,5 +1,24 @@
 """ccanalytics: what your GPU clusters are doing and costing, and clean SSH keys.
 
+How to begin (no account needed: the embedded sandbox answers like the real API)::
+
+    import ccanalytics
+    from ccanalytics.sandbox import Sandbox
+
+    with Sandbox() as sb, sb.client() as client:     # or ccanalytics.Client() with
+        pods = ccanalytics.load_cluster_pods(         # CCANALYTICS_API_KEY and
+            ["cl-llama70b-train", "cl-infer-prod"],   # CCANALYTICS_BASE_URL set
+            client=client,
+        )
+    pods.cc.cluster_summary()    # per cluster: pods by status, USD/h, idle and unused cost
+    pods.cc.idle_pods()          # running GPU pods paid for and doing nothing
+    pods.cc.stragglers()         # ranks far below their cluster's median
+
+Then: ``ccanalytics.analysis`` and ``ccanalytics.plots`` for more answers and charts,
+``ccanalytics.audit_keys("authorized_keys")`` for SSH keys, and ``ccanalytics report
+--sandbox --output report.html`` for the scheduled HTML report. Errors are subclasses
+of :class:`CCAnalyticsError`; the README has the whole picture.
+
 Every public name is imported on first use (module ``__getattr__``): ``import
 ccanalytics`` loads nothing heavy, the client loads httpx and pydantic, the frames
 load pandas, so ``ccanalytics --help`` and the key-audit CLI start fast.
@@ -11,7 +30,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ccanalytics.api._client import AsyncClient, Client
+    from ccanalytics.api import AsyncClient, Client
     from ccanalytics.api._ratelimit import RateLimitStatus, RateLimitWindow, parse_rate_limit
     from ccanalytics.api.models import ErrorResponse, Pod, Registry, SshKeys, UpdateSshKeysRequest
     from ccanalytics.errors import (
@@ -22,13 +41,16 @@ if TYPE_CHECKING:
         CCAnalyticsError,
         ConfigurationError,
         FleetLoadError,
+        InsecureTransportWarning,
         InvalidSshKeysError,
         KeyNormalizationError,
         MalformedResponseError,
         NotFoundError,
         PermissionDeniedError,
         RateLimitError,
+        ResponseTooLargeError,
         ServerError,
+        StoreError,
         UnprocessableEntityError,
     )
     from ccanalytics.frames._build import gpus_frame, pods_frame
@@ -37,6 +59,7 @@ if TYPE_CHECKING:
         load_cluster_frames,
         load_cluster_pods,
     )
+    from ccanalytics.history import CollectResult, History, collect
     from ccanalytics.keys import (
         AuthorizedKey,
         audit_keys,
@@ -63,13 +86,16 @@ _LAZY = {
             "CCAnalyticsError",
             "ConfigurationError",
             "FleetLoadError",
+            "InsecureTransportWarning",
             "InvalidSshKeysError",
             "KeyNormalizationError",
             "MalformedResponseError",
             "NotFoundError",
             "PermissionDeniedError",
             "RateLimitError",
+            "ResponseTooLargeError",
             "ServerError",
+            "StoreError",
             "UnprocessableEntityError",
         ),
         "ccanalytics.errors",
@@ -83,6 +109,9 @@ _LAZY = {
     "load_cluster_pods": "ccanalytics.frames",
     "aload_cluster_pods": "ccanalytics.frames",
     "load_cluster_frames": "ccanalytics.frames",
+    "CollectResult": "ccanalytics.history",
+    "History": "ccanalytics.history",
+    "collect": "ccanalytics.history",
     "AuthorizedKey": "ccanalytics.keys",
     "audit_keys": "ccanalytics.keys",
     "diff_ssh_keys": "ccanalytics.keys",
@@ -115,9 +144,12 @@ __all__ = [
     "AuthorizedKey",
     "CCAnalyticsError",
     "Client",
+    "CollectResult",
     "ConfigurationError",
     "ErrorResponse",
     "FleetLoadError",
+    "History",
+    "InsecureTransportWarning",
     "InvalidSshKeysError",
     "KeyNormalizationError",
     "MalformedResponseError",
@@ -128,12 +160,15 @@ __all__ = [
     "RateLimitStatus",
     "RateLimitWindow",
     "Registry",
+    "ResponseTooLargeError",
     "ServerError",
     "SshKeys",
+    "StoreError",
     "UnprocessableEntityError",
     "UpdateSshKeysRequest",
     "aload_cluster_pods",
     "audit_keys",
+    "collect",
     "diff_ssh_keys",
     "gpus_frame",
     "load_cluster_frames",

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from ccanalytics.api._client import AsyncClient, Client
+from ccanalytics.api import AsyncClient, Client
 from ccanalytics.errors import CCAnalyticsError, FleetLoadError, MalformedResponseError
 
 if TYPE_CHECKING:
@@ -81,16 +81,21 @@ def _stamped(pods: pd.DataFrame, gpus: pd.DataFrame | None, when: datetime) -> C
     return ClusterFrames(pods, gpus)  # type: ignore[arg-type]
 
 
-def _malformed(path: str, message: str) -> MalformedResponseError:
-    """The error for a 2xx body that is not a listing (built, not raised, here)."""
-    return MalformedResponseError(
-        f"GET {path}: {message}",
+def _malformed(client: AsyncClient, path: str, message: str) -> MalformedResponseError:
+    """The error for a 2xx body that is not a listing (built, not raised, here).
+
+    The client finishes it as it does its own errors: the method and URL (so the
+    host) named, the chain cut.
+    """
+    err = MalformedResponseError(
+        message,
         status=200,
         title="Malformed response",
         detail=message,
         method="GET",
         path=path,
     )
+    return client._finished(err, "GET", path)
 
 
 def _kept(err: CCAnalyticsError) -> CCAnalyticsError:
@@ -140,7 +145,7 @@ async def _aload(
                 path, when = listing.path, listing.observed_at
                 del listing  # the body: nothing of it may outlive the decoding
                 if isinstance(built, Refusal):
-                    failures[cid] = _malformed(path, built.message)
+                    failures[cid] = _malformed(client, path, built.message)
                 else:
                     frames[cid] = _stamped(*built, when)
         if bar is not None:
