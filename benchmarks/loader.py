@@ -40,12 +40,12 @@ def listing_bytes(n: int) -> bytes:
     unit = min(n, 50_000)
     pods = make_cluster_pods("cl-bench", unit, seed=1, straggler_ranks=(7,))
     for i, pod in enumerate(pods):
-        if i % 50 == 0:  # a CPU pod
+        if i % 50 == 0:  # a CPU pod, as the document has them
             pod.pop("gpu", None)
-            pod["runtime"]["gpus"] = []
-        elif i % 97 == 0:  # a pending pod
-            pod["runtime"] = None
-            pod["startedAt"] = None
+            pod["cpu"] = {"id": "cpu5c", "vcpuCount": 4, "memory": 16}
+            pod["runtime"].pop("gpus", None)
+        elif i % 97 == 0:  # a pod being provisioned
+            pod.update(status="PROVISIONING", runtime=None, startedAt=None)
             pod["cluster"]["rank"] = None
     inner = orjson.dumps(pods)[1:-1]
     del pods
