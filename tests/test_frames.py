@@ -28,6 +28,7 @@ from pandas.api.types import pandas_dtype
 
 from ccanalytics.api.models import Pod
 from ccanalytics.frames._build import GPU_COLUMNS, POD_COLUMNS, ColumnSpec, gpus_frame, pods_frame
+from ccanalytics.frames._columns import LOAD_COLUMNS
 
 DATA = Path(__file__).parent / "data"
 CLUSTER = "cl-llama70b"
@@ -500,7 +501,7 @@ def test_invalid_json_error_does_not_carry_the_document() -> None:
         pods_frame(broken)
     assert "hf_s3cr3tInBrokenJson" not in str(caught.value)
     assert caught.value.__cause__ is None
-    assert caught.value.__suppress_context__
+    assert caught.value.__context__ is None  # not merely hidden: not there at all
 
 
 # -- input forms --------------------------------------------------------------------------
@@ -619,12 +620,23 @@ def test_garbage_collection_state_is_restored(raw: bytes) -> None:
 # -- the GPU frame ------------------------------------------------------------------------
 
 
-def test_gpus_frame_has_one_row_per_gpu_object_in_pod_order(
+def paid_gpus(pod: dict[str, Any]) -> int:
+    """GPUs a pod pays for, restated plainly: gpu.count unless cost is 0.0."""
+    count = as_int(dig(pod, "gpu", "count"))
+    if count is pd.NA or not 1 <= count <= 1024 or as_float(pod.get("cost")) == 0.0:
+        return 0
+    return int(count)
+
+
+def test_gpus_frame_has_one_row_per_paid_or_listed_gpu_in_pod_order(
     gpus: pd.DataFrame, pods: list[dict[str, Any]]
 ) -> None:
-    expected_rows = [
-        (pod.get("id"), index, g) for pod in pods for index, g in enumerate(gpu_objects(pod) or [])
-    ]
+    expected_rows = []
+    for pod in pods:
+        listed = gpu_objects(pod) or []
+        for index in range(max(len(listed), paid_gpus(pod))):
+            g = listed[index] if index < len(listed) else {}
+            expected_rows.append((pod.get("id"), index, g))
     assert len(gpus) == len(expected_rows)
     for row, (pod_id, index, g) in enumerate(expected_rows):
         actual = gpus.iloc[row]
@@ -634,6 +646,32 @@ def test_gpus_frame_has_one_row_per_gpu_object_in_pod_order(
         assert same(actual["memory_util"], as_float(g.get("memoryUtil")))
 
 
+def test_gpus_frame_indexes_restart_per_pod(gpus: pd.DataFrame) -> None:
+    per_pod = gpus.groupby("pod_id", sort=False)["gpu_index"].apply(list)
+    assert per_pod.to_dict() == {
+        "pod-3f9a1c": list(range(8)),
+        "pod-3f9a1d": list(range(8)),
+        "pod-51b002": list(range(8)),  # pending: 8 paid GPUs, none reporting
+        "pod-51b003": list(range(8)),
+        "pod-7d2e31": list(range(8)),  # 9 entries, of which 6 are objects; 8 paid
+        "pod-7d2e34": list(range(8)),  # 4 listed of 8 paid
+        "pod-a00e01": [0],
+        "pod-a00e02": [0],
+        "pod-f00d01": list(range(8)),  # 4 listed of 8 paid
+    }
+
+
+def test_gpus_that_do_not_report_are_na_rows_never_zero(gpus: pd.DataFrame) -> None:
+    rows = gpus[gpus["pod_id"] == "pod-f00d01"]
+    assert rows["util"].iloc[:4].notna().all()
+    assert rows["util"].iloc[4:].isna().all()
+    assert rows["memory_util"].iloc[4:].isna().all()
+    pending = gpus[gpus["pod_id"] == "pod-51b002"]
+    assert pending["util"].isna().all() and len(pending) == 8
+    # pod-7d2e32's gpu.count is the string "8": unknown, so only what it lists (nothing).
+    assert "pod-7d2e32" not in set(gpus["pod_id"])
+
+
 def test_gpus_frame_repeats_the_pod_fields(gpus: pd.DataFrame, frame: pd.DataFrame) -> None:
     pods_by_id = frame.set_index("pod_id")
     for column in ["cluster_id", "rank", "gpu_type"]:
@@ -641,19 +679,6 @@ def test_gpus_frame_repeats_the_pod_fields(gpus: pd.DataFrame, frame: pd.DataFra
         assert [same(a, e) for a, e in zip(gpus[column], expected, strict=True)] == [True] * len(
             gpus
         ), column
-
-
-def test_gpus_frame_indexes_restart_per_pod(gpus: pd.DataFrame) -> None:
-    per_pod = gpus.groupby("pod_id", sort=False)["gpu_index"].apply(list)
-    assert per_pod.to_dict() == {
-        "pod-3f9a1c": list(range(8)),
-        "pod-3f9a1d": list(range(8)),
-        "pod-7d2e31": list(range(6)),  # 9 entries, of which 6 are objects
-        "pod-7d2e34": list(range(4)),
-        "pod-a00e01": [0],
-        "pod-a00e02": [0],
-        "pod-f00d01": list(range(4)),
-    }
 
 
 def test_gpus_frame_agrees_with_the_pod_aggregates(gpus: pd.DataFrame, frame: pd.DataFrame) -> None:
@@ -682,11 +707,20 @@ def test_help_shows_the_column_table(function: Any, columns: Any) -> None:
         assert spec.dtype in line
 
 
-def test_units_that_are_assumptions_say_so() -> None:
-    for column in ["cpu_util", "memory_util", "gpu_util_mean", "uptime_s", "cost"]:
-        assert "assumed" in POD_COLUMNS[column].meaning, column
+def test_units_are_the_documents() -> None:
+    """The published document states every unit: the column docs say them, no guessing."""
+    for column in ["cpu_util", "memory_util", "gpu_util_mean", "gpu_util_max", "gpu_util_min"]:
+        assert "integer percent 0-100" in POD_COLUMNS[column].meaning, column
+    for column in ["util", "memory_util"]:
+        assert "integer percent 0-100" in GPU_COLUMNS[column].meaning, column
+    assert "USD per hour" in POD_COLUMNS["cost"].meaning
+    assert "seconds" in POD_COLUMNS["uptime_s"].meaning
     for column in ["cpu_memory", "disk", "persistent_size"]:
-        assert "not stated" in POD_COLUMNS[column].meaning, column
+        assert "GB" in POD_COLUMNS[column].meaning, column
+    every = [*POD_COLUMNS.values(), *GPU_COLUMNS.values(), *LOAD_COLUMNS.values()]
+    assert not any("assumed" in spec.meaning for spec in every)
+    assert "load only" in LOAD_COLUMNS["observed_at"].meaning
+    assert "legacy" in POD_COLUMNS["desired_status"].meaning
 
 
 # -- robustness under random mutation ---------------------------------------------------
@@ -794,3 +828,47 @@ def test_example_pod_from_the_brief_reads_as_documented() -> None:
         datetime.fromisoformat("2026-11-18T09:15:02.123+00:00")
     )
     assert row["rank"] == 13
+
+
+# -- misuse: input that is plainly not pods -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        pytest.param(lambda frame: frame, id="dataframe"),
+        pytest.param(lambda frame: frame["pod_id"], id="series"),
+        pytest.param(lambda frame: ["cl-a", "cl-b"], id="cluster ids"),
+        pytest.param(lambda frame: ("cl-a",), id="tuple of ids"),
+        pytest.param(lambda frame: [1, 2, 3], id="numbers"),
+        pytest.param(lambda frame: [1.5, None], id="floats and None"),
+    ],
+)
+@pytest.mark.parametrize("function", [pods_frame, gpus_frame])
+def test_input_that_is_plainly_not_pods_is_a_type_error_saying_what_to_pass(
+    frame: pd.DataFrame, wrong: Callable[[pd.DataFrame], Any], function: Any
+) -> None:
+    with pytest.raises(TypeError, match="load_cluster_frames") as caught:
+        function(wrong(frame))
+    assert function.__name__ in str(caught.value)
+
+
+def test_listings_with_junk_elements_are_still_read() -> None:
+    """Tolerance stays for listings: only a direct list of nothing but scalars is refused."""
+    assert len(pods_frame({"pods": ["x", 3]})) == 0
+    assert len(pods_frame(b'{"pods": ["x", 3]}')) == 0
+    assert len(pods_frame([None, None])) == 0
+
+
+def test_pods_frame_does_not_import_pydantic() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, ccanalytics\n"
+        'ccanalytics.pods_frame(b\'{"pods": [{"id": "p"}]}\')\n'
+        "ccanalytics.gpus_frame([{'id': 'p'}])\n"
+        "print('pydantic' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -14,6 +14,7 @@ import unicodedata
 from typing import Any
 
 import httpx
+import msgspec
 import orjson
 import pandas as pd
 import pytest
@@ -38,6 +39,7 @@ from ccanalytics import (
     pods_frame,
 )
 from ccanalytics.api._retry import parse_retry_after
+from ccanalytics.frames import _decode
 from ccanalytics.frames._build import GPU_COLUMNS, POD_COLUMNS
 from ccanalytics.sandbox import SandboxApp
 
@@ -247,8 +249,9 @@ def _check_dtypes(frame: pd.DataFrame, columns: Any) -> None:
 @FUZZ
 @given(pods=listings)
 def test_frames_of_mutated_pods_have_the_documented_dtypes(pods: list[Any]) -> None:
-    frame = pods_frame(pods, cluster_id="cl-fuzz")
-    gpus = gpus_frame(pods, cluster_id="cl-fuzz")
+    # A listing as parsed: its elements may be anything the server sent.
+    frame = pods_frame({"pods": pods}, cluster_id="cl-fuzz")
+    gpus = gpus_frame({"pods": pods}, cluster_id="cl-fuzz")
     _check_dtypes(frame, POD_COLUMNS)
     _check_dtypes(gpus, GPU_COLUMNS)
     assert len(frame) == sum(isinstance(p, dict) for p in pods)
@@ -259,6 +262,31 @@ def test_frames_of_mutated_pods_have_the_documented_dtypes(pods: list[Any]) -> N
             assert not any(v is not pd.NA and math.isnan(v) for v in values), name
     text = frame.to_csv() + gpus.to_csv()
     assert not any(s in text for s in SECRETS)
+
+
+class _RefusingDecoder:
+    """Stands in for the typed pod decoder: every pod takes the per-pod fallback."""
+
+    def decode(self, raw: Any) -> Any:
+        raise msgspec.ValidationError("refused for the test")
+
+
+@pytest.mark.parametrize("path", ["typed", "fallback"])
+@FUZZ
+@given(pods=listings)
+def test_raw_json_reads_as_the_parsed_listing_on_both_paths(path: str, pods: list[Any]) -> None:
+    """Bytes (the loader's path) give exactly the frames of the same listing parsed."""
+    body = _encode({"pods": pods})
+    parsed = json.loads(body)
+    expected = pods_frame(parsed, cluster_id="cl-fuzz"), gpus_frame(parsed, cluster_id="cl-fuzz")
+    saved = _decode._POD
+    if path == "fallback":
+        _decode._POD = _RefusingDecoder()  # type: ignore[assignment]
+    try:
+        pd.testing.assert_frame_equal(pods_frame(body, cluster_id="cl-fuzz"), expected[0])
+        pd.testing.assert_frame_equal(gpus_frame(body, cluster_id="cl-fuzz"), expected[1])
+    finally:
+        _decode._POD = saved
 
 
 @FUZZ

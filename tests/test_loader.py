@@ -185,3 +185,24 @@ def test_observed_at_falls_back_to_the_local_clock(date) -> None:
         frame = ccanalytics.load_cluster_pods("cl", client=c)
     after = pd.Timestamp(datetime.now(UTC))
     assert before <= frame["observed_at"].iloc[0] <= after
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_the_clients_rate_limit_is_the_loads_last(sandbox, kind) -> None:
+    """The load runs on an async twin; the client passed in must show what it learned."""
+    if kind == "sync":
+        with sandbox.client() as c:
+            assert c.rate_limit is None
+            ccanalytics.load_cluster_pods(["cl-etl-cpu", "cl-infer-prod"], client=c)
+            status = c.rate_limit
+    else:
+
+        async def fresh():
+            return sandbox.async_client()
+
+        c = asyncio.run(fresh())
+        assert c.rate_limit is None
+        ccanalytics.load_cluster_frames("cl-etl-cpu", client=c)
+        status = c.rate_limit
+    assert status is not None
+    assert status.windows  # the sandbox announces its quota on every response

@@ -278,9 +278,10 @@ def test_write_report_writes_html_csv_and_returns_a_summary(client: Client, tmp_
     assert sorted(p.name for p in (tmp_path / "csv").iterdir()) == sorted(CSV_FILES)
     read = {name: pd.read_csv(tmp_path / "csv" / name) for name in CSV_FILES}
     assert len(read["pods.csv"]) == 70 and len(read["summary.csv"]) == 7
-    assert (
-        len(read["idle.csv"]) == 6 and len(read["gpus.csv"]) == 256 + 18 + 9 + 32 + 16 + 16
-    )  # + cl-slurm-hpc
+    # One row per paid GPU: those of pods that do not report (cl-bringup) included.
+    clusters = SandboxApp().data.clusters
+    paid = sum(len(gpus_frame(clusters[c], cluster_id=c)) for c in ALL_CLUSTERS)
+    assert len(read["idle.csv"]) == 6 and len(read["gpus.csv"]) == paid
     assert read["stragglers.csv"].loc[0, ["cluster_id", "rank"]].tolist() == [
         "cl-llama70b-train",
         13,

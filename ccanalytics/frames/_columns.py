@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import Final, NamedTuple
 
 # The underscored name is for ``_frames``, not public API.
-__all__ = ["GPU_COLUMNS", "POD_COLUMNS", "ColumnSpec", "_column_table"]
+__all__ = ["GPU_COLUMNS", "LOAD_COLUMNS", "POD_COLUMNS", "ColumnSpec", "_column_table"]
 
 
 class ColumnSpec(NamedTuple):
@@ -26,8 +26,11 @@ class ColumnSpec(NamedTuple):
 
 
 _S, _I, _F, _B, _T = "string", "Int64", "Float64", "boolean", "datetime64[ns, UTC]"
-_PCT = "percent 0-100 (assumed; the spec gives no unit)"
-_UNITLESS = "unit not stated by the spec (the sandbox uses GB)"
+# Units as the provider's published document (spec/provider-openapi-v2.json) states them.
+_PCT = "integer percent 0-100 as sent, read as float"
+_GB = "GB"
+_STATUS_VALUES = "PROVISIONING, STARTING, RUNNING, EXITED, ERROR or TERMINATED"
+_NO_METRICS = "<NA> unless the pod is RUNNING (the service sends runtime null otherwise)"
 
 #: Columns of :func:`pods_frame`, in order: name -> (dtype, meaning and unit).
 #: The first 15 are fixed by the public API; the rest follow the pod's blocks.
@@ -36,75 +39,99 @@ POD_COLUMNS: Final[Mapping[str, ColumnSpec]] = MappingProxyType(
         "cluster_id": ColumnSpec(_S, "cluster.id; the cluster_id argument where absent"),
         "pod_id": ColumnSpec(_S, "id"),
         "name": ColumnSpec(_S, "name"),
-        "rank": ColumnSpec(_I, "cluster.rank, the pod's rank in its cluster; <NA> while pending"),
-        "cost": ColumnSpec(_F, "cost, price per hour (assumed USD/hour; the spec gives no unit)"),
-        "gpu_type": ColumnSpec(_S, "gpu.id, e.g. 'NVIDIA H100 80GB HBM3'"),
-        "gpu_count": ColumnSpec(_I, "gpu.count; <NA> without a gpu block (CPU pods: <NA> or 0)"),
-        "cpu_util": ColumnSpec(_F, f"runtime.cpu.util, {_PCT}"),
+        "rank": ColumnSpec(_I, "cluster.rank, the pod's rank in its cluster; <NA> until assigned"),
+        "cost": ColumnSpec(_F, "cost, USD per hour; 0.0 while EXITED or TERMINATED"),
+        "gpu_type": ColumnSpec(_S, "gpu.id, e.g. 'NVIDIA H100 80GB HBM3'; <NA> on CPU pods"),
+        "gpu_count": ColumnSpec(_I, "gpu.count, GPUs the pod pays for; <NA> on CPU pods"),
+        "cpu_util": ColumnSpec(_F, f"runtime.cpu.util, {_PCT}; {_NO_METRICS}"),
         "memory_util": ColumnSpec(_F, f"runtime.memory.util, {_PCT}"),
         "gpu_util_mean": ColumnSpec(_F, f"mean of runtime.gpus[].util over GPUs reporting, {_PCT}"),
-        "gpu_util_max": ColumnSpec(_F, "max of runtime.gpus[].util, percent (assumed)"),
-        "gpu_mem_util_mean": ColumnSpec(_F, "mean of runtime.gpus[].memoryUtil, percent (assumed)"),
+        "gpu_util_max": ColumnSpec(_F, f"max of runtime.gpus[].util, {_PCT}"),
+        "gpu_mem_util_mean": ColumnSpec(_F, f"mean of runtime.gpus[].memoryUtil, {_PCT}"),
         "created_at": ColumnSpec(_T, "createdAt"),
-        "started_at": ColumnSpec(_T, "startedAt; <NA> while pending"),
-        "uptime_s": ColumnSpec(_F, "runtime.uptime, seconds (assumed)"),
+        "started_at": ColumnSpec(_T, "startedAt; <NA> until the pod first starts"),
+        "uptime_s": ColumnSpec(
+            _F, "runtime.uptime, integer seconds since the container (re)started, read as float"
+        ),
         "status": ColumnSpec(
             _S,
-            "status: PROVISIONING, STARTING, RUNNING, EXITED, ERROR or TERMINATED; any other "
-            "value kept as sent; desiredStatus where an older payload has no status",
+            f"status: {_STATUS_VALUES}; any other value kept as sent. A pre-v2 payload "
+            "without status gives its desiredStatus here",
         ),
-        "gpu_util_min": ColumnSpec(_F, "min of runtime.gpus[].util, percent (assumed)"),
-        "gpu_mem_util_max": ColumnSpec(_F, "max of runtime.gpus[].memoryUtil, percent (assumed)"),
+        "gpu_util_min": ColumnSpec(_F, f"min of runtime.gpus[].util, {_PCT}"),
+        "gpu_mem_util_max": ColumnSpec(_F, f"max of runtime.gpus[].memoryUtil, {_PCT}"),
         "gpus_reporting": ColumnSpec(
-            _I, "how many runtime.gpus[] entries carry a numeric util; <NA> without the list"
+            _I,
+            "how many runtime.gpus[] entries carry a numeric util (may be fewer than "
+            "gpu_count); <NA> without the list",
         ),
-        "cluster_ip": ColumnSpec(_S, "cluster.ip, the cluster-internal address"),
-        "data_center_id": ColumnSpec(_S, "dataCenterId"),
-        "cloud": ColumnSpec(_S, "cloud: SECURE or COMMUNITY"),
+        "cluster_ip": ColumnSpec(_S, "cluster.ip, the address on the cluster's private network"),
+        "data_center_id": ColumnSpec(_S, "dataCenterId, e.g. 'US-TX-3'; <NA> until scheduled"),
+        "cloud": ColumnSpec(_S, "cloud: SECURE or COMMUNITY; any other value kept as sent"),
         "cluster_role": ColumnSpec(
             _S,
             "cluster.role: SLURM_CONTROLLER, SLURM_COMPUTE, RAY_HEAD or RAY_WORKER; "
             "<NA> on other kinds of cluster",
         ),
         "desired_status": ColumnSpec(
-            _S, "desiredStatus, e.g. 'RUNNING' (sent by the service; not in the spec)"
+            _S,
+            "legacy: desiredStatus, sent only by pre-v2 payloads (the v2 service never "
+            "sends it, so <NA> there); read status instead, which falls back to it",
         ),
-        "cpu_type": ColumnSpec(_S, "cpu.id"),
-        "vcpu_count": ColumnSpec(_I, "cpu.vcpuCount"),
-        "cpu_memory": ColumnSpec(_I, f"cpu.memory, the pod's RAM; {_UNITLESS}"),
-        "disk": ColumnSpec(_I, f"disk, container disk size; {_UNITLESS}"),
+        "cpu_type": ColumnSpec(_S, "cpu.id, the CPU flavor, e.g. 'cpu5c'; <NA> on GPU pods"),
+        "vcpu_count": ColumnSpec(_I, "cpu.vcpuCount; <NA> on GPU pods"),
+        "cpu_memory": ColumnSpec(_I, f"cpu.memory, the pod's RAM, {_GB}; <NA> on GPU pods"),
+        "disk": ColumnSpec(_I, f"disk, container disk (wiped on restart), {_GB}"),
         "image": ColumnSpec(_S, "image, the container image reference"),
-        "template": ColumnSpec(_S, "template"),
+        "template": ColumnSpec(_S, "template, the id of the template the pod was created from"),
         "registry": ColumnSpec(_S, "registry, the registry credential's id"),
-        "cuda_version": ColumnSpec(_S, "cudaVersion"),
+        "cuda_version": ColumnSpec(_S, "cudaVersion, e.g. '12.8'; <NA> when unknown"),
         "locked": ColumnSpec(_B, "locked"),
-        "persistent_size": ColumnSpec(_I, f"mounts.persistent.size; {_UNITLESS}"),
+        "persistent_size": ColumnSpec(_I, f"mounts.persistent.size, {_GB}"),
         "persistent_path": ColumnSpec(_S, "mounts.persistent.path"),
         "network_volumes": ColumnSpec(_S, "mounts.network[].volumeId, comma-joined"),
         "global_networking": ColumnSpec(_B, "globalNetworking.enabled"),
-        "global_ip": ColumnSpec(_S, "globalNetworking.ip"),
-        "internal_dns": ColumnSpec(_S, "globalNetworking.internalDns"),
-        "ssh_proxy_host": ColumnSpec(_S, "ssh.proxy.host"),
+        "global_ip": ColumnSpec(_S, "globalNetworking.ip; only when enabled"),
+        "internal_dns": ColumnSpec(_S, "globalNetworking.internalDns; only when enabled"),
+        "ssh_proxy_host": ColumnSpec(_S, "ssh.proxy.host; <NA> until the pod has a machine"),
         "ssh_proxy_port": ColumnSpec(_I, "ssh.proxy.port"),
-        "ssh_direct_host": ColumnSpec(_S, "ssh.direct.host"),
+        "ssh_direct_host": ColumnSpec(_S, "ssh.direct.host; <NA> unless 22/tcp is published"),
         "ssh_direct_port": ColumnSpec(_I, "ssh.direct.port"),
-        "ports": ColumnSpec(_S, "ports[], comma-joined, e.g. '22/tcp,8888/http'"),
+        "ports": ColumnSpec(_S, "ports[], comma-joined, e.g. '8888/http,22/tcp'"),
         "runtime_ports": ColumnSpec(_I, "number of runtime.ports[] mappings"),
         "env_vars": ColumnSpec(_S, "env variable NAMES, sorted, comma-joined (never values)"),
     }
 )
 
 #: Columns of :func:`gpus_frame`, in order: name -> (dtype, meaning and unit).
+#: One row per GPU the pod pays for (see :func:`gpus_frame` for the rule).
 GPU_COLUMNS: Final[Mapping[str, ColumnSpec]] = MappingProxyType(
     {
         "cluster_id": ColumnSpec(_S, "the pod's cluster.id; the cluster_id argument where absent"),
         "pod_id": ColumnSpec(_S, "the pod's id"),
         "rank": ColumnSpec(_I, "the pod's cluster.rank"),
-        "gpu_index": ColumnSpec(_I, "0-based position among the pod's runtime.gpus[] objects"),
-        "util": ColumnSpec(_F, f"runtime.gpus[].util, {_PCT}"),
-        "memory_util": ColumnSpec(_F, f"runtime.gpus[].memoryUtil, {_PCT}"),
+        "gpu_index": ColumnSpec(
+            _I, "0-based position of the GPU in the pod (runtime.gpus[] order; no GPU ids exist)"
+        ),
+        "util": ColumnSpec(
+            _F, f"runtime.gpus[].util, {_PCT}; <NA> for a paid GPU that does not report"
+        ),
+        "memory_util": ColumnSpec(_F, f"runtime.gpus[].memoryUtil, {_PCT}; <NA> likewise"),
         "gpu_type": ColumnSpec(_S, "the pod's gpu.id"),
         "status": ColumnSpec(_S, "the pod's status (see the pods frame)"),
+    }
+)
+
+#: Columns that only a load adds (:func:`~ccanalytics.frames.load_cluster_pods`,
+#: :func:`~ccanalytics.frames.load_cluster_frames`), after the columns above, to both
+#: frames. ``pods_frame``/``gpus_frame`` of a listing you hold do not have them.
+LOAD_COLUMNS: Final[Mapping[str, ColumnSpec]] = MappingProxyType(
+    {
+        "observed_at": ColumnSpec(
+            _T,
+            "load only: when the service answered, UTC (its Date header when present and "
+            "plausible, else the local clock at receipt); one value per cluster loaded",
+        ),
     }
 )
 

@@ -29,6 +29,7 @@ __all__ = [
     "_float_column",
     "_floats",
     "_int_column",
+    "_ints",
     "_masked_floats",
     "_str_or_none",
     "_string_column",
@@ -45,6 +46,7 @@ _STRING_DTYPE: Final = pd.StringDtype()  # "string" with <NA>, not pandas 3's Na
 _ARROW_STRINGS: Final = _STRING_DTYPE.storage == "pyarrow"
 if _ARROW_STRINGS:  # then pandas itself needs pyarrow, so it is installed
     import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
 _NS_MIN: Final = pd.Timestamp.min.tz_localize("UTC")
 _NS_MAX: Final = pd.Timestamp.max.tz_localize("UTC")
 _INT64_MIN: Final = -(2**63)
@@ -151,7 +153,8 @@ def _string_column(values: Values) -> ExtensionArray:
             # A lone surrogate ("\ud800", only possible in dicts built in Python) is
             # not text that UTF-8, and so Arrow, can hold: <NA> like any non-string.
             text = pa.array([_utf8_or_none(v) for v in strings], type=pa.large_string())
-        arrow: ExtensionArray = pd.array(text, _STRING_DTYPE, copy=False)
+        # The array type's own constructor: pd.array() would check the data again.
+        arrow: ExtensionArray = pd.arrays.ArrowStringArray(text)
         return arrow
     return pd.array(np.array(strings, dtype=object), _STRING_DTYPE, copy=False)
 
@@ -166,12 +169,44 @@ def _utf8_or_none(value: str | None) -> str | None:
     return value
 
 
+#: The form the service sends (RFC 3339 in UTC, ``Z``), which Arrow parses in C at
+#: ~6x the speed of pandas' ISO 8601 parser; anything else goes to pandas.
+_RFC3339_UTC: Final = (
+    r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?Z$"
+)
+
+
 def _timestamp_column(values: Values) -> ExtensionArray:
     """ISO 8601 strings as datetime64[ns, UTC]; NaT where missing, invalid or out of range."""
-    parsed = pd.to_datetime(_str_or_none(values), utc=True, format="ISO8601", errors="coerce")
+    strings = _str_or_none(values)
+    if _ARROW_STRINGS:
+        fast = _rfc3339_utc(strings)
+        if fast is not None:
+            return fast
+    parsed = pd.to_datetime(strings, utc=True, format="ISO8601", errors="coerce")
     if parsed.unit != "ns":
         # pandas 3 infers the resolution from the strings and happily keeps year 1 at
         # second resolution; the documented dtype is ns, whose range is 1677-2262.
         in_range = (parsed >= _NS_MIN) & (parsed <= _NS_MAX)
         parsed = pd.DatetimeIndex(parsed.where(in_range)).as_unit("ns")
     return parsed.array
+
+
+def _rfc3339_utc(strings: Values) -> ExtensionArray | None:
+    """The column parsed by Arrow, or ``None`` unless every string has the service's
+    form and a valid date in the nanosecond range (then pandas decides, as ever)."""
+    try:
+        text = pa.array(strings, type=pa.large_string())
+    except UnicodeEncodeError:
+        return None
+    if (
+        text.null_count == len(text)
+        or not pc.all(pc.match_substring_regex(text, _RFC3339_UTC)).as_py()
+    ):
+        return None
+    try:
+        stamps = text.cast(pa.timestamp("ns", tz="UTC"))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # Feb 30th, year 1, ...
+        return None
+    naive = stamps.to_numpy(zero_copy_only=False)  # datetime64[ns] (UTC), NaT for null
+    return pd.DatetimeIndex(naive).tz_localize("UTC").array

@@ -5,8 +5,14 @@ goes alone so the client learns the quota from ``RateLimit-Policy``, then the re
 go concurrently, as many at a time as the announced windows allow, so a fleet load
 under a small quota finishes in quota-bound time without a single 429.
 
-The frame path never builds a pydantic model per pod: the listing's JSON goes
-straight to :func:`ccanalytics.pods_frame`.
+The frame path never builds a pydantic model per pod: the client hands over the
+listing's body undecoded, and :func:`ccanalytics.frames._build.listing_frames`
+decodes it straight into the frames. A body that is not a listing is a
+:class:`MalformedResponseError` naming the request's path, raised from here.
+
+Errors that cross from a cluster's task to the caller drop their traceback (see
+:func:`_kept`): its frames held the response and the decoding state, and an error
+reporter that captures locals would ship them.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from ccanalytics.api import AsyncClient, Client
-from ccanalytics.errors import CCAnalyticsError, FleetLoadError
+from ccanalytics.errors import CCAnalyticsError, FleetLoadError, MalformedResponseError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -75,6 +81,32 @@ def _stamped(pods: pd.DataFrame, gpus: pd.DataFrame | None, when: datetime) -> C
     return ClusterFrames(pods, gpus)  # type: ignore[arg-type]
 
 
+def _malformed(client: AsyncClient, path: str, message: str) -> MalformedResponseError:
+    """The error for a 2xx body that is not a listing (built, not raised, here).
+
+    The client finishes it as it does its own errors: the method and URL (so the
+    host) named, the chain cut.
+    """
+    err = MalformedResponseError(
+        message,
+        status=200,
+        title="Malformed response",
+        detail=message,
+        method="GET",
+        path=path,
+    )
+    return client._finished(err, "GET", path)
+
+
+def _kept(err: CCAnalyticsError) -> CCAnalyticsError:
+    """``err`` without its traceback, to be raised again later from :func:`_aload`.
+
+    Its frames (the client's request loop, this module's task) held the response
+    and the body; the message already says which request failed and how.
+    """
+    return err.with_traceback(None)
+
+
 async def _aload(
     cluster_ids: str | Iterable[str],
     client: AsyncClient,
@@ -85,7 +117,8 @@ async def _aload(
     """The fleet load itself; the GPU frame is built only when asked for (else empty)."""
     import pandas as pd
 
-    from ccanalytics.frames._build import gpus_frame, pods_frame
+    from ccanalytics.frames._build import gpus_frame, listing_frames, pods_frame
+    from ccanalytics.frames._decode import Refusal
 
     ids = _cluster_ids(cluster_ids)
     if errors not in ("raise", "collect"):
@@ -105,15 +138,16 @@ async def _aload(
         async with limit:
             try:
                 listing = await client._list_cluster_pods_raw(cid)
-                pods = client._pod_dicts(client._decode_raw(listing), listing.path)
             except CCAnalyticsError as err:
-                failures[cid] = err
+                failures[cid] = _kept(err)
             else:
-                frames[cid] = _stamped(
-                    pods_frame(pods, cluster_id=cid),
-                    gpus_frame(pods, cluster_id=cid) if with_gpus else None,
-                    listing.observed_at,
-                )
+                built = listing_frames(listing.content, cid, with_gpus)
+                path, when = listing.path, listing.observed_at
+                del listing  # the body: nothing of it may outlive the decoding
+                if isinstance(built, Refusal):
+                    failures[cid] = _malformed(client, path, built.message)
+                else:
+                    frames[cid] = _stamped(*built, when)
         if bar is not None:
             bar.update(1)
 
@@ -154,6 +188,18 @@ async def aload_cluster_pods(
     return (await _aload(cluster_ids, client, progress, errors, with_gpus=False)).pods
 
 
+def _share_rate_limit(twin: AsyncClient, client: Client | AsyncClient) -> None:
+    """Make the load's last rate-limit state visible as ``client.rate_limit``.
+
+    The load ran on ``twin`` (same pacer, its own connections); without this the
+    client the caller passed would still report the state from before the load.
+    A twin that got no response at all has nothing newer to tell.
+    """
+    if twin.rate_limit is not None:
+        # The client has no public setter for this; its own responses set it the same way.
+        client._rate_limit = twin.rate_limit
+
+
 def _run_sync(
     cluster_ids: str | Iterable[str],
     client: Client | AsyncClient | None,
@@ -170,8 +216,8 @@ def _run_sync(
             try:
                 return await _aload(ids, twin, progress, errors, with_gpus)
             finally:
-                if client is not None and twin.rate_limit is not None:
-                    client._rate_limit = twin.rate_limit  # the caller's client saw it too
+                if client is not None:
+                    _share_rate_limit(twin, client)
 
     try:
         asyncio.get_running_loop()

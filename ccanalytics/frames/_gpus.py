@@ -1,0 +1,155 @@
+"""The GPUs of pods: the samples in ``runtime.gpus``, their per-pod statistics, and
+the gpus frame's columns (one row per GPU the pod pays for).
+
+The service identifies a pod's GPUs by position only: ``runtime.gpus[i]`` is GPU
+``i``. A pod pays for ``gpu.count`` GPUs, but reports metrics only while RUNNING,
+and may list fewer GPUs than it has. The gpus frame therefore has, per pod,
+``max(GPU objects listed, GPUs paid for)`` rows: the GPUs that do not report are
+rows with ``<NA>`` util, never missing rows and never 0 %. A pod pays for its GPUs
+unless its ``cost`` is exactly 0.0 (the service's value for EXITED and TERMINATED
+pods, which hold none); a pod whose cost is unknown is counted as paying.
+"""
+
+from __future__ import annotations
+
+from itertools import chain, repeat
+from operator import attrgetter
+from typing import Any, Final, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from pandas.api.extensions import ExtensionArray
+
+from ccanalytics.frames._convert import (
+    BoolArray,
+    FloatArray,
+    IntArray,
+    Values,
+    _floats,
+    _int_column,
+    _ints,
+    _masked_floats,
+    _string_column,
+)
+from ccanalytics.frames._fields import GpuSample, PodFields, cluster_ids, statuses
+
+__all__ = ["MAX_GPUS_PER_POD", "GpuSamples", "Summary", "gpu_columns", "gpu_samples", "summarize"]
+
+#: A ``gpu.count`` above this is not a machine but a broken value: its pod gets rows
+#: only for the GPUs it lists (a count of 10**9 must not allocate a billion rows).
+MAX_GPUS_PER_POD: Final = 1024
+
+_DICTS: Final = frozenset({dict})
+_SAMPLES: Final = frozenset({GpuSample})
+_get: Final = dict.get
+_util: Final = attrgetter("util")
+_memory_util: Final = attrgetter("memoryUtil")
+
+
+class GpuSamples(NamedTuple):
+    """The GPU objects of all pods' ``runtime.gpus``, flattened in pod order."""
+
+    owner: npt.NDArray[np.intp]  # row of the pod each GPU belongs to
+    position: npt.NDArray[np.intp]  # 0-based index among its pod's GPU objects
+    util: FloatArray  # NaN where missing or not a number
+    memory_util: FloatArray
+    listed: BoolArray  # per pod: runtime.gpus is a list
+
+
+def gpu_samples(lists: Values) -> GpuSamples:
+    """Flatten each pod's ``runtime.gpus`` value (a list, or anything else: no GPUs).
+
+    Elements that are not objects are skipped, so positions count GPU objects only.
+    """
+    lengths = np.array([len(g) if isinstance(g, list) else -1 for g in lists], dtype=np.intp)
+    listed = lengths >= 0
+    if not listed.all():
+        lists = [g if isinstance(g, list) else () for g in lists]
+    flat: list[Any] = list(chain.from_iterable(lists))
+    owner = np.repeat(np.arange(len(lists), dtype=np.intp), np.maximum(lengths, 0))
+    kinds = set(map(type, flat))
+    if kinds <= _SAMPLES:  # every pod came through the typed decoder
+        util, memory_util = list(map(_util, flat)), list(map(_memory_util, flat))
+    elif kinds <= _DICTS:  # every pod was read as dicts
+        util = list(map(_get, flat, repeat("util")))
+        memory_util = list(map(_get, flat, repeat("memoryUtil")))
+    else:  # both, or junk that is not a GPU object: skipped
+        keep = np.array([type(x) is GpuSample or isinstance(x, dict) for x in flat], np.bool_)
+        flat = [x for x in flat if type(x) is GpuSample or isinstance(x, dict)]
+        owner = owner[keep]
+        util = [x.util if type(x) is GpuSample else x.get("util") for x in flat]
+        memory_util = [x.memoryUtil if type(x) is GpuSample else x.get("memoryUtil") for x in flat]
+    per_pod = np.bincount(owner, minlength=len(lists))
+    first = np.cumsum(per_pod) - per_pod
+    return GpuSamples(
+        owner=owner,
+        position=np.arange(len(owner), dtype=np.intp) - first[owner],
+        util=_floats(util),
+        memory_util=_floats(memory_util),
+        listed=listed,
+    )
+
+
+class Summary(NamedTuple):
+    """Per-pod statistics of one GPU measure; NaN where no GPU reported it."""
+
+    reporting: IntArray  # how many GPUs of the pod gave a number
+    mean: FloatArray
+    minimum: FloatArray
+    maximum: FloatArray
+
+
+def summarize(values: FloatArray, owner: npt.NDArray[np.intp], n: int) -> Summary:
+    """Group statistics of ``values`` by ``owner`` (sorted), ignoring NaN."""
+    valid = ~np.isnan(values)
+    values, owner = values[valid], owner[valid]
+    count = np.bincount(owner, minlength=n).astype(np.int64)
+    total = np.bincount(owner, weights=values, minlength=n)
+    mean = np.full(n, np.nan)
+    np.divide(total, count, out=mean, where=count > 0)
+    minimum, maximum = np.full(n, np.nan), np.full(n, np.nan)
+    reporting = count > 0
+    if reporting.any():
+        # Groups are contiguous; reduceat over the starts of the non-empty ones.
+        starts = (np.cumsum(count) - count)[reporting]
+        minimum[reporting] = np.minimum.reduceat(values, starts)
+        maximum[reporting] = np.maximum.reduceat(values, starts)
+    return Summary(count, mean, minimum, maximum)
+
+
+def paid_gpus(gpu_count: Values, cost: Values) -> IntArray:
+    """Per pod, how many GPUs it pays for: ``gpu.count`` unless ``cost`` is 0.0.
+
+    A count that is missing, not an integer, below 1 or above
+    :data:`MAX_GPUS_PER_POD` counts as 0: such a pod gets rows only for what it lists.
+    """
+    count, missing = _ints(gpu_count)
+    usable = ~missing & (count >= 1) & (count <= MAX_GPUS_PER_POD)
+    free = _floats(cost) == 0.0  # NaN (unknown cost) compares unequal: counted as paying
+    return np.where(usable & ~free, count, 0).astype(np.intp)
+
+
+def gpu_columns(raw: PodFields, cluster_id: str | None) -> dict[str, ExtensionArray]:
+    """The gpus frame's columns for a chunk of pods (see the module docstring)."""
+    samples = gpu_samples(raw.gpus)
+    n = len(raw.pod_id)
+    listed = np.bincount(samples.owner, minlength=n).astype(np.intp)
+    rows = np.maximum(listed, paid_gpus(raw.gpu_count, raw.cost))
+    first = np.cumsum(rows) - rows
+    owner = np.repeat(np.arange(n, dtype=np.intp), rows)
+    # Each listed GPU goes to its own row; the rows past the listed ones stay NaN.
+    at = first[samples.owner] + samples.position
+    util, memory_util = np.full(len(owner), np.nan), np.full(len(owner), np.nan)
+    util[at], memory_util[at] = samples.util, samples.memory_util
+    position = np.arange(len(owner), dtype=np.int64) - first[owner]
+    return {
+        "cluster_id": cluster_ids(raw.cluster_id, cluster_id).take(owner),
+        "pod_id": _string_column(raw.pod_id).take(owner),
+        "rank": _int_column(raw.rank).take(owner),
+        "gpu_index": pd.arrays.IntegerArray(position, np.zeros(len(owner), dtype=np.bool_)),
+        "util": _masked_floats(util),
+        "memory_util": _masked_floats(memory_util),
+        "gpu_type": _string_column(raw.gpu_type).take(owner),
+        "status": _string_column(statuses(raw.status, raw.desired_status)).take(owner),
+    }

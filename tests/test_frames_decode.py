@@ -1,0 +1,232 @@
+"""The raw-JSON path (what the loader runs): typed decoding, its per-pod fallback,
+numbers beyond range, and bodies that are not listings.
+
+Both ways a pod can be read from bytes (typed structs; the standard library's
+``json`` for a pod the structs refuse) must give exactly the frame the parsed dicts
+give: every equality test here runs on both (``path`` fixture).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import traceback
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pandas as pd
+import pytest
+
+from ccanalytics.errors import MalformedResponseError
+from ccanalytics.frames import _decode
+from ccanalytics.frames._build import gpus_frame, listing_frames, pods_frame
+
+DATA = Path(__file__).parent / "data"
+FIXTURES = sorted(DATA.glob("listing_*.json"))
+SECRET = "hf_s3cr3tValueThatMustNotLeak"
+
+
+class _Refuses:
+    """Stands in for the typed decoder: refuses every pod, so all take the fallback."""
+
+    def decode(self, raw: Any) -> Any:
+        raise msgspec.ValidationError("refused for the test")
+
+
+@pytest.fixture(params=["typed", "fallback"])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "fallback":
+        monkeypatch.setattr(_decode, "_POD", _Refuses())
+    return str(request.param)
+
+
+def dict_frames(raw: bytes, cluster_id: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The frames of the same listing parsed into dicts (by the standard library)."""
+    listing = json.loads(raw)
+    return pods_frame(listing, cluster_id=cluster_id), gpus_frame(listing, cluster_id=cluster_id)
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=[f.stem for f in FIXTURES])
+def test_bytes_give_the_frames_of_the_parsed_dicts(path: str, fixture: Path) -> None:
+    raw = fixture.read_bytes()
+    pods, gpus = dict_frames(raw, "cl-x")
+    pd.testing.assert_frame_equal(pods_frame(raw, cluster_id="cl-x"), pods)
+    pd.testing.assert_frame_equal(gpus_frame(raw, cluster_id="cl-x"), gpus)
+    loaded = listing_frames(raw, "cl-x", with_gpus=True)
+    assert isinstance(loaded, tuple)
+    pd.testing.assert_frame_equal(loaded[0], pods)
+    pd.testing.assert_frame_equal(loaded[1], gpus)
+
+
+def test_many_chunks_give_the_frames_of_the_parsed_dicts(path: str) -> None:
+    """Past one chunk (CHUNK_PODS), with odd pods scattered through it."""
+    listing = json.loads((DATA / "listing_realworld.json").read_bytes())
+    pods = listing["pods"] * 200  # 3,400 elements, junk included
+    raw = json.dumps({"pods": pods}).encode()
+    expected_pods, expected_gpus = dict_frames(raw, "cl-x")
+    pd.testing.assert_frame_equal(pods_frame(raw, cluster_id="cl-x"), expected_pods)
+    pd.testing.assert_frame_equal(gpus_frame(raw, cluster_id="cl-x"), expected_gpus)
+
+
+# -- numbers JSON allows but float64 and int64 do not hold -------------------------------
+
+OUT_OF_RANGE = ["1e400", "-1e400", "9" * 400, "-" + "9" * 400, "9" * 5000, "1" + "0" * 20]
+
+
+def listing_with(field_json: dict[str, str]) -> bytes:
+    """A listing of three pods; the middle one has raw JSON number text in fields."""
+    pod = json.loads((DATA / "listing_document_full.json").read_bytes())["pods"][0]
+    parts = []
+    for i in range(3):
+        one = copy.deepcopy(pod)
+        one["id"] = f"pod-{i}"
+        text = json.dumps(one)
+        if i == 1:
+            for key, number in field_json.items():
+                text = text.replace(f'"{key}": ', f'"{key}": {number}, "_was_{key}": ', 1)
+        parts.append(text)
+    return ('{"pods": [' + ", ".join(parts) + "]}").encode()
+
+
+@pytest.mark.parametrize("number", OUT_OF_RANGE)
+@pytest.mark.parametrize("field", ["cost", "disk", "uptime", "util", "rank", "count"])
+def test_a_number_beyond_range_is_na_in_its_cell_only(path: str, field: str, number: str) -> None:
+    column = {
+        "cost": "cost",
+        "disk": "disk",
+        "uptime": "uptime_s",
+        "util": "gpu_util_max",
+        "rank": "rank",
+        "count": "gpu_count",
+    }[field]
+    raw = listing_with({field: number})
+    df = pods_frame(raw)
+    assert df["pod_id"].tolist() == ["pod-0", "pod-1", "pod-2"]
+    clean = df.iloc[0]
+    odd = df.iloc[1]
+    fits = number == "1" + "0" * 20 and column in ("cost", "uptime_s", "gpu_util_max")
+    if fits:  # 1e20 is a float64 (though not an int64)
+        assert odd[column] == 1e20
+    elif field == "util":  # the first of two GPUs: the other still reports
+        assert odd["gpus_reporting"] == 1 and odd["gpu_util_max"] == 94.0
+    else:
+        assert pd.isna(odd[column]), column
+    for other in df.columns:
+        if other not in (column, "gpu_util_mean", "gpu_util_min", "gpus_reporting"):
+            assert pd.isna(odd[other]) == pd.isna(clean[other]) or other == "pod_id", other
+    assert df.iloc[2]["cost"] == clean["cost"]
+
+
+def test_out_of_range_numbers_load_through_the_loader(
+    sandbox_free_client: Callable[[Callable[[], bytes]], pd.DataFrame],
+) -> None:
+    frame = sandbox_free_client(lambda: listing_with({"cost": "1e400", "disk": "9" * 400}))
+    assert len(frame) == 3
+    assert pd.isna(frame.loc[1, "cost"]) and pd.isna(frame.loc[1, "disk"])
+    assert frame.loc[0, "cost"] == 0.35 and frame.loc[1, "name"] == "my-training-pod"
+
+
+@pytest.fixture
+def sandbox_free_client() -> Callable[[Callable[[], bytes]], pd.DataFrame]:
+    """Load one cluster whose listing body ``make()`` gives, over a mock transport.
+
+    The body is made inside the handler, so no frame of the test holds it.
+    """
+    import httpx
+
+    import ccanalytics
+
+    def load(make: Callable[[], bytes]) -> pd.DataFrame:
+        def handler(request: httpx.Request) -> httpx.Response:
+            return httpx.Response(200, content=make(), headers={"Content-Type": "application/json"})
+
+        transport = httpx.MockTransport(handler)
+        with ccanalytics.Client("k", "http://api.test", transport=transport) as client:
+            return ccanalytics.load_cluster_pods("cl-odd", client=client)
+
+    return load
+
+
+# -- bodies that are not listings: typed errors that hold nothing of the body ----------
+
+NOT_LISTINGS = {
+    "truncated": b'{"pods": [{"env": {"HF_TOKEN": "%s"}}, ' % SECRET.encode(),
+    "not json": b"<html>%s</html>" % SECRET.encode(),
+    "array": b'[{"env": {"HF_TOKEN": "%s"}}]' % SECRET.encode(),
+    "object without pods": b'{"items": [{"env": {"HF_TOKEN": "%s"}}]}' % SECRET.encode(),
+    "pods not a list": b'{"pods": {"env": {"HF_TOKEN": "%s"}}}' % SECRET.encode(),
+    "pods null": b'{"pods": null, "x": "%s"}' % SECRET.encode(),
+    "a string": b'"%s"' % SECRET.encode(),
+    "a number": b"42",
+}
+
+
+def chain_of(err: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [err]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        yield e
+        todo += [e.__cause__, e.__context__]
+
+
+def assert_holds_nothing_of_the_body(err: BaseException) -> None:
+    for e in chain_of(err):
+        rendered = "".join(
+            traceback.TracebackException.from_exception(e, capture_locals=True).format()
+        )
+        assert SECRET not in rendered, type(e).__name__
+        assert SECRET not in repr(vars(e)) and SECRET not in str(e)
+        for value in vars(e).values():
+            assert not isinstance(value, bytes | bytearray | memoryview | dict | list) or (
+                SECRET not in repr(value)
+            )
+
+
+def raised_by(call: Callable[[], Any]) -> BaseException:
+    """The exception ``call`` raises, caught here so that no test frame holds the body."""
+    try:
+        call()
+    except Exception as err:
+        return err
+    raise AssertionError("nothing was raised")
+
+
+@pytest.mark.parametrize("name", sorted(NOT_LISTINGS))
+def test_the_loader_refuses_a_body_that_is_not_a_listing(
+    name: str, sandbox_free_client: Callable[[Callable[[], bytes]], pd.DataFrame]
+) -> None:
+    err = raised_by(lambda: sandbox_free_client(lambda: NOT_LISTINGS[name]))
+    assert isinstance(err, MalformedResponseError), repr(err)
+    assert "/v2/clusters/cl-odd/pods" in str(err)
+    assert err.path == "/v2/clusters/cl-odd/pods"
+    assert_holds_nothing_of_the_body(err)
+
+
+@pytest.mark.parametrize("name", ["truncated", "not json", "object without pods", "a string"])
+@pytest.mark.parametrize("function", [pods_frame, gpus_frame])
+def test_pods_frame_refuses_bytes_that_are_not_a_listing(
+    name: str, function: Callable[..., Any]
+) -> None:
+    err = raised_by(lambda: function(NOT_LISTINGS[name]))
+    assert isinstance(err, ValueError)
+    assert_holds_nothing_of_the_body(err)
+
+
+def test_pods_frame_refuses_a_parsed_listing_of_the_wrong_shape() -> None:
+    err = raised_by(lambda: pods_frame({"pods": {"env": {"HF_TOKEN": SECRET}}}))
+    assert isinstance(err, ValueError) and "list of pods" in str(err)
+    assert_holds_nothing_of_the_body(err)
+
+
+def test_a_bare_array_and_null_pods_are_listings_for_pods_frame_only() -> None:
+    assert pods_frame(b'[{"id": "p"}]')["pod_id"].tolist() == ["p"]
+    assert len(pods_frame(b'{"pods": null}')) == 0
+    for body in (b'[{"id": "p"}]', b'{"pods": null}'):
+        refused = listing_frames(body, "cl", with_gpus=False)
+        assert isinstance(refused, _decode.Refusal)
