@@ -216,16 +216,20 @@ def crash_collect(store: Path, renames_before_crash: int) -> None:
 
 def test_a_crash_before_the_rename_leaves_the_store_readable(client: Any, tmp_path: Path) -> None:
     first = collect(CLUSTERS, tmp_path, client=client)
-    crash_collect(tmp_path, renames_before_crash=1)  # pods file renamed, gpus file not
+    crash_collect(tmp_path, renames_before_crash=1)  # one table's file renamed, not the other's
 
     orphans = list(tmp_path.rglob(".*.tmp"))
-    assert len(orphans) == 1 and orphans[0].parent.parent.name == "gpus"
+    assert len(orphans) == 1
     assert pq.read_metadata(orphans[0]).num_rows > 0  # a complete file that was never renamed
+    lost = orphans[0].parent.parent.name  # the table whose file was not renamed
+    landed = "pods" if lost == "gpus" else "gpus"
+    before = {"pods": first.pod_rows, "gpus": first.gpu_rows}
     with History(tmp_path) as h:
-        assert len(h.gpus()) == first.gpu_rows  # the orphan is not read
-        assert len(h.pods()) > first.pod_rows  # the crashed run's pods file did land
-    assert raw_duckdb(tmp_path, "gpus").shape[0] == first.gpu_rows
-    assert ds.dataset(tmp_path / "gpus", partitioning="hive").count_rows() == first.gpu_rows
+        counts = {"pods": len(h.pods()), "gpus": len(h.gpus())}
+    assert counts[lost] == before[lost]  # the orphan is not read
+    assert counts[landed] > before[landed]  # the crashed run's other file did land
+    assert raw_duckdb(tmp_path, lost).shape[0] == before[lost]
+    assert ds.dataset(tmp_path / lost, partitioning="hive").count_rows() == before[lost]
     report = verify(tmp_path)
     assert report.temporary == tuple(orphans) and not report.unreadable and not report.ok
 

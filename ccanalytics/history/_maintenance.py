@@ -58,7 +58,7 @@ from ccanalytics.history._layout import (
     temp_path,
 )
 from ccanalytics.history._schema import TABLES
-from ccanalytics.history._write import _fsync_dir
+from ccanalytics.history._write import fsync_dir
 
 __all__ = ["CompactResult", "StoreReport", "compact", "verify"]
 
@@ -135,7 +135,7 @@ def _finish_leftovers(folder: Path) -> None:
         if (folder / merged).exists():
             for name in replaces:
                 (folder / name).unlink(missing_ok=True)
-            _fsync_dir(folder)
+            fsync_dir(folder)
         marker.unlink()
 
 
@@ -172,7 +172,7 @@ def _write_marker(folder: Path, merged: str, replaces: list[str]) -> Path:
     temp = temp_path(marker)
     temp.write_bytes(json.dumps({"merged": merged, "replaces": replaces}).encode())
     os.replace(temp, marker)
-    _fsync_dir(folder)
+    fsync_dir(folder)
     return marker
 
 
@@ -199,10 +199,10 @@ def _compact_folder(folder: Path) -> tuple[int, int, int]:
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
-    _fsync_dir(folder)
+    fsync_dir(folder)
     for path in files:  # 4.
         path.unlink()
-    _fsync_dir(folder)
+    fsync_dir(folder)
     marker.unlink()  # 5.
     return len(files), 1, table.num_rows
 
