@@ -403,3 +403,17 @@ def test_no_secret_reaches_any_file_of_the_store(sandbox: Sandbox, tmp_path: Pat
         )
     assert "cl-llama70b-train" in cells  # the scan does see stored strings
     assert not [s for s in secrets if s in cells]
+
+
+def test_polars_reads_the_store_with_the_readmes_one_liner(client: Any, tmp_path: Path) -> None:
+    polars = pytest.importorskip("polars")
+    first = collect(CLUSTERS, tmp_path, client=client)
+    collect(CLUSTERS, tmp_path, client=client)
+    frame = polars.scan_parquet(
+        f"{tmp_path}/pods/**/*.parquet",
+        hive_partitioning=True,
+        missing_columns="insert",
+        extra_columns="ignore",
+    ).collect()
+    assert frame.height == 2 * first.pod_rows
+    assert {"date", "observed_at", "cluster_id", "gpu_util_mean"} <= set(frame.columns)
