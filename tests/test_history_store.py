@@ -417,3 +417,37 @@ def test_polars_reads_the_store_with_the_readmes_one_liner(client: Any, tmp_path
     ).collect()
     assert frame.height == 2 * first.pod_rows
     assert {"date", "observed_at", "cluster_id", "gpu_util_mean"} <= set(frame.columns)
+
+
+# -- failing clusters ------------------------------------------------------------------------
+
+
+def test_errors_raise_writes_the_clusters_that_loaded_then_raises(
+    client: Any, tmp_path: Path
+) -> None:
+    with pytest.raises(ccanalytics.FleetLoadError) as caught:
+        collect(["cl-infer-prod", "cl-nope"], tmp_path, client=client)
+    assert set(caught.value.errors) == {"cl-nope"} and "404" in str(caught.value)
+    assert set(caught.value.frame["cluster_id"]) == {"cl-infer-prod"}
+    with History(tmp_path) as h:
+        assert set(h.pods()["cluster_id"]) == {"cl-infer-prod"}
+
+
+def test_errors_collect_records_the_failures_in_the_result(client: Any, tmp_path: Path) -> None:
+    result = collect(["cl-infer-prod", "cl-nope"], tmp_path, client=client, errors="collect")
+    assert result.clusters == ("cl-infer-prod",)
+    assert list(result.failures) == ["cl-nope"] and "404" in result.failures["cl-nope"]
+    assert set(result.observed_at) == {"cl-infer-prod"}
+
+
+def test_a_bad_errors_argument_is_refused_before_any_request(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="errors"):
+        collect(["cl-infer-prod"], tmp_path, errors="ignore")  # type: ignore[arg-type]
+    assert not tmp_path.joinpath("pods").exists()
+
+
+def test_history_verify_reports_a_healthy_store(client: Any, tmp_path: Path) -> None:
+    result = collect(CLUSTERS, tmp_path, client=client)
+    with History(tmp_path) as h:
+        report = h.verify()
+    assert report.ok and report.files == len(result.files) == 2

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa  # type: ignore[import-untyped]
 
+    from ccanalytics.history._maintenance import StoreReport
+
 __all__ = ["History"]
 
 _T = TypeVar("_T")
@@ -221,6 +223,12 @@ class History:
     def _window(self, since: Any, until: Any) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
         self.refresh()
         return resolve_window(self._con, since, until)
+
+    def verify(self) -> StoreReport:
+        """Unreadable files, crash leftovers and unfinished compactions of the store."""
+        from ccanalytics.history._maintenance import verify
+
+        return verify(self._store)
 
     # -- errors ---------------------------------------------------------------------
 
