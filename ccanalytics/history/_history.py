@@ -153,6 +153,12 @@ class History:
                 "hive_partitioning = true, union_by_name = true)"
             )
 
+    def verify(self) -> StoreReport:
+        """Unreadable files, crash leftovers and unfinished compactions of the store."""
+        from ccanalytics.history._maintenance import verify
+
+        return verify(self._store)
+
     # -- queries --------------------------------------------------------------------
 
     def sql(self, query: str, params: Any = None) -> pd.DataFrame:
@@ -223,12 +229,6 @@ class History:
     def _window(self, since: Any, until: Any) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
         self.refresh()
         return resolve_window(self._con, since, until)
-
-    def verify(self) -> StoreReport:
-        """Unreadable files, crash leftovers and unfinished compactions of the store."""
-        from ccanalytics.history._maintenance import verify
-
-        return verify(self._store)
 
     # -- errors ---------------------------------------------------------------------
 
