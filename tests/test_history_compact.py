@@ -271,3 +271,9 @@ def test_a_day_without_files_is_nothing_to_do(tmp_path: Path) -> None:
     result = compact(tmp_path, "2026-11-20")
     assert dict(result.files_before) == {"pods": 0, "gpus": 0}
     assert not (tmp_path / "pods").exists()
+
+
+def test_a_missing_store_is_not_created(tmp_path: Path) -> None:
+    result = compact(tmp_path / "typo", "2026-11-20")
+    assert dict(result.rows) == {"pods": 0, "gpus": 0}
+    assert not (tmp_path / "typo").exists()

@@ -115,7 +115,6 @@ class _StoreLock:
     """An exclusive advisory lock on ``STORE/.compact.lock`` (POSIX ``flock``)."""
 
     def __init__(self, store: Path) -> None:
-        store.mkdir(parents=True, exist_ok=True)
         self._fd = os.open(store / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
 
     def __enter__(self) -> _StoreLock:
@@ -229,6 +228,9 @@ def compact(store: str | PathLike[str], day: str | date | datetime) -> CompactRe
     after: dict[str, int] = {}
     rows: dict[str, int] = {}
     removed: list[Path] = []
+    if not root.is_dir():  # a mistyped path: nothing to compact, and nothing created
+        empty = MappingProxyType(dict.fromkeys(TABLES, 0))
+        return CompactResult(name, empty, empty, empty)
     with _StoreLock(root):
         for table in TABLES:
             folder = partition_dir(root, table, name)
