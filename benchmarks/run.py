@@ -15,6 +15,7 @@ import sys
 import time
 
 import coldstart
+import collect
 import fleet
 import keys_audit
 import loader
@@ -27,6 +28,7 @@ FIGURES = {
     "keys": keys_audit.bench,
     "fleet": fleet.bench,
     "coldstart": coldstart.bench,
+    "collect": collect.bench,
     "report": report.bench,
 }
 

@@ -273,3 +273,13 @@ def test_a_fleet_load_leaves_the_clients_rate_limit_current(make_sandbox: Any) -
         assert client.rate_limit is not None
         day = client.rate_limit.windows["day"]
         assert (day.quota, day.window, day.remaining) == (50_000, 86_400.0, 49_998)
+
+
+def test_a_store_that_cannot_be_written_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the store should be")
+    assert main(["collect", "cl-infer-prod", "--store", str(blocker), "--sandbox"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ccanalytics collect: cannot write the store")

@@ -64,7 +64,7 @@ def watch_steps(
     monkeypatch: pytest.MonkeyPatch, store: Path, check: Callable[[str, Path], None]
 ) -> None:
     """Call ``check(step, path)`` after each rename and delete compaction does in the store."""
-    busy = threading.local()
+    busy = threading.local()  # a check's own file operations are not compaction steps
     for name in ("replace", "unlink"):
         real = getattr(os, name)
 
@@ -218,8 +218,11 @@ def test_files_collected_during_a_compaction_are_kept(
         expected_gpus = len(h.gpus())
     late: list[Any] = []
 
+    started = threading.Event()  # the collect's own renames (on its threads) call back here
+
     def collect_once(step: str, path: Path) -> None:
-        if not late and step == "replace" and path.suffix == ".parquet":
+        if not started.is_set() and step == "replace" and path.suffix == ".parquet":
+            started.set()
             with Sandbox() as sb, sb.client() as client:
                 late.append(collect(CLUSTERS[:1], store, client=client))
 
@@ -268,3 +271,9 @@ def test_a_day_without_files_is_nothing_to_do(tmp_path: Path) -> None:
     result = compact(tmp_path, "2026-11-20")
     assert dict(result.files_before) == {"pods": 0, "gpus": 0}
     assert not (tmp_path / "pods").exists()
+
+
+def test_a_missing_store_is_not_created(tmp_path: Path) -> None:
+    result = compact(tmp_path / "typo", "2026-11-20")
+    assert dict(result.rows) == {"pods": 0, "gpus": 0}
+    assert not (tmp_path / "typo").exists()

@@ -216,16 +216,20 @@ def crash_collect(store: Path, renames_before_crash: int) -> None:
 
 def test_a_crash_before_the_rename_leaves_the_store_readable(client: Any, tmp_path: Path) -> None:
     first = collect(CLUSTERS, tmp_path, client=client)
-    crash_collect(tmp_path, renames_before_crash=1)  # pods file renamed, gpus file not
+    crash_collect(tmp_path, renames_before_crash=1)  # one table's file renamed, not the other's
 
     orphans = list(tmp_path.rglob(".*.tmp"))
-    assert len(orphans) == 1 and orphans[0].parent.parent.name == "gpus"
+    assert len(orphans) == 1
     assert pq.read_metadata(orphans[0]).num_rows > 0  # a complete file that was never renamed
+    lost = orphans[0].parent.parent.name  # the table whose file was not renamed
+    landed = "pods" if lost == "gpus" else "gpus"
+    before = {"pods": first.pod_rows, "gpus": first.gpu_rows}
     with History(tmp_path) as h:
-        assert len(h.gpus()) == first.gpu_rows  # the orphan is not read
-        assert len(h.pods()) > first.pod_rows  # the crashed run's pods file did land
-    assert raw_duckdb(tmp_path, "gpus").shape[0] == first.gpu_rows
-    assert ds.dataset(tmp_path / "gpus", partitioning="hive").count_rows() == first.gpu_rows
+        counts = {"pods": len(h.pods()), "gpus": len(h.gpus())}
+    assert counts[lost] == before[lost]  # the orphan is not read
+    assert counts[landed] > before[landed]  # the crashed run's other file did land
+    assert raw_duckdb(tmp_path, lost).shape[0] == before[lost]
+    assert ds.dataset(tmp_path / lost, partitioning="hive").count_rows() == before[lost]
     report = verify(tmp_path)
     assert report.temporary == tuple(orphans) and not report.unreadable and not report.ok
 
@@ -399,3 +403,51 @@ def test_no_secret_reaches_any_file_of_the_store(sandbox: Sandbox, tmp_path: Pat
         )
     assert "cl-llama70b-train" in cells  # the scan does see stored strings
     assert not [s for s in secrets if s in cells]
+
+
+def test_polars_reads_the_store_with_the_readmes_one_liner(client: Any, tmp_path: Path) -> None:
+    polars = pytest.importorskip("polars")
+    first = collect(CLUSTERS, tmp_path, client=client)
+    collect(CLUSTERS, tmp_path, client=client)
+    frame = polars.scan_parquet(
+        f"{tmp_path}/pods/**/*.parquet",
+        hive_partitioning=True,
+        missing_columns="insert",
+        extra_columns="ignore",
+    ).collect()
+    assert frame.height == 2 * first.pod_rows
+    assert {"date", "observed_at", "cluster_id", "gpu_util_mean"} <= set(frame.columns)
+
+
+# -- failing clusters ------------------------------------------------------------------------
+
+
+def test_errors_raise_writes_the_clusters_that_loaded_then_raises(
+    client: Any, tmp_path: Path
+) -> None:
+    with pytest.raises(ccanalytics.FleetLoadError) as caught:
+        collect(["cl-infer-prod", "cl-nope"], tmp_path, client=client)
+    assert set(caught.value.errors) == {"cl-nope"} and "404" in str(caught.value)
+    assert set(caught.value.frame["cluster_id"]) == {"cl-infer-prod"}
+    with History(tmp_path) as h:
+        assert set(h.pods()["cluster_id"]) == {"cl-infer-prod"}
+
+
+def test_errors_collect_records_the_failures_in_the_result(client: Any, tmp_path: Path) -> None:
+    result = collect(["cl-infer-prod", "cl-nope"], tmp_path, client=client, errors="collect")
+    assert result.clusters == ("cl-infer-prod",)
+    assert list(result.failures) == ["cl-nope"] and "404" in result.failures["cl-nope"]
+    assert set(result.observed_at) == {"cl-infer-prod"}
+
+
+def test_a_bad_errors_argument_is_refused_before_any_request(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="errors"):
+        collect(["cl-infer-prod"], tmp_path, errors="ignore")  # type: ignore[arg-type]
+    assert not tmp_path.joinpath("pods").exists()
+
+
+def test_history_verify_reports_a_healthy_store(client: Any, tmp_path: Path) -> None:
+    result = collect(CLUSTERS, tmp_path, client=client)
+    with History(tmp_path) as h:
+        report = h.verify()
+    assert report.ok and report.files == len(result.files) == 2

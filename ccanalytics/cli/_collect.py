@@ -166,9 +166,14 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     with api_client(args) as (client, _):
         if args.every is None:
+            from ccanalytics.errors import StoreError
             from ccanalytics.history import collect
 
-            result = collect(args.cluster_ids, args.store, client=client, errors="collect")
+            try:
+                result = collect(args.cluster_ids, args.store, client=client, errors="collect")
+            except (OSError, StoreError) as err:  # the store failed: 1, like the API failing
+                _say(f"cannot write the store: {' '.join(str(err).split())}")
+                return EXIT_FAILURE
             _say(_line(1, None, result))
             return EXIT_FAILURE if result.failures else EXIT_OK
         return _loop(args, client)

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa  # type: ignore[import-untyped]
 
+    from ccanalytics.history._maintenance import StoreReport
+
 __all__ = ["History"]
 
 _T = TypeVar("_T")
@@ -150,6 +152,12 @@ class History:
                 f"SELECT * FROM read_parquet(getvariable('_files_{table}'), "
                 "hive_partitioning = true, union_by_name = true)"
             )
+
+    def verify(self) -> StoreReport:
+        """Unreadable files, crash leftovers and unfinished compactions of the store."""
+        from ccanalytics.history._maintenance import verify
+
+        return verify(self._store)
 
     # -- queries --------------------------------------------------------------------
 

@@ -58,7 +58,7 @@ from ccanalytics.history._layout import (
     temp_path,
 )
 from ccanalytics.history._schema import TABLES
-from ccanalytics.history._write import _fsync_dir
+from ccanalytics.history._write import fsync_dir
 
 __all__ = ["CompactResult", "StoreReport", "compact", "verify"]
 
@@ -115,7 +115,6 @@ class _StoreLock:
     """An exclusive advisory lock on ``STORE/.compact.lock`` (POSIX ``flock``)."""
 
     def __init__(self, store: Path) -> None:
-        store.mkdir(parents=True, exist_ok=True)
         self._fd = os.open(store / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
 
     def __enter__(self) -> _StoreLock:
@@ -135,7 +134,7 @@ def _finish_leftovers(folder: Path) -> None:
         if (folder / merged).exists():
             for name in replaces:
                 (folder / name).unlink(missing_ok=True)
-            _fsync_dir(folder)
+            fsync_dir(folder)
         marker.unlink()
 
 
@@ -172,7 +171,7 @@ def _write_marker(folder: Path, merged: str, replaces: list[str]) -> Path:
     temp = temp_path(marker)
     temp.write_bytes(json.dumps({"merged": merged, "replaces": replaces}).encode())
     os.replace(temp, marker)
-    _fsync_dir(folder)
+    fsync_dir(folder)
     return marker
 
 
@@ -199,10 +198,10 @@ def _compact_folder(folder: Path) -> tuple[int, int, int]:
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
-    _fsync_dir(folder)
+    fsync_dir(folder)
     for path in files:  # 4.
         path.unlink()
-    _fsync_dir(folder)
+    fsync_dir(folder)
     marker.unlink()  # 5.
     return len(files), 1, table.num_rows
 
@@ -229,6 +228,9 @@ def compact(store: str | PathLike[str], day: str | date | datetime) -> CompactRe
     after: dict[str, int] = {}
     rows: dict[str, int] = {}
     removed: list[Path] = []
+    if not root.is_dir():  # a mistyped path: nothing to compact, and nothing created
+        empty = MappingProxyType(dict.fromkeys(TABLES, 0))
+        return CompactResult(name, empty, empty, empty)
     with _StoreLock(root):
         for table in TABLES:
             folder = partition_dir(root, table, name)

@@ -48,7 +48,10 @@ def _stored_type(dtype: pa.DataType) -> pa.DataType:
 
 def to_arrow(frame: pd.DataFrame) -> pa.Table:
     """A frame (with ``observed_at``) as the Arrow table a store file holds."""
-    table = pa.Table.from_pandas(frame, preserve_index=False)
+    # Column by column (each pandas array converts itself): a third of the time of
+    # Table.from_pandas, which also builds pandas metadata that we would drop anyway.
+    names = [str(name) for name in frame.columns]
+    table = pa.Table.from_arrays([pa.array(frame[name]) for name in frame.columns], names=names)
     schema = pa.schema([pa.field(f.name, _stored_type(f.type)) for f in table.schema])
     # safe=False: a nanosecond remainder is dropped rather than raising (see the docstring).
     table = table.cast(schema, safe=False).replace_schema_metadata(None)

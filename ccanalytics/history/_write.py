@@ -25,10 +25,10 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["append_frame", "write_atomically"]
+__all__ = ["append_frame", "fsync_dir", "write_atomically"]
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
     """Make a rename durable (a no-op where folders cannot be opened, e.g. Windows)."""
     try:
         fd = os.open(folder, os.O_RDONLY)
@@ -42,12 +42,15 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def write_atomically(table: pa.Table, final: Path) -> Path:
+def write_atomically(table: pa.Table, final: Path, *, durable_rename: bool = False) -> Path:
     """Write ``table`` as Parquet to ``final`` via a hidden temporary file and a rename.
 
-    If anything fails (or is interrupted) before the rename, the temporary file is
-    removed and ``final`` never exists. Only a killed process leaves the temporary
-    file behind, where readers ignore it.
+    The content is on disk before the rename, so after a power cut the final name
+    holds the whole file or does not exist (that run is lost, nothing is torn).
+    ``durable_rename`` also syncs the folder, so the rename itself survives one (the
+    compaction's ordering relies on it; a collect can do without). If anything fails
+    (or is interrupted) before the rename, the temporary file is removed and ``final``
+    never exists; only a killed process leaves it behind, where readers ignore it.
     """
     final.parent.mkdir(parents=True, exist_ok=True)
     temp = temp_path(final)
@@ -60,7 +63,8 @@ def write_atomically(table: pa.Table, final: Path) -> Path:
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
-    _fsync_dir(final.parent)
+    if durable_rename:
+        fsync_dir(final.parent)
     return final
 
 
@@ -71,10 +75,15 @@ def append_frame(store: Path, table: str, frame: pd.DataFrame) -> list[Path]:
     """
     if frame.empty:
         return []
-    days = frame["observed_at"].dt.strftime("%Y-%m-%d")
+    stamps = frame["observed_at"]
+    first, last = stamps.min(), stamps.max()
+    if first.date() == last.date():  # the usual snapshot: one day, no need to split
+        parts = [(f"{first:%Y-%m-%d}", frame)]
+    else:
+        days = stamps.dt.strftime("%Y-%m-%d")
+        parts = [(str(day), rows) for day, rows in frame.groupby(days, sort=True)]
     written = []
-    for day, rows in frame.groupby(days, sort=True):
+    for day, rows in parts:
         name = data_file_name(rows["observed_at"].min().to_pydatetime())
-        final = partition_dir(store, table, str(day)) / name
-        written.append(write_atomically(to_arrow(rows), final))
+        written.append(write_atomically(to_arrow(rows), partition_dir(store, table, day) / name))
     return written
