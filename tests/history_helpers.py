@@ -198,9 +198,8 @@ def hand_idle_cost(
                 "key": key,
                 "observed_hours": observed.get(key, 0) / US_PER_HOUR,
                 "total_cost": sum(r["cost0"] * p / US_PER_HOUR for p, r in mine),
-                "idle_gpu_hours": sum(
-                    r["gpu_count"] * p / US_PER_HOUR for p, r in mine if r["idle"]
-                ),
+                "idle_gpu_hours": sum(int(r["gpu_count"]) * p for p, r in mine if r["idle"])
+                / US_PER_HOUR,
                 "idle_cost": sum(r["cost0"] * p / US_PER_HOUR for p, r in mine if r["idle"]),
                 "unused_gpu_cost": sum(
                     r["cost0"] * (1 - r["gpu_util_mean"] / 100) * p / US_PER_HOUR

@@ -108,6 +108,8 @@ def params(start_us: int, end_us: int) -> dict[str, Any]:
 def stragglers(con: Any, start: Any, end: Any, *, min_share: float = 0.5) -> pd.DataFrame:
     """Per (cluster_id, rank) judged in ``[start, end)``: how often it was a straggler.
 
+    With ``end`` None the window runs up to and including the newest snapshot.
+
     Columns: ``cluster_id, rank``, ``snapshots`` (snapshots of its cluster in the
     window in which the rank was judged), ``flagged`` (in how many it straggled),
     ``share`` (flagged / snapshots, 0-1), ``mean_deficit`` (mean points below the
@@ -120,7 +122,10 @@ def stragglers(con: Any, start: Any, end: Any, *, min_share: float = 0.5) -> pd.
     window = window_us(con, start, end)
     if window is None:
         return pd.DataFrame(columns=list(STRAGGLER_COLUMNS)).astype(STRAGGLER_COLUMNS)
-    frame = run(con, _SHARES_SQL, params(*window))
+    start_us, end_us = window
+    if end is None:  # up to the newest snapshot: it is a reading too, so it counts
+        end_us += 1
+    frame = run(con, _SHARES_SQL, params(start_us, end_us))
     frame["share"] = frame["flagged"] / frame["snapshots"]
     frame["first_flagged"] = pd.to_datetime(frame["first_us"], unit="us", utc=True)
     frame["last_flagged"] = pd.to_datetime(frame["last_us"], unit="us", utc=True)
