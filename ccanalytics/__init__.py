@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         PermissionDeniedError,
         RateLimitError,
         ServerError,
+        StoreError,
         UnprocessableEntityError,
     )
     from ccanalytics.frames._build import gpus_frame, pods_frame
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
         load_cluster_frames,
         load_cluster_pods,
     )
+    from ccanalytics.history import CollectResult, History, collect
     from ccanalytics.keys import (
         AuthorizedKey,
         audit_keys,
@@ -70,6 +72,7 @@ _LAZY = {
             "PermissionDeniedError",
             "RateLimitError",
             "ServerError",
+            "StoreError",
             "UnprocessableEntityError",
         ),
         "ccanalytics.errors",
@@ -83,6 +86,9 @@ _LAZY = {
     "load_cluster_pods": "ccanalytics.frames",
     "aload_cluster_pods": "ccanalytics.frames",
     "load_cluster_frames": "ccanalytics.frames",
+    "CollectResult": "ccanalytics.history",
+    "History": "ccanalytics.history",
+    "collect": "ccanalytics.history",
     "AuthorizedKey": "ccanalytics.keys",
     "audit_keys": "ccanalytics.keys",
     "diff_ssh_keys": "ccanalytics.keys",
@@ -115,9 +121,11 @@ __all__ = [
     "AuthorizedKey",
     "CCAnalyticsError",
     "Client",
+    "CollectResult",
     "ConfigurationError",
     "ErrorResponse",
     "FleetLoadError",
+    "History",
     "InvalidSshKeysError",
     "KeyNormalizationError",
     "MalformedResponseError",
@@ -130,10 +138,12 @@ __all__ = [
     "Registry",
     "ServerError",
     "SshKeys",
+    "StoreError",
     "UnprocessableEntityError",
     "UpdateSshKeysRequest",
     "aload_cluster_pods",
     "audit_keys",
+    "collect",
     "diff_ssh_keys",
     "gpus_frame",
     "load_cluster_frames",

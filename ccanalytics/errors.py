@@ -16,10 +16,11 @@ The whole tree, drawn once::
     ├── InvalidSshKeysError            local validation before a PUT; ``errors`` as "<json path>: <message>"
     ├── KeyNormalizationError          lines normalize_key_lines cannot make API keys of; ``errors`` as "line <n>: <reason>"
     ├── ConfigurationError             no API key or base URL, or an unusable one (also a ValueError)
-    └── FleetLoadError                 some clusters of a fleet load failed; ``frame`` has the rest
+    ├── FleetLoadError                 some clusters of a fleet load failed; ``frame`` has the rest
+    └── StoreError                     the history store cannot be read or written; ``path`` names the file
 
-``MalformedResponseError``, ``KeyNormalizationError``, ``ConfigurationError`` and ``FleetLoadError``
-are additions to the tree that ``shared/API.md`` fixes; everything else is exactly that tree.
+``MalformedResponseError``, ``KeyNormalizationError``, ``ConfigurationError``, ``FleetLoadError``
+and ``StoreError`` are additions to the tree that ``shared/API.md`` fixes; everything else is exactly that tree.
 
 No message built here ever contains the API key: messages are made from the
 response's status and problem+json fields, the request's method and path only.
@@ -46,6 +47,7 @@ __all__ = [
     "PermissionDeniedError",
     "RateLimitError",
     "ServerError",
+    "StoreError",
     "UnprocessableEntityError",
 ]
 
@@ -244,3 +246,14 @@ class FleetLoadError(CCAnalyticsError):
             f"{len(self.errors)} of {len(self.errors) + loaded} clusters failed to load "
             "(the others are in .frame):\n  " + "\n  ".join(lines)
         )
+
+
+class StoreError(CCAnalyticsError):
+    """The history store cannot be read or written: a corrupt or vanished file, a bad marker.
+
+    ``path`` is the file at fault when one is known (the message names it too).
+    """
+
+    def __init__(self, message: str, path: Any = None) -> None:
+        super().__init__(message)
+        self.path = path

@@ -1,4 +1,57 @@
-"""History: snapshots over time in an append-only Parquet store, and answers over windows.
+"""Utilization history: snapshots appended to a Parquet store, and SQL over it.
 
-(Interim: the store and ``History`` arrive from the history-store branch.)
+- ``_collect``: :func:`collect` takes one snapshot of some clusters and appends it;
+- ``_write``: appending files atomically (hidden temporary name, then a rename);
+- ``_layout``: where files live, and which a reader should read;
+- ``_schema``: what a file holds; frames to Arrow and back with nullable dtypes;
+- ``_history``: :class:`History`, the read side, in an embedded DuckDB;
+- ``_window``: ``since``/``until`` to a ``[start, end)`` window in UTC;
+- ``_maintenance``: :func:`compact` (a day's files into one) and :func:`verify`.
+
+The store, ``STORE/{pods,gpus}/date=YYYY-MM-DD/<unique>.parquet``, is plain Hive-style
+Parquet: DuckDB, Polars, pyarrow and Spark read it as it is (see the README).
+
+It may import :mod:`ccanalytics.frames`, :mod:`ccanalytics.api`,
+:mod:`ccanalytics.analysis` and :mod:`ccanalytics.errors`; never the report or the
+CLI, which build on it. Names are imported on first use (pyarrow and DuckDB are heavy).
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ccanalytics._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from ccanalytics.history._collect import CollectResult, collect
+    from ccanalytics.history._history import History
+    from ccanalytics.history._maintenance import CompactResult, StoreReport, compact, verify
+    from ccanalytics.history._schema import SCHEMA_VERSION
+    from ccanalytics.history._window import resolve_window
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "CollectResult",
+    "CompactResult",
+    "History",
+    "StoreReport",
+    "collect",
+    "compact",
+    "resolve_window",
+    "verify",
+]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "CollectResult": "ccanalytics.history._collect",
+        "collect": "ccanalytics.history._collect",
+        "History": "ccanalytics.history._history",
+        "CompactResult": "ccanalytics.history._maintenance",
+        "StoreReport": "ccanalytics.history._maintenance",
+        "compact": "ccanalytics.history._maintenance",
+        "verify": "ccanalytics.history._maintenance",
+        "SCHEMA_VERSION": "ccanalytics.history._schema",
+        "resolve_window": "ccanalytics.history._window",
+    },
+)

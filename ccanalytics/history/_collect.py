@@ -1,0 +1,132 @@
+"""``collect``: one snapshot of some clusters, appended to a store.
+
+A snapshot is one fleet load (:func:`ccanalytics.load_cluster_frames`, which paces
+itself inside the rate limits) whose rows carry ``observed_at``, the time the service
+answered. It is taken in two steps, :func:`take_snapshot` then :func:`append_snapshot`,
+so that the CLI can look at the first response's rate-limit policy before it writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from os import PathLike
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Literal, NamedTuple
+
+from ccanalytics.errors import CCAnalyticsError, FleetLoadError
+from ccanalytics.history._write import append_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ccanalytics.api import AsyncClient, Client
+
+__all__ = ["CollectResult", "Snapshot", "append_snapshot", "collect", "take_snapshot"]
+
+
+@dataclass(frozen=True)
+class CollectResult:
+    """What one :func:`collect` wrote.
+
+    ``observed_at`` maps each cluster that had pods to when the service answered for
+    it (UTC); ``clusters`` are the clusters that loaded (a cluster with no pods loads
+    but writes no row); ``failures`` maps each cluster that failed to its message.
+    """
+
+    observed_at: Mapping[str, datetime]
+    clusters: tuple[str, ...]
+    pod_rows: int
+    gpu_rows: int
+    failures: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    files: tuple[Path, ...] = ()
+
+    @property
+    def snapshot_time(self) -> datetime | None:
+        """The earliest ``observed_at`` of the snapshot (``None``: no row written)."""
+        return min(self.observed_at.values(), default=None)
+
+
+class Snapshot(NamedTuple):
+    """A loaded, not yet written snapshot."""
+
+    cluster_ids: tuple[str, ...]
+    pods: pd.DataFrame
+    gpus: pd.DataFrame
+    failures: Mapping[str, str]
+
+
+def take_snapshot(
+    cluster_ids: str | Iterable[str], client: Client | AsyncClient | None
+) -> Snapshot:
+    """Load every cluster once; failures are recorded, never raised (see ``errors``)."""
+    from ccanalytics.frames import load_cluster_frames
+
+    ids = (cluster_ids,) if isinstance(cluster_ids, str) else tuple(dict.fromkeys(cluster_ids))
+    frames = load_cluster_frames(ids, client=client, errors="collect", progress=False)
+    failures = dict(frames.pods.attrs.get("errors", {}))
+    for frame in frames:
+        frame.attrs.clear()  # error messages are for the result, not for the store
+    return Snapshot(ids, frames.pods, frames.gpus, MappingProxyType(failures))
+
+
+def append_snapshot(store: str | PathLike[str], snapshot: Snapshot) -> CollectResult:
+    """Write a snapshot's rows to the store and say what was written."""
+    root = Path(store)
+    files = [
+        *append_frame(root, "pods", snapshot.pods),
+        *append_frame(root, "gpus", snapshot.gpus),
+    ]
+    first_seen = snapshot.pods.groupby("cluster_id", sort=False)["observed_at"].min()
+    return CollectResult(
+        observed_at=MappingProxyType(
+            {str(cid): when.to_pydatetime() for cid, when in first_seen.items()}
+        ),
+        clusters=tuple(c for c in snapshot.cluster_ids if c not in snapshot.failures),
+        pod_rows=len(snapshot.pods),
+        gpu_rows=len(snapshot.gpus),
+        failures=snapshot.failures,
+        files=tuple(files),
+    )
+
+
+def collect(
+    cluster_ids: str | Iterable[str],
+    store: str | PathLike[str],
+    *,
+    client: Client | AsyncClient | None = None,
+    errors: Literal["raise", "collect"] = "raise",
+) -> CollectResult:
+    """Take one snapshot of each cluster and append it to ``store``.
+
+    Parameters
+    ----------
+    cluster_ids:
+        One cluster id or several (loaded concurrently within the rate limit).
+    store:
+        The store's folder (created when missing); see :mod:`ccanalytics.history`.
+    client:
+        A :class:`~ccanalytics.Client` or :class:`~ccanalytics.AsyncClient`; ``None``:
+        one from ``CCANALYTICS_API_KEY`` and ``CCANALYTICS_BASE_URL``.
+    errors:
+        ``"raise"`` (default): after writing the clusters that loaded, raise
+        :class:`~ccanalytics.FleetLoadError` if any failed (``.frame`` holds the pods
+        written; each failure's message is kept). ``"collect"``: return, with the
+        failures in :attr:`CollectResult.failures`.
+
+    Every row carries ``observed_at``: the response's ``Date`` header when present and
+    plausible, else the local clock at receipt. Nothing secret is written: the frames
+    hold no ``env`` value, and nothing of the client reaches the store.
+    """
+    if errors not in ("raise", "collect"):
+        raise ValueError("errors must be 'raise' or 'collect'")
+    snapshot = take_snapshot(cluster_ids, client)
+    result = append_snapshot(store, snapshot)
+    if result.failures and errors == "raise":
+        raise FleetLoadError(
+            {cid: CCAnalyticsError(message) for cid, message in result.failures.items()},
+            snapshot.pods,
+        )
+    return result

@@ -1,0 +1,260 @@
+"""``History(store)``: SQL over a store's Parquet files, in an embedded DuckDB.
+
+The queries run inside DuckDB, which streams the Parquet files (a store larger than
+memory is fine); only results become pandas frames, with the live frames' nullable
+dtypes. The connection is in memory and locked down before the first query: it may
+read the store's folder and nothing else, installs no extension, and so opens no
+network connection.
+
+Two views, ``pods`` and ``gpus``, hold every snapshot's rows. Before each query they
+are pointed at the files :func:`~ccanalytics.history._layout.list_store` lists (which
+honours a compaction in progress), and a query that finds a listed file gone (a
+compaction finished meanwhile) is run again on a fresh listing. The views always have
+at least the columns a file written now would have, with their types: an empty or
+missing store gives empty frames with the right columns, and a column that older files
+lack reads as null in their rows.
+
+Queries over history belong here, as methods that call :meth:`History.sql`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+import uuid
+import weakref
+from os import PathLike
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self, TypeVar
+
+import duckdb
+
+from ccanalytics.errors import StoreError
+from ccanalytics.history._layout import list_store
+from ccanalytics.history._schema import TABLES, empty_table, to_pandas
+from ccanalytics.history._window import resolve_window
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    import pandas as pd
+    import pyarrow as pa  # type: ignore[import-untyped]
+
+__all__ = ["History"]
+
+_T = TypeVar("_T")
+
+#: A query that keeps finding listed files gone is given up after this many runs.
+MAX_QUERY_ATTEMPTS = 5
+#: Columns of the views that are store bookkeeping, not pod data: left out of pods()/gpus().
+BOOKKEEPING_COLUMNS = ("date", "schema_version")
+#: Row order of pods()/gpus() (columns every frame has, per the public API).
+_ORDER = {
+    "pods": "observed_at, cluster_id, pod_id",
+    "gpus": "observed_at, cluster_id, pod_id, gpu_index",
+}
+_VANISHED = re.compile(r"No files found that match|No such file|Cannot open file", re.IGNORECASE)
+
+
+def _connect(store: Path, spill: Path) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB that may read ``store`` (and spill to ``spill``) and nothing else."""
+    con = duckdb.connect(
+        ":memory:",
+        config={"autoinstall_known_extensions": False, "autoload_known_extensions": False},
+    )
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute("SET temp_directory = ?", [str(spill)])
+    con.execute("SET allowed_directories = ?", [[f"{store}{os.sep}", f"{spill}{os.sep}"]])
+    con.execute("SET enable_external_access = false")  # cannot be turned back on
+    return con
+
+
+def _close(con: duckdb.DuckDBPyConnection, spill: Path) -> None:
+    con.close()
+    shutil.rmtree(spill, ignore_errors=True)
+
+
+class History:
+    """The read side of a store: ``with History(store) as h: h.pods(since="2026-11-20")``.
+
+    Parameters
+    ----------
+    store:
+        The store's folder (see :mod:`ccanalytics.history`). A missing folder is an
+        empty store.
+
+    ``since``/``until`` take anything :class:`pandas.Timestamp` reads (a naive time
+    means UTC) or a :class:`~datetime.timedelta` back from the newest snapshot; the
+    window is ``[since, until)`` on ``observed_at``.
+    """
+
+    def __init__(self, store: str | PathLike[str]) -> None:
+        self._store = Path(store).resolve()
+        spill = Path(tempfile.gettempdir()) / f"ccanalytics-duckdb-{uuid.uuid4().hex}"
+        self._con = _connect(self._store, spill)
+        self._finalizer = weakref.finalize(self, _close, self._con, spill)
+        for table in TABLES:
+            self._con.register(f"_empty_{table}", empty_table(table))
+        self._retrying(self.refresh)
+
+    # -- lifetime -------------------------------------------------------------------
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the DuckDB connection (idempotent)."""
+        self._finalizer()
+
+    def __repr__(self) -> str:
+        return f"History({str(self._store)!r})"
+
+    @property
+    def store(self) -> Path:
+        """The store's folder (absolute)."""
+        return self._store
+
+    @property
+    def connection(self) -> duckdb.DuckDBPyConnection:
+        """The DuckDB connection with the views ``pods`` and ``gpus`` (read-only access).
+
+        The views list the files as of the last :meth:`refresh` (each :meth:`sql` call
+        refreshes them); prefer :meth:`sql`, which also retries across a compaction.
+        """
+        return self._con
+
+    # -- the views ------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Point the views at the store's files as they are now."""
+        for table in TABLES:
+            files = [str(path) for path in list_store(self._store, table).files]
+            empty = f"SELECT *, CAST(NULL AS DATE) AS date FROM _empty_{table}"
+            if not files:
+                self._con.execute(f"CREATE OR REPLACE VIEW {table} AS {empty}")
+                continue
+            self._con.execute(f"SET VARIABLE _files_{table} = ?", [files])
+            self._con.execute(
+                f"CREATE OR REPLACE VIEW {table} AS {empty} UNION ALL BY NAME "
+                f"SELECT * FROM read_parquet(getvariable('_files_{table}'), "
+                "hive_partitioning = true, union_by_name = true)"
+            )
+
+    # -- queries --------------------------------------------------------------------
+
+    def sql(self, query: str, params: Any = None) -> pd.DataFrame:
+        """Run ``query`` (SQL over the views ``pods`` and ``gpus``) and return a frame.
+
+        ``params`` fills ``?`` or ``$name`` placeholders (a sequence or a mapping).
+        Results have the live frames' nullable dtypes; times are UTC. A corrupt store
+        file raises :class:`~ccanalytics.errors.StoreError` naming the file; SQL
+        mistakes raise DuckDB's own errors.
+        """
+
+        def run() -> pa.Table | None:
+            self.refresh()
+            relation = self._con.sql(query, params=params)
+            return relation.to_arrow_table() if relation is not None else None
+
+        result = self._retrying(run)
+        return to_pandas(result) if result is not None else _empty_frame()
+
+    def _retrying(self, action: Callable[[], _T]) -> _T:
+        """``action()``, again on a fresh listing if a listed file vanished meanwhile."""
+        for attempt in range(1, MAX_QUERY_ATTEMPTS + 1):
+            try:
+                return action()
+            except (duckdb.IOException, duckdb.InvalidInputException) as err:
+                if _VANISHED.search(str(err)) and attempt < MAX_QUERY_ATTEMPTS:
+                    continue  # a compaction removed a listed file: list again
+                raise self._store_error(err) from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def pods(
+        self, since: Any = None, until: Any = None, cluster_ids: str | Iterable[str] | None = None
+    ) -> pd.DataFrame:
+        """Every snapshot's pod rows in the window, oldest first (see the class docstring)."""
+        return self._rows("pods", since, until, cluster_ids)
+
+    def gpus(
+        self, since: Any = None, until: Any = None, cluster_ids: str | Iterable[str] | None = None
+    ) -> pd.DataFrame:
+        """Every snapshot's GPU rows in the window, oldest first."""
+        return self._rows("gpus", since, until, cluster_ids)
+
+    def _rows(
+        self, table: str, since: Any, until: Any, cluster_ids: str | Iterable[str] | None
+    ) -> pd.DataFrame:
+        start, end = self._retrying(lambda: self._window(since, until))
+        where: list[str] = ["TRUE"]
+        params: dict[str, Any] = {}
+        if start is not None:
+            # The date condition lets DuckDB skip whole partitions without opening them.
+            where.append("observed_at >= CAST($start AS TIMESTAMPTZ)")
+            where.append("date >= CAST($start_day AS DATE)")
+            params |= {"start": start.isoformat(), "start_day": start.strftime("%Y-%m-%d")}
+        if end is not None:
+            where.append("observed_at < CAST($end AS TIMESTAMPTZ)")
+            where.append("date <= CAST($end_day AS DATE)")
+            params |= {"end": end.isoformat(), "end_day": end.strftime("%Y-%m-%d")}
+        if cluster_ids is not None:
+            ids = [cluster_ids] if isinstance(cluster_ids, str) else list(cluster_ids)
+            where.append("list_contains($ids, cluster_id)")
+            params["ids"] = [str(cid) for cid in ids]
+        query = (
+            f"SELECT * EXCLUDE ({', '.join(BOOKKEEPING_COLUMNS)}) FROM {table} "
+            f"WHERE {' AND '.join(where)} ORDER BY {_ORDER[table]}"
+        )
+        return self.sql(query, params).reset_index(drop=True)
+
+    def _window(self, since: Any, until: Any) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
+        self.refresh()
+        return resolve_window(self._con, since, until)
+
+    # -- errors ---------------------------------------------------------------------
+
+    def _store_error(self, err: duckdb.Error) -> Exception:
+        """A DuckDB failure as a :class:`StoreError` naming the bad file, if one is bad."""
+        # DuckDB appends the query text and a caret line after "LINE n:": not for people.
+        message = " ".join(re.split(r"\bLINE \d+:", str(err))[0].split())
+        for table in TABLES:
+            for path in list_store(self._store, table).files:
+                if str(path) in message:
+                    return StoreError(f"cannot read store file {path}: {message}", path)
+        bad = _first_unreadable(self._store)
+        if bad is not None:
+            return StoreError(f"cannot read store file {bad[0]}: {bad[1]}", bad[0])
+        return err  # not the store's fault: the query's own error
+
+
+def _empty_frame() -> pd.DataFrame:
+    """What a statement that returns no relation (``SET``, ``CREATE``, ...) gives."""
+    import pandas as pd
+
+    return pd.DataFrame()
+
+
+def _first_unreadable(store: Path) -> tuple[Path, str] | None:
+    """The first data file whose Parquet footer cannot be read, and why."""
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    for table in TABLES:
+        for path in list_store(store, table).files:
+            try:
+                pq.read_metadata(path)
+            except FileNotFoundError:
+                continue
+            except Exception as err:  # pyarrow raises ArrowInvalid, OSError, ...
+                return path, " ".join(str(err).split())
+    return None

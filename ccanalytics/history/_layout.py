@@ -1,0 +1,133 @@
+"""Where things are in a store, and which files a reader should read.
+
+::
+
+    STORE/pods/date=YYYY-MM-DD/<observed_at>-<uuid4 hex>.parquet
+    STORE/gpus/date=YYYY-MM-DD/<observed_at>-<uuid4 hex>.parquet
+
+``date`` is the UTC date of the rows' ``observed_at`` (Hive partitioning: the value
+lives in the folder name, not inside the files). Names that start with a dot are
+never data: ``.<name>.tmp`` is a file being written (or left by a crash), and
+``.compaction-<uuid>.json`` is a compaction in progress (see :mod:`._compact`).
+DuckDB, Polars, pyarrow and Spark skip them (they do not end in ``.parquet``, and
+pyarrow and Spark skip dot files anyway).
+
+:func:`list_store` is how every reader of this package lists files: data files
+first, markers second, and files a finished merge superseded left out. That order is
+what keeps a reader from ever seeing a day's rows twice during a compaction; the
+argument is written out in :mod:`._compact`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from ccanalytics.errors import StoreError
+
+__all__ = [
+    "DATA_SUFFIX",
+    "MARKER_PREFIX",
+    "TEMP_SUFFIX",
+    "Listing",
+    "data_file_name",
+    "list_store",
+    "partition_dir",
+    "read_marker",
+    "temp_path",
+]
+
+DATA_SUFFIX = ".parquet"
+TEMP_SUFFIX = ".tmp"
+MARKER_PREFIX = ".compaction-"
+_PARTITION_PREFIX = "date="
+
+
+def partition_dir(store: Path, table: str, day: str) -> Path:
+    """``STORE/<table>/date=<day>``, ``day`` as ``YYYY-MM-DD``."""
+    return store / table / f"{_PARTITION_PREFIX}{day}"
+
+
+def data_file_name(first_observed: datetime) -> str:
+    """A name no other writer can pick: the first row's time (for people) and a uuid4."""
+    return f"{first_observed:%Y%m%dT%H%M%S%fZ}-{uuid.uuid4().hex}{DATA_SUFFIX}"
+
+
+def temp_path(final: Path) -> Path:
+    """The hidden name a file is written under before it is renamed to ``final``."""
+    return final.with_name(f".{final.name}{TEMP_SUFFIX}")
+
+
+@dataclass(frozen=True)
+class Listing:
+    """One table's files as a reader should see them, and what else lies around."""
+
+    #: Data files to read: every complete file, minus those a finished merge replaced.
+    files: tuple[Path, ...]
+    #: Hidden ``*.tmp`` files: being written now, or left by a crash (never read).
+    temporary: tuple[Path, ...]
+    #: Compaction markers present (a compaction running, or one that crashed).
+    markers: tuple[Path, ...]
+
+
+def _partitions(table_dir: Path) -> list[Path]:
+    try:
+        entries = list(os.scandir(table_dir))
+    except FileNotFoundError:
+        return []
+    return sorted(
+        Path(e.path) for e in entries if e.name.startswith(_PARTITION_PREFIX) and e.is_dir()
+    )
+
+
+def _names(folder: Path) -> list[str]:
+    try:
+        return sorted(os.listdir(folder))
+    except FileNotFoundError:
+        return []
+
+
+def read_marker(path: Path) -> tuple[str, frozenset[str]]:
+    """A compaction marker's merged file name and the names it replaces."""
+    try:
+        content = json.loads(path.read_bytes())
+        merged, replaces = content["merged"], content["replaces"]
+        if not isinstance(merged, str) or not all(isinstance(n, str) for n in replaces):
+            raise TypeError("names must be strings")
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError, TypeError, KeyError) as err:
+        raise StoreError(f"unreadable compaction marker {path}: {err}", path) from None
+    return merged, frozenset(replaces)
+
+
+def list_store(store: Path, table: str) -> Listing:
+    """The files of ``store/table`` a reader should read (see the module docstring)."""
+    partitions = _partitions(store / table)
+    # 1. Data files, every partition.
+    data: dict[Path, list[str]] = {}
+    temporary: list[Path] = []
+    for part in partitions:
+        names = _names(part)
+        data[part] = [n for n in names if n.endswith(DATA_SUFFIX) and not n.startswith(".")]
+        temporary.extend(part / n for n in names if n.startswith(".") and n.endswith(TEMP_SUFFIX))
+    # 2. Then the markers: a merge whose file was listed hides the files it replaced.
+    markers: list[Path] = []
+    hidden: set[Path] = set()
+    for part in partitions:
+        for name in _names(part):
+            if not (name.startswith(MARKER_PREFIX) and name.endswith(".json")):
+                continue
+            try:
+                merged, replaces = read_marker(part / name)
+            except FileNotFoundError:
+                continue  # the compaction finished between the listing and now
+            markers.append(part / name)
+            if merged in data[part]:
+                hidden.update(part / n for n in replaces)
+    files = tuple(part / n for part, names in data.items() for n in names if part / n not in hidden)
+    return Listing(files, tuple(temporary), tuple(markers))

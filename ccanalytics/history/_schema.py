@@ -1,0 +1,108 @@
+"""What a store file holds, and the conversions between the frames and Arrow.
+
+A store file's columns are the frames' columns, typed from their pandas dtypes (never
+from a hard-coded list, so a column the frames gain is stored as soon as it exists),
+plus ``schema_version``. Timestamps are stored as microseconds in UTC: Spark cannot
+read Parquet's nanosecond timestamps, and the API's times carry no finer precision.
+No pandas or other metadata is written into a file: the store holds data only.
+
+Reading converts back to the live frames' nullable dtypes (``string``, ``Int64``,
+``Float64``, ``boolean``, ``datetime64[ns, UTC]``), whichever engine produced the Arrow.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa  # type: ignore[import-untyped]
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "STORED_TIME_UNIT",
+    "TABLES",
+    "empty_table",
+    "to_arrow",
+    "to_pandas",
+]
+
+#: The version written into every row's ``schema_version``. Bump it when a change
+#: needs readers to tell rows apart (a column whose meaning changed); adding a
+#: column does not need a bump: old files read it as null.
+SCHEMA_VERSION = 1
+#: Timestamps are stored at this precision (Spark reads microseconds, not nanoseconds).
+STORED_TIME_UNIT = "us"
+#: The store's tables: one top-level folder each.
+TABLES = ("pods", "gpus")
+
+
+def _stored_type(dtype: pa.DataType) -> pa.DataType:
+    if pa.types.is_timestamp(dtype):
+        return pa.timestamp(STORED_TIME_UNIT, tz="UTC")
+    if pa.types.is_large_string(dtype) or pa.types.is_string_view(dtype):
+        return pa.string()
+    return dtype
+
+
+def to_arrow(frame: pd.DataFrame) -> pa.Table:
+    """A frame (with ``observed_at``) as the Arrow table a store file holds."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    schema = pa.schema([pa.field(f.name, _stored_type(f.type)) for f in table.schema])
+    # safe=False: a nanosecond remainder is dropped rather than raising (see the docstring).
+    table = table.cast(schema, safe=False).replace_schema_metadata(None)
+    version = pa.array([SCHEMA_VERSION] * table.num_rows, type=pa.int32())
+    return table.append_column("schema_version", version)
+
+
+def empty_table(table: str) -> pa.Table:
+    """A table with no rows and exactly the columns a file written now would have."""
+    import pandas as pd
+
+    from ccanalytics.frames import gpus_frame, pods_frame
+
+    frame = pods_frame([]) if table == "pods" else gpus_frame([])
+    frame["observed_at"] = pd.Series(dtype="datetime64[ns, UTC]")
+    return to_arrow(frame)
+
+
+_NULLABLE: dict[pa.DataType, Any] = {}
+
+
+def _pandas_dtype(dtype: pa.DataType) -> Any:
+    """The live frames' nullable pandas dtype for an Arrow type (None: pyarrow's default)."""
+    import pandas as pd
+
+    if not _NULLABLE:
+        _NULLABLE.update(
+            {
+                pa.string(): pd.StringDtype(),
+                pa.large_string(): pd.StringDtype(),
+                pa.string_view(): pd.StringDtype(),
+                pa.bool_(): pd.BooleanDtype(),
+                pa.int8(): pd.Int8Dtype(),
+                pa.int16(): pd.Int16Dtype(),
+                pa.int32(): pd.Int32Dtype(),
+                pa.int64(): pd.Int64Dtype(),
+                pa.uint8(): pd.UInt8Dtype(),
+                pa.uint16(): pd.UInt16Dtype(),
+                pa.uint32(): pd.UInt32Dtype(),
+                pa.uint64(): pd.UInt64Dtype(),
+                pa.float32(): pd.Float32Dtype(),
+                pa.float64(): pd.Float64Dtype(),
+            }
+        )
+    return _NULLABLE.get(dtype)
+
+
+def to_pandas(table: pa.Table) -> pd.DataFrame:
+    """An Arrow result as a frame with the live frames' nullable dtypes; times in UTC (ns)."""
+    frame: pd.DataFrame = table.to_pandas(types_mapper=_pandas_dtype)
+    for field in table.schema:
+        if pa.types.is_timestamp(field.type):
+            column = frame[field.name]
+            if field.type.tz is None:
+                column = column.dt.tz_localize("UTC")
+            frame[field.name] = column.dt.tz_convert("UTC").astype("datetime64[ns, UTC]")
+    return frame
