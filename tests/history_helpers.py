@@ -108,20 +108,6 @@ def _gpu_rows(pods: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def connect(store: Path) -> Any:
-    """A DuckDB connection with the views ``pods`` and ``gpus`` over ``store``, as History has."""
-    import duckdb
-
-    con = duckdb.connect()
-    for view in ("pods", "gpus"):
-        glob = str(store / view / "**" / "*.parquet")
-        con.execute(
-            f"CREATE VIEW {view} AS SELECT * FROM read_parquet('{glob}', "
-            "hive_partitioning = true, union_by_name = true)"
-        )
-    return con
-
-
 # ---- the answers by hand -------------------------------------------------------------
 
 
@@ -240,30 +226,3 @@ def _window_part(key: Any, by: str | None, start: int, end: int) -> int:
     if by == "day":
         return min(end, (key + 1) * US_PER_DAY) - max(start, key * US_PER_DAY)
     return end - start
-
-
-class Answers:
-    """History's answer methods over a connection (stand-in until History itself lands)."""
-
-    def __init__(self, store: Path) -> None:
-        self.connection = connect(store)
-
-    def idle_cost(self, since: Any = None, until: Any = None, **kw: Any) -> pd.DataFrame:
-        from ccanalytics.history._queries import idle_cost
-
-        return idle_cost(self.connection, since, until, **kw)
-
-    def utilization(self, since: Any = None, until: Any = None, **kw: Any) -> pd.DataFrame:
-        from ccanalytics.history._queries import utilization
-
-        return utilization(self.connection, since, until, **kw)
-
-    def stragglers(self, since: Any = None, until: Any = None, **kw: Any) -> pd.DataFrame:
-        from ccanalytics.history._stragglers import stragglers
-
-        return stragglers(self.connection, since, until, **kw)
-
-    def pod_lifetimes(self, since: Any = None, until: Any = None, **kw: Any) -> pd.DataFrame:
-        from ccanalytics.history._queries import pod_lifetimes
-
-        return pod_lifetimes(self.connection, since, until, **kw)

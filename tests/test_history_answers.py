@@ -8,6 +8,7 @@ crossing UTC midnight, idle, starting, unreporting and CPU-only pods, and a null
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,6 @@ import pandas as pd
 import pytest
 from history_helpers import (
     US_PER_HOUR,
-    Answers,
     hand_idle_cost,
     hand_pod_rows,
     pod_row,
@@ -24,6 +24,8 @@ from history_helpers import (
     us,
     write_store,
 )
+
+from ccanalytics.history import History
 
 # cl-a: every 10 min from 23:20, then silent 23:50 -> 00:40 (50 min > 2 x 10 min), then on.
 A_TIMES = ["2026-03-01 23:20", "2026-03-01 23:30", "2026-03-01 23:40", "2026-03-01 23:50"]
@@ -109,8 +111,9 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame]
 
 
 @pytest.fixture(scope="module")
-def history(store: tuple[Path, pd.DataFrame]) -> Answers:
-    return Answers(store[0])
+def history(store: tuple[Path, pd.DataFrame]) -> Iterator[History]:
+    with History(store[0]) as h:
+        yield h
 
 
 WINDOWS = {
@@ -137,7 +140,7 @@ def _assert_measures(ours: pd.DataFrame, hand: pd.DataFrame) -> None:
 @pytest.mark.parametrize("window", WINDOWS.values(), ids=list(WINDOWS))
 @pytest.mark.parametrize("by", ["cluster", "day", None])
 def test_idle_cost_equals_the_hand_computation(
-    history: Answers, store: tuple[Path, pd.DataFrame], window: tuple[str, str], by: str | None
+    history: History, store: tuple[Path, pd.DataFrame], window: tuple[str, str], by: str | None
 ) -> None:
     pods = store[1]
     start, end = _window(*window, pods)
@@ -153,7 +156,7 @@ def test_idle_cost_equals_the_hand_computation(
 
 
 def test_idle_cost_with_an_explicit_max_gap(
-    history: Answers, store: tuple[Path, pd.DataFrame]
+    history: History, store: tuple[Path, pd.DataFrame]
 ) -> None:
     pods = store[1]
     start, end = _window(None, None, pods)
@@ -161,7 +164,7 @@ def test_idle_cost_with_an_explicit_max_gap(
     _assert_measures(ours, hand_idle_cost(pods, start, end, "cluster", max_gap=60 * 60_000_000))
 
 
-def test_a_gap_longer_than_max_gap_is_unobserved_not_idle(history: Answers) -> None:
+def test_a_gap_longer_than_max_gap_is_unobserved_not_idle(history: History) -> None:
     row = history.idle_cost(by="cluster").set_index("cluster_id").loc["cl-a"]
     # 7 intervals of 10 min each, plus the capped 50-min gap: 20 min covered, 30 unobserved.
     assert row["observed_hours"] == 80 / 60
@@ -169,13 +172,13 @@ def test_a_gap_longer_than_max_gap_is_unobserved_not_idle(history: Answers) -> N
     assert row["unobserved_hours"] == (110 - 80) / 60
 
 
-def test_a_cluster_with_one_snapshot_observes_no_time(history: Answers) -> None:
+def test_a_cluster_with_one_snapshot_observes_no_time(history: History) -> None:
     row = history.idle_cost(by="cluster").set_index("cluster_id").loc["cl-b"]
     assert row["observed_hours"] == 0 and row["total_cost"] == 0
     assert row["unobserved_hours"] == 110 / 60
 
 
-def test_by_day_splits_at_utc_midnight(history: Answers) -> None:
+def test_by_day_splits_at_utc_midnight(history: History) -> None:
     days = history.idle_cost("2026-03-01 23:00", "2026-03-02 02:00", by="day")
     assert days["day"].tolist() == [ts("2026-03-01"), ts("2026-03-02")]
     whole = history.idle_cost("2026-03-01 23:00", "2026-03-02 02:00", by=None)
@@ -186,7 +189,7 @@ def test_by_day_splits_at_utc_midnight(history: Answers) -> None:
     assert days["observed_hours"].iloc[0] == (40 + 5) / 60
 
 
-def test_the_pod_that_appears_and_disappears(history: Answers) -> None:
+def test_the_pod_that_appears_and_disappears(history: History) -> None:
     pods = history.idle_cost(by="pod").set_index("pod_id")
     # a-tmp is in the snapshots 23:40, 23:50, 00:40, 00:50: 10 + 20 (capped) + 10 + 10 min.
     assert pods.loc["a-tmp", "observed_hours"] == 50 / 60
@@ -195,7 +198,7 @@ def test_the_pod_that_appears_and_disappears(history: Answers) -> None:
 
 
 def test_idle_cost_by_pod_equals_the_hand_computation(
-    history: Answers, store: tuple[Path, pd.DataFrame]
+    history: History, store: tuple[Path, pd.DataFrame]
 ) -> None:
     pods = store[1]
     window = WINDOWS["edge inside an interval"]
@@ -216,7 +219,7 @@ def test_idle_cost_by_pod_equals_the_hand_computation(
 
 
 def test_pod_lifetimes_equal_the_hand_computation(
-    history: Answers, store: tuple[Path, pd.DataFrame]
+    history: History, store: tuple[Path, pd.DataFrame]
 ) -> None:
     pods = store[1]
     rows = hand_pod_rows(pods, *_window(None, None, pods), None)
@@ -237,7 +240,7 @@ def test_pod_lifetimes_equal_the_hand_computation(
         assert round(got["total_cost"], 2) == round(cost, 2)
 
 
-def test_pod_lifetimes_name_the_idle_inference_pod_first(history: Answers) -> None:
+def test_pod_lifetimes_name_the_idle_inference_pod_first(history: History) -> None:
     life = history.pod_lifetimes()
     top = life.iloc[0]
     assert top["pod_id"] == "a-infer"
@@ -249,7 +252,7 @@ def test_pod_lifetimes_name_the_idle_inference_pod_first(history: Answers) -> No
 
 @pytest.mark.parametrize("by", ["cluster", "rank", "pod"])
 def test_utilization_is_the_time_weighted_mean_by_hand(
-    history: Answers, store: tuple[Path, pd.DataFrame], by: str
+    history: History, store: tuple[Path, pd.DataFrame], by: str
 ) -> None:
     pods = store[1]
     window = WINDOWS["across midnight"]
@@ -303,7 +306,7 @@ def _keyed(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
     return np.array([repr(tuple(map(str, k))) for k in frame[columns].itertuples(index=False)])
 
 
-def test_utilization_shows_unobserved_buckets_as_missing(history: Answers) -> None:
+def test_utilization_shows_unobserved_buckets_as_missing(history: History) -> None:
     util = history.utilization("2026-03-02 00:00", "2026-03-02 01:00", freq="10min")
     a = util[util["cluster_id"] == "cl-a"].set_index("time")
     assert pd.isna(a.loc[ts("2026-03-02 00:20"), "gpu_util_mean"])  # inside the silent gap
@@ -313,7 +316,7 @@ def test_utilization_shows_unobserved_buckets_as_missing(history: Answers) -> No
     assert str(util["gpu_util_mean"].dtype) == "Float64"
 
 
-def test_stragglers_share_counts_snapshots(history: Answers) -> None:
+def test_stragglers_share_counts_snapshots(history: History) -> None:
     slow = history.stragglers()
     assert slow[["cluster_id", "rank"]].values.tolist() == [["cl-a", 2]]
     row = slow.iloc[0]
@@ -323,19 +326,19 @@ def test_stragglers_share_counts_snapshots(history: Answers) -> None:
     assert sorted(every["rank"].tolist()) == [0, 1, 2, 3]  # cl-c has too few ranks
 
 
-def test_window_edges_count_snapshots_inside_only(history: Answers) -> None:
+def test_window_edges_count_snapshots_inside_only(history: History) -> None:
     slow = history.stragglers("2026-03-01 23:30", "2026-03-02 00:50", min_share=0.0)
     assert set(slow["snapshots"]) == {4}  # 23:30, 23:40, 23:50, 00:40
 
 
-def test_bad_arguments_are_value_errors(history: Answers) -> None:
+def test_bad_arguments_are_value_errors(history: History) -> None:
     with pytest.raises(ValueError, match="by must be"):
         history.idle_cost(by="week")
     with pytest.raises(ValueError, match="threshold"):
         history.idle_cost(threshold=150)
     with pytest.raises(ValueError, match="max_gap"):
         history.idle_cost(max_gap=pd.Timedelta(0))
-    with pytest.raises(ValueError, match="ends before"):
+    with pytest.raises(ValueError, match="before since"):
         history.idle_cost("2026-03-02", "2026-03-01")
     with pytest.raises(ValueError, match="min_share"):
         history.stragglers(min_share=2)

@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from history_helpers import connect, pod_row, pods_table, us, write_store
+from history_helpers import pod_row, pods_table, us, write_store
 
 from ccanalytics import analysis
+from ccanalytics.history import History
 from ccanalytics.history._stragglers import FLAGS_SQL, params
 
 
@@ -59,9 +60,9 @@ def test_sql_flags_exactly_what_the_live_rule_flags(tmp_path: Path, seed: int) -
     rows = _random_rows(seed)
     write_store(tmp_path, rows)
     pods = pods_table(rows)
-    con = connect(tmp_path)
     start, end = us(pods["observed_at"].min()), us(pods["observed_at"].max()) + 1
-    judged = con.execute(FLAGS_SQL, params(start, end)).df()
+    with History(tmp_path) as history:
+        judged = history.sql(FLAGS_SQL, params(start, end))
     ours = judged[judged["flagged"]]
     ours_set = {
         (c, us_t, int(r))
