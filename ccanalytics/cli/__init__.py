@@ -5,9 +5,10 @@ library errors into a one-line message on stderr with a non-zero exit status:
 
 - 0: success;
 - 1: the API or the network failed (cron should alert), or ``--strict`` warnings;
-- 2: bad usage or bad input (argparse's convention; also key-audit errors).
+- 2: bad usage or bad input (argparse's convention; also key-audit errors);
+- 3: ``check`` found a threshold breached.
 
-One module per command (``_pods``, ``_report``, ``_sandbox``; ``audit-keys`` lives with
+One module per command (``_pods``, ``_report``, ``_sandbox``, ``_check``; ``audit-keys`` lives with
 the key audit in :mod:`ccanalytics.keys._cli`), each with ``add_parser`` and ``run``;
 ``_common`` holds the shared options and exit codes. This is the top layer: it may
 import every other subpackage, and nothing imports it. Heavy modules are imported
@@ -20,7 +21,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from ccanalytics.cli import _pods, _report, _sandbox
+from ccanalytics.cli import _check, _pods, _report, _sandbox
 from ccanalytics.cli._common import EXIT_FAILURE, EXIT_USAGE, Formatter
 
 __all__ = ["build_parser", "main"]
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _keys_cli.add_parser(sub)
     _sandbox.add_parser(sub)
+    _check.add_parser(sub)
     return parser
 
 
