@@ -11,7 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ccanalytics.api._client import AsyncClient, Client
+    from ccanalytics.api import AsyncClient, Client
     from ccanalytics.api._ratelimit import RateLimitStatus, RateLimitWindow, parse_rate_limit
     from ccanalytics.api.models import ErrorResponse, Pod, Registry, SshKeys, UpdateSshKeysRequest
     from ccanalytics.errors import (
@@ -22,12 +22,14 @@ if TYPE_CHECKING:
         CCAnalyticsError,
         ConfigurationError,
         FleetLoadError,
+        InsecureTransportWarning,
         InvalidSshKeysError,
         KeyNormalizationError,
         MalformedResponseError,
         NotFoundError,
         PermissionDeniedError,
         RateLimitError,
+        ResponseTooLargeError,
         ServerError,
         StoreError,
         UnprocessableEntityError,
@@ -65,12 +67,14 @@ _LAZY = {
             "CCAnalyticsError",
             "ConfigurationError",
             "FleetLoadError",
+            "InsecureTransportWarning",
             "InvalidSshKeysError",
             "KeyNormalizationError",
             "MalformedResponseError",
             "NotFoundError",
             "PermissionDeniedError",
             "RateLimitError",
+            "ResponseTooLargeError",
             "ServerError",
             "StoreError",
             "UnprocessableEntityError",
@@ -126,6 +130,7 @@ __all__ = [
     "ErrorResponse",
     "FleetLoadError",
     "History",
+    "InsecureTransportWarning",
     "InvalidSshKeysError",
     "KeyNormalizationError",
     "MalformedResponseError",
@@ -136,6 +141,7 @@ __all__ = [
     "RateLimitStatus",
     "RateLimitWindow",
     "Registry",
+    "ResponseTooLargeError",
     "ServerError",
     "SshKeys",
     "StoreError",

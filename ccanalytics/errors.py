@@ -10,20 +10,30 @@ The whole tree, drawn once::
     │   ├── UnprocessableEntityError   422
     │   ├── RateLimitError             429 (retry_after), also raised locally when pacing gives up
     │   ├── ServerError                5xx and any other unexpected status
-    │   └── MalformedResponseError     a 2xx whose body is not what the spec promises
+    │   ├── MalformedResponseError     a 2xx whose body is not what the spec promises
+    │   └── ResponseTooLargeError      a body past the client's size limit (not read further)
     ├── ApiConnectionError             network failure
-    │   └── ApiTimeoutError            connect/read/write/pool timeout
+    │   └── ApiTimeoutError            connect/read/write/pool timeout, or the call's deadline
     ├── InvalidSshKeysError            local validation before a PUT; ``errors`` as "<json path>: <message>"
     ├── KeyNormalizationError          lines normalize_key_lines cannot make API keys of; ``errors`` as "line <n>: <reason>"
     ├── ConfigurationError             no API key or base URL, or an unusable one (also a ValueError)
     ├── FleetLoadError                 some clusters of a fleet load failed; ``frame`` has the rest
     └── StoreError                     the history store cannot be read or written; ``path`` names the file
 
-``MalformedResponseError``, ``KeyNormalizationError``, ``ConfigurationError``, ``FleetLoadError``
-and ``StoreError`` are additions to the tree that ``shared/API.md`` fixes; everything else is exactly that tree.
+``MalformedResponseError``, ``ResponseTooLargeError``, ``KeyNormalizationError``,
+``ConfigurationError``, ``FleetLoadError`` and ``StoreError`` are additions to the tree
+that ``shared/API.md`` fixes; everything else is exactly that tree.
+:class:`InsecureTransportWarning` is the one warning: a bearer key sent over plain
+``http://`` to a host that is not this machine.
 
-No message built here ever contains the API key: messages are made from the
-response's status and problem+json fields, the request's method and path only.
+API and connection errors name where they went (``method``, ``url``, ``host``, ``path``;
+``str(err)`` starts with ``"GET https://host/v2/...: "``). No message built here
+ever contains the API key: messages are made from the response's status and
+problem+json fields and the request's method and URL only, and the client scrubs
+every text that came from the network before an error leaves it.
+
+Every exception pickles and deep-copies with its fields (a ``ProcessPoolExecutor``
+worker can raise one), through :meth:`CCAnalyticsError.__reduce__`.
 """
 
 from __future__ import annotations
@@ -40,12 +50,14 @@ __all__ = [
     "CCAnalyticsError",
     "ConfigurationError",
     "FleetLoadError",
+    "InsecureTransportWarning",
     "InvalidSshKeysError",
     "KeyNormalizationError",
     "MalformedResponseError",
     "NotFoundError",
     "PermissionDeniedError",
     "RateLimitError",
+    "ResponseTooLargeError",
     "ServerError",
     "StoreError",
     "UnprocessableEntityError",
@@ -90,11 +102,48 @@ def _key_indices(errors: Sequence[str]) -> list[int]:
     return sorted({int(m.group(1)) for e in errors if (m := _KEY_PATH.match(e))})
 
 
+def _rebuild(cls: type[BaseException], args: tuple[Any, ...]) -> BaseException:
+    """Unpickle an error without calling its ``__init__`` (whose signature varies)."""
+    err = cls.__new__(cls)
+    err.args = args
+    return err
+
+
 class CCAnalyticsError(Exception):
     """Base class of every error raised by ccanalytics."""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The default, ``cls(*args)``, fails for keyword-only fields (``status=``), so
+        # an error raised in a worker process would arrive as BrokenProcessPool.
+        return _rebuild, (type(self), self.args), self.__dict__
 
-class ApiError(CCAnalyticsError):
+
+class _Located(Exception):
+    """Where a request went, for errors that name it: ``str()`` starts ``"GET <url>: "``."""
+
+    method: str | None
+    path: str | None
+    url: str | None
+    host: str | None
+
+    def _locate(
+        self,
+        method: str | None,
+        path: str | None,
+        url: str | None = None,
+        host: str | None = None,
+    ) -> None:
+        self.method, self.path, self.url, self.host = method, path, url, host
+
+    def __str__(self) -> str:
+        text = str(self.args[0]) if self.args else ""
+        target = self.url or self.path
+        if self.method and target:
+            text = f"{self.method} {target}: {text}"
+        return _one_line(text)
+
+
+class ApiError(_Located, CCAnalyticsError):
     """The API answered with an error status (or a body that breaks the spec)."""
 
     status: int
@@ -102,8 +151,6 @@ class ApiError(CCAnalyticsError):
     detail: str
     errors: list[str]
     headers: dict[str, str]
-    method: str | None
-    path: str | None
 
     def __init__(
         self,
@@ -116,6 +163,8 @@ class ApiError(CCAnalyticsError):
         headers: Mapping[str, str] | None = None,
         method: str | None = None,
         path: str | None = None,
+        url: str | None = None,
+        host: str | None = None,
     ) -> None:
         self.status = status
         self.title = title
@@ -124,13 +173,11 @@ class ApiError(CCAnalyticsError):
         self.headers = {
             k.lower(): v for k, v in (headers or {}).items() if k.lower() in _SAFE_HEADERS
         }
-        self.method = method
-        self.path = path
+        self._locate(method, path, url, host)
         super().__init__(_one_line(message or self._default_message()))
 
     def _default_message(self) -> str:
-        where = f"{self.method} {self.path}: " if self.method and self.path else ""
-        text = f"{where}{self.status} {self.title}".rstrip()
+        text = f"{self.status} {self.title}".rstrip()
         if self.detail and self.detail != self.title:
             text += f": {self.detail}"
         if self.errors:
@@ -184,12 +231,28 @@ class MalformedResponseError(ApiError):
     """A successful status whose body is not valid JSON of the documented shape."""
 
 
-class ApiConnectionError(CCAnalyticsError):
+class ResponseTooLargeError(ApiError):
+    """The body is larger than the client's ``max_response_size``; the rest was not read."""
+
+
+class ApiConnectionError(_Located, CCAnalyticsError):
     """The request did not get an HTTP response: DNS, refused or reset connection, TLS, ..."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        method: str | None = None,
+        path: str | None = None,
+        url: str | None = None,
+        host: str | None = None,
+    ) -> None:
+        self._locate(method, path, url, host)
+        super().__init__(_one_line(message))
 
 
 class ApiTimeoutError(ApiConnectionError):
-    """The request timed out (connect, read, write or waiting for a pooled connection)."""
+    """The request timed out (connect, read, write, a pooled connection, or the call's deadline)."""
 
 
 class InvalidSshKeysError(CCAnalyticsError, ValueError):
@@ -227,7 +290,11 @@ class KeyNormalizationError(CCAnalyticsError, ValueError):
 
 
 class ConfigurationError(CCAnalyticsError, ValueError):
-    """The client cannot be configured: no API key or base URL, or an unusable base URL."""
+    """The client cannot be configured: no API key or base URL, or an unusable one."""
+
+
+class InsecureTransportWarning(UserWarning):
+    """The bearer API key would travel in clear text (``http://`` to a host not on this machine)."""
 
 
 class FleetLoadError(CCAnalyticsError):

@@ -78,7 +78,7 @@ def test_persistent_5xx_is_a_server_error_after_max_retries_plus_one_attempts(
         c.get_registry("reg-ngc")
     assert sb.app.count("GET", REGISTRY) == 4
     assert info.value.status == 503
-    assert str(info.value) == f"GET {REGISTRY}: 503 Service Unavailable: injected fault"
+    assert str(info.value) == f"GET {sb.url}{REGISTRY}: 503 Service Unavailable: injected fault"
     assert watch.seconds < 3.0
 
 
@@ -112,7 +112,9 @@ def test_persistent_proxy_html_502_gives_a_readable_message_without_tags(
     assert sb.app.count("PUT", SSH_KEYS) == 3
     message = str(info.value)
     assert _one_line(message), message
-    assert message.startswith(f"PUT {SSH_KEYS}: 502 Bad Gateway: non-JSON error body (text/html)")
+    assert message.startswith(
+        f"PUT {sb.url}{SSH_KEYS}: 502 Bad Gateway: non-JSON error body (text/html)"
+    )
     assert "nginx/1.25.3" in message and "html" not in info.value.detail.split(")", 1)[1]
 
 
@@ -132,7 +134,7 @@ def test_persistent_connection_reset_is_api_connection_error_after_retries(
         c.list_cluster_pods("cl-etl-cpu")
     assert not isinstance(info.value, ApiTimeoutError)
     assert sb.app.count("GET", PODS) == 3
-    assert f"GET {PODS}: connection failed" in str(info.value)
+    assert f"GET {sb.url}{PODS}: connection failed" in str(info.value)
     assert _one_line(str(info.value))
     # No raw httpx exception (it holds the request, headers included) hangs off ours.
     assert not isinstance(info.value.__cause__, httpx.HTTPError)
@@ -166,7 +168,7 @@ def test_slow_responses_time_out_without_hanging(make_sandbox: MakeSandbox, fast
     assert sb.app.count("GET", REGISTRY) == retries + 1
     # (max_retries + 1) x timeout plus small backoffs, never the server's 3 s per attempt.
     assert (retries + 1) * timeout * 0.9 <= watch.seconds < (retries + 1) * timeout + 1.5
-    assert str(info.value) == f"GET {REGISTRY}: timed out (ReadTimeout) after 0.3s"
+    assert str(info.value) == f"GET {sb.url}{REGISTRY}: timed out (ReadTimeout) after 0.3s"
 
 
 def test_one_slow_response_is_retried_and_succeeds(make_sandbox: MakeSandbox, fast_retries) -> None:
@@ -228,7 +230,9 @@ def test_invalid_json_200_is_malformed_response_and_not_retried(
         call(c)
     assert sb.app.count(method, path) == 1
     assert info.value.status == 200
-    assert f"{method} {path}: 200 response is not valid JSON (application/json" in str(info.value)
+    assert f"{method} {sb.url}{path}: 200 response is not valid JSON (application/json" in str(
+        info.value
+    )
 
 
 @pytest.mark.parametrize("operation", list(OPERATIONS))
@@ -348,7 +352,7 @@ def test_persistent_429_is_rate_limit_error_after_max_retries_plus_one_attempts(
     assert sb.app.count("GET", PODS) == 4
     assert info.value.retry_after == 0.0 and info.value.status == 429
     assert str(info.value) == (
-        f"GET {PODS}: 429 Too Many Requests: rate limit exceeded for the minute window"
+        f"GET {sb.url}{PODS}: 429 Too Many Requests: rate limit exceeded for the minute window"
     )
     assert watch.seconds < 2.0
 

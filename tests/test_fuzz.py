@@ -380,7 +380,8 @@ def test_error_message_flattens_a_multi_line_problem_detail() -> None:
 
     with _client(handler) as client, pytest.raises(ServerError) as info:
         client.get_registry("reg-x")
-    assert str(info.value) == "GET /v2/registries/reg-x: 502 Bad Gateway: one two [31m"
+    url = "http://fuzz.invalid/v2/registries/reg-x"
+    assert str(info.value) == f"GET {url}: 502 Bad Gateway: one two [31m"
     assert info.value.detail == "one\r\ntwo\x1b[31m"  # the attribute keeps what was sent
 
 

@@ -1036,6 +1036,37 @@ def test_normalize_strips_a_byte_order_mark(keys: Keys) -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        "",
+        "\n\n",
+        "# only a comment\n\n   \n# another\n",
+        [],
+        ["# team keys", ""],
+        b"\xef\xbb\xbf\n",
+    ],
+    ids=["empty text", "blank lines", "comments", "no lines", "comment lines", "bom only"],
+)
+def test_normalize_refuses_an_input_without_keys(source: object) -> None:
+    # Its [] passed to update_ssh_keys would wipe every key on the account.
+    with pytest.raises(KeyNormalizationError, match="allow_empty=True") as caught:
+        normalize_key_lines(source)  # type: ignore[arg-type]
+    assert caught.value.errors and "remove every key" in caught.value.errors[0]
+
+
+def test_normalize_returns_no_keys_only_when_allowed() -> None:
+    assert normalize_key_lines("# nothing here\n", allow_empty=True) == []
+    assert normalize_key_lines([], allow_empty=True) == []
+
+
+def test_normalize_refuses_an_empty_file_by_path(tmp_path: Path) -> None:
+    path = tmp_path / "authorized_keys"
+    path.write_text("")
+    with pytest.raises(KeyNormalizationError):
+        normalize_key_lines(path)
+
+
 def test_normalize_refuses_invalid_lines_listing_all_without_echoing(keys: Keys) -> None:
     private = keys.private("ed25519")
     source = [keys.line("ed25519"), "ssh-ed25519 AAAAnotbase64!", *private.splitlines(), "hunter2"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -94,21 +95,25 @@ def test_any_error_exits_2_even_without_strict(keys: dict[str, str], write: Writ
     assert "1 with errors" in done.stdout
 
 
-def test_missing_file_is_one_line_on_stderr_and_exit_2(keys: dict[str, str], write: Writer) -> None:
-    done = audit(write("ok", keys["ed25519"]), "/no/such/file")
+@pytest.mark.parametrize("fmt", ["table", "csv", "json"])
+def test_missing_file_is_one_line_on_stderr_nothing_on_stdout_and_exit_2(
+    keys: dict[str, str], write: Writer, fmt: str
+) -> None:
+    done = audit("--format", fmt, write("ok", keys["ed25519"]), "/no/such/file")
     assert done.returncode == 2
     assert done.stderr.strip() == (
         "ccanalytics audit-keys: cannot read /no/such/file: No such file or directory"
     )
-    assert "Traceback" not in done.stderr
-    assert "1 entry: 1 ok" in done.stdout
+    assert done.stdout == ""
 
 
-def test_a_directory_is_unreadable_not_a_traceback(tmp_path: Path) -> None:
-    done = audit(str(tmp_path))
+def test_a_directory_is_unreadable_not_a_traceback(
+    keys: dict[str, str], write: Writer, tmp_path: Path
+) -> None:
+    done = audit(write("ok", keys["ed25519"]), str(tmp_path))
     assert done.returncode == 2
-    assert "Is a directory" in done.stderr
-    assert "Traceback" not in done.stderr
+    assert done.stderr == f"ccanalytics audit-keys: cannot read {tmp_path}: Is a directory\n"
+    assert done.stdout == ""
 
 
 def test_table_is_aligned_and_names_the_problems(keys: dict[str, str], write: Writer) -> None:
@@ -213,3 +218,87 @@ def test_add_parser_registers_audit_keys_with_run() -> None:
         True,
         ["a", "b"],
     )
+
+
+# --------------------------------------------------------------------------- hardening (issue 13)
+
+
+def test_a_binary_file_is_reported_once_as_not_text(keys: dict[str, str], tmp_path: Path) -> None:
+    binary = tmp_path / "id_ed25519.tar.gz"
+    binary.write_bytes(bytes(range(256)) * 64 + b"\nssh-ed25519 AAAA\n" * 40)
+    done = audit(str(binary))
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr == (
+        f"ccanalytics audit-keys: {binary} is not a text file (it holds binary data); no keys read\n"
+    )
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_a_utf16_file_as_powershell_writes_it_is_audited(
+    keys: dict[str, str], tmp_path: Path, codec: str
+) -> None:
+    path = tmp_path / "keys.txt"
+    text = "\ufeff" + keys["ed25519"] + "\r\n" + keys["ecdsa"] + "\r\n"
+    path.write_bytes(text.encode(codec))
+    rows = json.loads(audit("--format", "json", str(path)).stdout)
+    assert [(r["line_no"], r["key_valid"]) for r in rows] == [(1, True), (2, True)]
+    assert all(any("CRLF" in p for p in r["problems"]) for r in rows)
+    assert not any("byte order mark" in p for r in rows for p in r["problems"])
+
+
+def test_the_same_key_in_two_files_is_a_duplicate(keys: dict[str, str], write: Writer) -> None:
+    first = write("a.pub", keys["ed25519"])
+    second = write("b.pub", keys["ecdsa"], keys["ed25519"].rsplit(" ", 1)[0] + " other@pc")
+    done = audit("--format", "json", first, second)
+    rows = json.loads(done.stdout)
+    assert [(r["file"], r["line_no"], r["status"]) for r in rows] == [
+        (first, 1, "ok"),
+        (second, 1, "ok"),
+        (second, 2, "warning"),
+    ]
+    assert rows[2]["problems"] == [f"Duplicate key: the same key is already on line 1 of {first}."]
+    assert audit("--strict", first, second).returncode == 1
+
+
+def test_a_named_pipe_without_a_writer_is_refused_not_waited_on(
+    keys: dict[str, str], write: Writer, tmp_path: Path
+) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    done = audit(write("ok", keys["ed25519"]), str(fifo))  # a hang fails on the timeout
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith(f"ccanalytics audit-keys: cannot read {fifo}: not a regular file")
+    assert "standard input" in done.stderr
+
+
+def test_a_pipe_is_read_when_given_as_dash(keys: dict[str, str]) -> None:
+    done = audit("-", stdin=keys["ed25519"] + "\n")
+    assert done.returncode == 0 and "1 entry: 1 ok" in done.stdout
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "json"])
+def test_a_pasted_token_is_not_printed_in_any_format(fmt: str) -> None:
+    token = "xoxb-2400012345-5512345678901-AbCdEfGhIjKlMnOpQrStUvWx"
+    done = audit("--format", fmt, stdin=f"{token}\nsk-live-4eC39HqLyjWDarjtT1zdp7dc AAAA c\n")
+    assert done.returncode == 2
+    assert token[5:] not in done.stdout + done.stderr
+    assert "4eC39HqLyjWDarjtT1zdp7dc" not in done.stdout + done.stderr
+    assert "Slack token" in done.stdout
+
+
+def test_json_of_an_empty_file_is_an_empty_list(write: Writer) -> None:
+    done = audit("--format", "json", write("empty"))
+    assert json.loads(done.stdout) == [] and done.returncode == 0
+
+
+def test_table_of_several_files_names_each_and_sums_up(keys: dict[str, str], write: Writer) -> None:
+    first, second = write("one", keys["ed25519"]), write("two", "# nothing")
+    lines = audit(first, second).stdout.splitlines()
+    assert lines[0] == f"==> {first} <=="
+    assert lines[1].split()[:3] == ["LINE", "STATUS", "TYPE"]
+    assert lines[2].split()[:3] == ["1", "ok", "ED25519"]
+    assert lines[4] == f"==> {second} <=="
+    assert lines[5] == "no keys found"
+    assert lines[-1] == "1 entry: 1 ok, 0 with warnings, 0 with errors"

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 
+import httpx
 import pytest
 
-from ccanalytics import RateLimitError, parse_rate_limit
+from ccanalytics import Client, RateLimitError, parse_rate_limit
 from ccanalytics.api._config import INITIAL_RETRY_DELAY, MAX_RETRY_DELAY, RETRY_JITTER
 from ccanalytics.api._ratelimit import Pacer, RateLimitWindow
 from ccanalytics.api._retry import backoff_delay, parse_retry_after
@@ -280,3 +283,87 @@ def test_retry_after_past_the_cap_also_holds_the_next_call(make_sandbox, monkeyp
         with pytest.raises(RateLimitError, match="no request was sent"):
             c.list_cluster_pods("cl-etl-cpu")
     assert sb.app.count("GET", "/v2/clusters/cl-etl-cpu/pods") == 1
+
+
+# -- policies the client cannot honour never hold a call forever -------------------------
+
+
+def _finishes(work: Callable[[], object], seconds: float = 10.0) -> bool:
+    """Whether ``work`` returns within ``seconds`` (run on a daemon thread: a spin cannot hang us)."""
+    done = threading.Event()
+
+    def run() -> None:
+        work()
+        done.set()
+
+    threading.Thread(target=run, daemon=True).start()
+    return done.wait(seconds)
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        ('"m";q=5;w=0', RateLimitWindow(0, 1.0, quota=5, window=None)),  # never resets
+        ('"m";q=0;w=60', RateLimitWindow(0, 1.0, quota=None, window=60.0)),  # nothing to wait for
+        ('"m";q=0;w=0', RateLimitWindow(0, 1.0)),
+    ],
+)
+def test_a_policy_no_client_could_honour_is_dropped_as_malformed(policy, expected) -> None:
+    status = parse_rate_limit('"m";r=0;t=1', policy)
+    assert status is not None and status["m"] == expected
+
+
+def test_a_zero_length_window_does_not_spin_the_pacer() -> None:
+    clock = FakeClock()
+    pacer = Pacer(clock=clock)
+    pacer.try_acquire()
+    pacer.release(parse_rate_limit('"m";r=0;t=0', '"m";q=5;w=0'))
+    clock.now += 1.0
+    assert _finishes(pacer.try_acquire), "the pacer spun on a window of length 0"
+
+
+def test_a_tiny_window_announced_long_ago_is_caught_up_in_one_step() -> None:
+    clock = FakeClock()
+    pacer = Pacer(clock=clock)
+    pacer.try_acquire()
+    pacer.release(parse_rate_limit('"m";r=0;t=1', '"m";q=5;w=0.001'))
+    clock.now += 1e7  # ten billion windows later
+    result: list[tuple[float, str | None]] = []
+    assert _finishes(lambda: result.append(pacer.try_acquire()))
+    assert result == [(0.0, None)]  # a new window, with its full quota
+
+
+def test_a_quota_of_nothing_ends_in_rate_limit_error_within_the_pacing_cap() -> None:
+    """The server keeps announcing r=0 window after window: the waits add up to the cap."""
+    clock = FakeClock()
+    pacer = Pacer(clock=clock, max_wait=120.0)
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        if len(waits) > 1000:
+            pytest.fail("the pacer kept waiting window after window")
+        waits.append(seconds)
+        clock.now += seconds
+        pacer.release(parse_rate_limit('"m";r=0;t=30', '"m";q=0;w=30'))  # another empty window
+
+    pacer.try_acquire()
+    pacer.release(parse_rate_limit('"m";r=0;t=30', '"m";q=0;w=30'))
+    with pytest.raises(RateLimitError, match="no request was sent"):
+        pacer.acquire(sleep=sleep)
+    assert sum(waits) <= 120.0
+    assert waits  # it did wait for the resets it could honour
+
+
+def test_a_client_facing_a_zero_length_window_keeps_working() -> None:
+    """End to end: a server announcing w=0 once made the next call spin forever."""
+    calls: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request.url.path)
+        headers = {"RateLimit": '"m";r=0;t=0', "RateLimit-Policy": '"m";q=5;w=0'}
+        return httpx.Response(200, json={"id": "reg-x", "name": "X"}, headers=headers)
+
+    client = Client("k", "http://api.invalid", transport=httpx.MockTransport(handler))
+    with client:
+        assert _finishes(lambda: [client.get_registry("reg-x") for _ in range(3)])
+    assert len(calls) == 3

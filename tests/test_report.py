@@ -121,8 +121,8 @@ def test_nothing_is_loaded_from_outside(page: Page, document: str) -> None:
 
 def test_figures_are_embedded_png(page: Page) -> None:
     images = page.all("img")
-    # 2 cost breakdowns, cost vs utilization, and by-rank + heatmap for 5 multi-rank clusters
-    assert len(images) == 3 + 2 * 5
+    # 2 cost breakdowns, cost vs utilization, and by-rank + heatmap for 6 multi-rank clusters
+    assert len(images) == 3 + 2 * 6
     for attrs in images:
         src = attrs["src"] or ""
         assert src.startswith("data:image/png;base64,")
@@ -136,17 +136,18 @@ def test_figures_are_embedded_png(page: Page) -> None:
 
 def test_first_paragraph_states_cost_idle_stragglers_and_silent_pods(page: Page) -> None:
     first = page.paragraphs[0]
-    assert "1,003.13 USD/h in total" in first
+    assert "1,010.09 USD/h in total" in first
     assert "7.95 USD/h of that (0.8%)" in first and "6 idle GPU pods" in first
     assert "rank 13 of cl-llama70b-train at 46.9%" in first and "median of 93.2%" in first
-    assert "4 pods (95.68 USD/h) report no metrics" in first
-    assert "1 exited, 2 pending, 1 starting" in first
+    # The exited pod costs 0.0 (the document): 3 x 23.92 USD/h.
+    assert "4 pods (71.76 USD/h) report no metrics" in first
+    assert "1 exited, 2 provisioning, 1 starting" in first
 
 
 def test_title_and_generation_time_come_first(page: Page, document: str) -> None:
     assert page.headings[0] == "GPU fleet report"
     assert "Generated 2026-11-20 12:05 UTC" in document
-    assert document.index("Generated") < document.index("1,003.13 USD/h")
+    assert document.index("Generated") < document.index("1,010.09 USD/h")
 
 
 def test_tables_for_clusters_idle_pods_stragglers_gpu_types_and_silent_pods(page: Page) -> None:
@@ -168,6 +169,7 @@ def test_a_plot_per_multi_rank_gpu_cluster(page: Page) -> None:
         "cl-finetune-7b",
         "cl-infer-prod",
         "cl-research-dev",
+        "cl-slurm-hpc",
     }  # not cl-etl-cpu: no GPUs
 
 
@@ -254,13 +256,15 @@ def test_write_report_writes_html_csv_and_returns_a_summary(client: Client, tmp_
     output = tmp_path / "report.html"
     summary = write_report(ALL_CLUSTERS, output, client=client, csv_dir=tmp_path / "csv", now=NOW)
     assert "\n" not in summary
-    assert "1,003.13 USD/h" in summary and "rank 13 of cl-llama70b-train" in summary
+    assert "1,010.09 USD/h" in summary and "rank 13 of cl-llama70b-train" in summary
     assert str(output) in summary
     assert Page(output.read_text(encoding="utf-8")).paragraphs[0] in summary
     assert sorted(p.name for p in (tmp_path / "csv").iterdir()) == sorted(CSV_FILES)
     read = {name: pd.read_csv(tmp_path / "csv" / name) for name in CSV_FILES}
-    assert len(read["pods.csv"]) == 65 and len(read["summary.csv"]) == 6
-    assert len(read["idle.csv"]) == 6 and len(read["gpus.csv"]) == 256 + 18 + 9 + 32 + 16
+    assert len(read["pods.csv"]) == 70 and len(read["summary.csv"]) == 7
+    assert (
+        len(read["idle.csv"]) == 6 and len(read["gpus.csv"]) == 256 + 18 + 9 + 32 + 16 + 16
+    )  # + cl-slurm-hpc
     assert read["stragglers.csv"].loc[0, ["cluster_id", "rank"]].tolist() == [
         "cl-llama70b-train",
         13,
@@ -349,7 +353,7 @@ def test_cli_report_on_every_sandbox_cluster(
     code = main(["report", "--sandbox", "--output", str(output), "--csv", str(tmp_path / "csv")])
     out, err = capsys.readouterr()
     assert code == 0 and err == ""
-    assert "1,003.13 USD/h" in out and out.count("\n") == 1
+    assert "1,010.09 USD/h" in out and out.count("\n") == 1
     assert output.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert (tmp_path / "csv" / "pods.csv").exists()
 

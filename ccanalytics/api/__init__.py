@@ -1,10 +1,18 @@
 """The API client: HTTP, models, errors, rate limits and retries of the REST API v2.
 
-- ``_client``: ``Client`` and ``AsyncClient`` (httpx), the three operations;
+- ``_sync`` / ``_async``: ``Client`` and ``AsyncClient`` (httpx): the operations and
+  their request loops, which differ only in how they wait and send;
+- ``_base``: what both share: configuration, one call's state and deadline,
+  responses to outcomes, the retry decision, the one way out for errors;
+- ``_operations``: the three operations' paths, PUT body and response shapes;
+- ``_response``: reading a body within the limits; status, JSON and ``Date``
+  (``RawListing``, ``observed_at``, for the frame path);
+- ``_secrets``: the API key checked at construction, and scrubbed from echoes;
+- ``_url``: the base URL's rules, path segments, the clear-text warning;
 - ``models``: pydantic v2 models of the resources (lenient on responses);
 - ``_ratelimit``: ``RateLimit``/``RateLimit-Policy`` parsing and the pacer;
 - ``_retry``: which failures are retried, and how long to wait;
-- ``_config``: every policy constant in one place.
+- ``_config``: every policy constant and limit in one place.
 
 The exception tree lives in :mod:`ccanalytics.errors`, shared by every layer. This
 package may import only :mod:`ccanalytics.errors` and the key rule of
@@ -20,8 +28,10 @@ from typing import TYPE_CHECKING
 from ccanalytics._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from ccanalytics.api._client import AsyncClient, Client
+    from ccanalytics.api._async import AsyncClient
     from ccanalytics.api._ratelimit import RateLimitStatus, RateLimitWindow, parse_rate_limit
+    from ccanalytics.api._response import RawListing, observed_at
+    from ccanalytics.api._sync import Client
     from ccanalytics.api.models import ErrorResponse, Pod, Registry, SshKeys, UpdateSshKeysRequest
 
 __all__ = [
@@ -31,17 +41,21 @@ __all__ = [
     "Pod",
     "RateLimitStatus",
     "RateLimitWindow",
+    "RawListing",
     "Registry",
     "SshKeys",
     "UpdateSshKeysRequest",
+    "observed_at",
     "parse_rate_limit",
 ]
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "AsyncClient": "ccanalytics.api._client",
-        "Client": "ccanalytics.api._client",
+        "AsyncClient": "ccanalytics.api._async",
+        "Client": "ccanalytics.api._sync",
+        "RawListing": "ccanalytics.api._response",
+        "observed_at": "ccanalytics.api._response",
         "RateLimitStatus": "ccanalytics.api._ratelimit",
         "RateLimitWindow": "ccanalytics.api._ratelimit",
         "parse_rate_limit": "ccanalytics.api._ratelimit",

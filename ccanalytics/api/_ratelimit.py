@@ -6,8 +6,10 @@ The headers are RFC 9651 structured-field lists with one member per window::
     RateLimit: "minute";r=59;t=42, "hour";r=998;t=3342, "day";r=9990;t=80000
 
 They are parsed with ``http_sf`` (never with regexes). A malformed header is
-ignored, a negative or non-integer value is dropped, and absent headers mean the
-caller is exempt (``None``).
+ignored, a negative or non-integer value is dropped, so are a policy's ``q=0`` and
+``w=0`` (no client could honour them), and absent headers mean the caller is
+exempt (``None``). However odd the headers, one call waits for pacing at most
+``MAX_PACING_WAIT`` seconds in all, then raises ``RateLimitError``.
 """
 
 from __future__ import annotations
@@ -86,19 +88,19 @@ def _parse_sf_list(value: str | None) -> dict[str, dict[str, object]] | None:
     return out
 
 
-def _count(params: Mapping[str, object], key: str) -> int | None:
+def _count(params: Mapping[str, object], key: str, minimum: int = 0) -> int | None:
     value = params.get(key)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         return None
     return value
 
 
-def _seconds(params: Mapping[str, object], key: str) -> float | None:
+def _seconds(params: Mapping[str, object], key: str, *, positive: bool = False) -> float | None:
     value = params.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
         return None
     seconds = float(value)
-    if not math.isfinite(seconds) or seconds < 0:
+    if not math.isfinite(seconds) or seconds < 0 or (positive and seconds == 0):
         return None
     return seconds
 
@@ -122,8 +124,10 @@ def parse_rate_limit(ratelimit: str | None, policy: str | None = None) -> RateLi
         windows[name] = RateLimitWindow(
             remaining=_count(cur, "r"),
             reset=_seconds(cur, "t"),
-            quota=_count(pol, "q"),
-            window=_seconds(pol, "w"),
+            # A policy the client cannot honour is malformed: a window of no length
+            # never resets, and a quota of nothing is never worth waiting for.
+            quota=_count(pol, "q", minimum=1),
+            window=_seconds(pol, "w", positive=True),
         )
     return RateLimitStatus(windows=windows)
 
@@ -165,8 +169,11 @@ class Pacer:
             if b.quota is None or b.window is None:
                 del self._budgets[name]  # nothing known of the new window: stop pacing on it
                 continue
-            while b.resets_at <= now:
-                b.resets_at += b.window
+            # Skip every window that has ended, in one step: a loop would spin for
+            # ages on a tiny window announced long ago.
+            b.resets_at += (math.floor((now - b.resets_at) / b.window) + 1) * b.window
+            if b.resets_at <= now:  # float rounding on a tiny window
+                b.resets_at = math.nextafter(now, math.inf)
             b.remaining = b.quota
 
     def try_acquire(self) -> tuple[float, str | None]:
@@ -231,31 +238,41 @@ class Pacer:
                 )
 
     def acquire(self, sleep: Callable[[float], None] = time.sleep) -> None:
-        """Block until a request may be sent, then book it; RateLimitError past ``max_wait``."""
+        """Block until a request may be sent, then book it.
+
+        RateLimitError, without sending, when the waits would add up past ``max_wait``.
+        """
+        waited = 0.0
         while True:
             delay, name = self.try_acquire()
             if delay <= 0:
                 return
-            self._check_cap(delay, name)
+            self._check_cap(waited, delay, name)
             logger.debug("pacing: window %r exhausted, waiting %.2fs for its reset", name, delay)
             sleep(delay)
+            waited += delay
 
     async def acquire_async(self) -> None:
         """As :meth:`acquire`, for coroutines."""
+        waited = 0.0
         while True:
             delay, name = self.try_acquire()
             if delay <= 0:
                 return
-            self._check_cap(delay, name)
+            self._check_cap(waited, delay, name)
             logger.debug("pacing: window %r exhausted, waiting %.2fs for its reset", name, delay)
             await asyncio.sleep(delay)
+            waited += delay
 
-    def _check_cap(self, delay: float, name: str | None) -> None:
-        if delay > self.max_wait:
+    def _check_cap(self, waited: float, delay: float, name: str | None) -> None:
+        # The cap is on the waits of one call in all: windows that are full again and
+        # again (a quota the server keeps at nothing) must not hold a call forever.
+        if waited + delay > self.max_wait:
             from ccanalytics.errors import RateLimitError
 
+            already = f", after {waited:.0f}s of waiting already," if waited else ""
             raise RateLimitError(
-                f"rate limit: the {name!r} window is exhausted for another {delay:.0f}s, "
+                f"rate limit: the {name!r} window is exhausted for another {delay:.0f}s{already} "
                 f"longer than the client may wait ({self.max_wait:.0f}s); no request was sent",
                 status=429,
                 title="Too Many Requests",

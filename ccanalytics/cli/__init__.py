@@ -8,8 +8,9 @@ library errors into a one-line message on stderr with a non-zero exit status:
 - 2: bad usage or bad input (argparse's convention; also key-audit errors);
 - 3: ``check`` found a threshold breached.
 
-One module per command (``_pods``, ``_report``, ``_sandbox``, ``_check``; ``audit-keys`` lives with
-the key audit in :mod:`ccanalytics.keys._cli`), each with ``add_parser`` and ``run``;
+One module per command (``_pods``, ``_report``, ``_collect``, ``_check``, ``_sandbox``;
+``audit-keys`` lives with the key audit in :mod:`ccanalytics.keys._cli`), each with
+``add_parser`` and ``run``;
 ``_common`` holds the shared options and exit codes. This is the top layer: it may
 import every other subpackage, and nothing imports it. Heavy modules are imported
 inside the commands, so ``--help`` starts fast.
@@ -21,7 +22,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from ccanalytics.cli import _check, _pods, _report, _sandbox
+from ccanalytics.cli import _check, _collect, _pods, _report, _sandbox
 from ccanalytics.cli._common import EXIT_FAILURE, EXIT_USAGE, Formatter
 
 __all__ = ["build_parser", "main"]
@@ -42,12 +43,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _pods.add_parser(sub)
     _report.add_parser(sub)
+    _collect.add_parser(sub)
 
     from ccanalytics.keys import _cli as _keys_cli
 
     _keys_cli.add_parser(sub)
-    _sandbox.add_parser(sub)
     _check.add_parser(sub)
+    _sandbox.add_parser(sub)
     return parser
 
 

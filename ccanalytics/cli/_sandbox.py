@@ -3,9 +3,35 @@
 from __future__ import annotations
 
 import argparse
+from datetime import UTC, datetime
 from typing import Any
 
 from ccanalytics.cli._common import EXIT_OK, Formatter
+
+#: Where ``--speed`` alone starts the simulated clock (the sandbox's default start).
+_DEFAULT_SIMULATED_START = "2026-11-02T00:00Z"
+
+
+def _utc_instant(text: str) -> datetime:
+    """An ISO 8601 instant; one without an offset is read as UTC."""
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not an ISO 8601 time: {text!r} (e.g. 2026-11-02T00:00Z)"
+        ) from None
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+
+
+def _speed(text: str) -> float:
+    """Simulated seconds per real second: a positive number."""
+    try:
+        speed = float(text)
+    except ValueError:
+        speed = float("nan")
+    if not 0 < speed < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, not {text!r}")
+    return speed
 
 
 def add_parser(sub: Any) -> None:
@@ -15,26 +41,44 @@ def add_parser(sub: Any) -> None:
         formatter_class=Formatter,
         epilog="Example:\n  ccanalytics sandbox --port 8765\n"
         "  CCANALYTICS_BASE_URL=http://127.0.0.1:8765 "
-        "CCANALYTICS_API_KEY=sbx-full-access-key ccanalytics pods cl-infer-prod",
+        "CCANALYTICS_API_KEY=sbx-full-access-key ccanalytics pods cl-infer-prod\n\n"
+        "A fleet that lives in time (one real second is sixty simulated seconds,\n"
+        "so a simulated day passes in 24 minutes; responses carry its Date):\n"
+        "  ccanalytics sandbox --simulated-start 2026-11-02T00:00Z --speed 60",
     )
     sandbox.add_argument("--port", type=int, default=8765, help="TCP port (0: any free port)")
     sandbox.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
     sandbox.add_argument("--quota", type=int, help="requests per --window (default: generous)")
     sandbox.add_argument("--window", type=float, default=60.0, help="window length in seconds")
     sandbox.add_argument("--latency", type=float, default=0.0, help="seconds added to each answer")
+    clock = sandbox.add_argument_group("simulated clock (the timeline fleet)")
+    clock.add_argument(
+        "--simulated-start",
+        type=_utc_instant,
+        metavar="TIME",
+        help=f"run on a simulated clock starting at TIME (ISO 8601, UTC unless an offset "
+        f"is given; with --speed alone: {_DEFAULT_SIMULATED_START})",
+    )
+    clock.add_argument(
+        "--speed",
+        type=_speed,
+        metavar="X",
+        help="simulated seconds per real second (default 60 with --simulated-start)",
+    )
+    clock.add_argument("--seed", type=int, default=0, help="the timeline's seed (default 0)")
     sandbox.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ccanalytics.sandbox import serve
+    from ccanalytics.sandbox import SimulatedClock, serve
 
-    rate_limits = None
+    options: dict[str, Any] = {"latency": args.latency}
     if args.quota is not None:
-        rate_limits = {"minute": (args.quota, args.window)}
-    serve(
-        port=args.port,
-        host=args.host,
-        **({"rate_limits": rate_limits} if rate_limits else {}),
-        latency=args.latency,
-    )
+        options["rate_limits"] = {"minute": (args.quota, args.window)}
+    if args.simulated_start is not None or args.speed is not None:
+        start = args.simulated_start or _utc_instant(_DEFAULT_SIMULATED_START)
+        speed = 60.0 if args.speed is None else args.speed
+        options["clock"] = SimulatedClock(start, speed=speed)
+        options["seed"] = args.seed
+    serve(port=args.port, host=args.host, **options)
     return EXIT_OK

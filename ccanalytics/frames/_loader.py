@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from ccanalytics.api._client import AsyncClient, Client
+from ccanalytics.api import AsyncClient, Client
 from ccanalytics.errors import CCAnalyticsError, FleetLoadError
 
 if TYPE_CHECKING:
@@ -167,7 +167,11 @@ def _run_sync(
     async def run() -> ClusterFrames:
         twin = client._async_twin() if client is not None else AsyncClient()
         async with twin:
-            return await _aload(ids, twin, progress, errors, with_gpus)
+            try:
+                return await _aload(ids, twin, progress, errors, with_gpus)
+            finally:
+                if client is not None and twin.rate_limit is not None:
+                    client._rate_limit = twin.rate_limit  # the caller's client saw it too
 
     try:
         asyncio.get_running_loop()

@@ -4,9 +4,11 @@ Each entry is judged twice, because two programs will read it: the API
 (``api_valid``: the spec's pattern as an ECMA-262 engine judges it, ``_api_rule``)
 and OpenSSH on the pods (``key_valid``: the key material as ``sshd`` reads it).
 
-- ``_audit``: the public API (``audit_keys``, ``parse_authorized_key``,
-  ``normalize_key_lines``, ``diff_ssh_keys``);
+- ``_audit``: auditing (``audit_keys``, ``audit_lines``, ``parse_authorized_key``),
+  entry by entry, with duplicates found across sources;
+- ``_replace``: replacing the account's keys (``normalize_key_lines``, ``diff_ssh_keys``);
 - ``_line``: one authorized_keys line (options, key, comment, problems);
+- ``_reasons``: why a line is refused, in words that never quote a secret;
 - ``_source``: paths, text, bytes and lines read into entries;
 - ``_sshbuf``, ``_sshwire``, ``_sshsig``: the SSH wire format, key blobs and curve checks;
 - ``_api_rule``: the spec's key pattern, as the server's validator judges it;
@@ -22,17 +24,19 @@ from ccanalytics.keys._audit import (
     RECOMMENDED_RSA_BITS,
     AuditEntry,
     AuthorizedKey,
+    KeySource,
+    audit_keys,
+    audit_lines,
+    parse_authorized_key,
+)
+from ccanalytics.keys._replace import (
     KeptKey,
     KeyChange,
     KeyNormalizationError,
     KeyOptionsDroppedWarning,
     KeyRef,
-    KeySource,
-    audit_keys,
-    audit_lines,
     diff_ssh_keys,
     normalize_key_lines,
-    parse_authorized_key,
 )
 
 __all__ = [

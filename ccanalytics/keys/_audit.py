@@ -11,27 +11,24 @@ Secrets never leave the audit: a pasted private key is recognised and reported
 as such without its text being kept, printed or put in a frame, and problem
 messages never quote key material or unrecognised text.
 
-This module audits, normalizes and diffs sets of entries; the parts live in private
-modules: ``_authorized_line`` judges one line (sshd's reading of it, its options,
-why the API's pattern fails) and defines ``AuthorizedKey``; ``_keysource`` reads
-paths, text, bytes and lines into entries, joining multi-line blocks.
+This module audits sources entry by entry (``iter_audit``, so a file of any size
+is judged in constant memory, duplicates aside); ``_line`` judges one line and
+``_source`` reads paths, text, bytes and lines into entries, joining blocks.
 
 Only the standard library is imported here; ``audit_keys`` imports pandas when
-called, so the command line (``_keys_cli``) stays fast.
+called, so the command line (``_cli``) stays fast.
 """
 
 from __future__ import annotations
 
 import binascii
-import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ccanalytics.errors import KeyNormalizationError
-from ccanalytics.keys._line import _REJECT, AuthorizedKey, Status, _judge_line
-
 # Re-exported: a public constant of this module before the split.
 from ccanalytics.keys._line import RECOMMENDED_RSA_BITS as RECOMMENDED_RSA_BITS
+from ccanalytics.keys._line import AuthorizedKey, Status, _judge_line
 from ccanalytics.keys._source import (
     _RFC4716_BEGIN,
     KeySource,
@@ -47,24 +44,15 @@ if TYPE_CHECKING:
 __all__ = [
     "AuditEntry",
     "AuthorizedKey",
-    "KeptKey",
-    "KeyChange",
-    "KeyNormalizationError",
-    "KeyOptionsDroppedWarning",
-    "KeyRef",
+    "Duplicates",
     "KeySource",
     "audit_keys",
     "audit_lines",
-    "diff_ssh_keys",
-    "normalize_key_lines",
+    "iter_audit",
     "parse_authorized_key",
 ]
 
 _REDACTED = "<redacted>"
-
-
-class KeyOptionsDroppedWarning(UserWarning):
-    """``normalize_key_lines`` dropped sshd options the API cannot store."""
 
 
 # --------------------------------------------------------------------------- results
@@ -162,28 +150,63 @@ def audit_lines(source: KeySource) -> list[AuditEntry]:
     kept (and reported). Blank and ``#`` lines are skipped. Later copies of a key
     (same type and fingerprint) get a warning naming the first line.
     """
-    return _audit(source, drop_bom=False)
+    return list(iter_audit(source))
 
 
-def _audit(source: KeySource, *, drop_bom: bool) -> list[AuditEntry]:
-    entries: list[AuditEntry] = []
-    first_seen: dict[tuple[str, str], int] = {}
+class Duplicates:
+    """Where each key was first seen, across every source of one audit.
+
+    A key is its fingerprint's 32 digest bytes (with the type, for certificates,
+    which share their plain key's fingerprint), mapped to one int: not an entry, so
+    200,000 keys hold about 30 MB however long their lines.
+    """
+
+    __slots__ = ("_first", "_names")
+
+    def __init__(self) -> None:
+        self._first: dict[bytes, int] = {}
+        self._names: list[str | None] = []
+
+    def begin(self, name: str | None) -> None:
+        """The entries noted from now on come from the source called ``name``."""
+        self._names.append(name)
+
+    def earlier(self, key: AuthorizedKey, line_no: int) -> str | None:
+        """Where ``key`` was seen before (``line 3`` or ``line 3 of NAME``), if it was."""
+        if key.public_key is None or key.fingerprint is None:
+            return None
+        ident = binascii.a2b_base64(key.fingerprint[7:] + "=")
+        if key.public_key.certificate is not None:
+            ident += key.public_key.key_type.encode()
+        if not self._names:
+            self._names.append(None)
+        here = (len(self._names) - 1) << 40 | line_no
+        first = self._first.setdefault(ident, here)
+        if first == here:
+            return None
+        source, first_line = first >> 40, first & (1 << 40) - 1
+        if source == len(self._names) - 1 or self._names[source] is None:
+            return f"line {first_line}"
+        return f"line {first_line} of {self._names[source]}"
+
+
+def iter_audit(
+    source: KeySource, *, drop_bom: bool = False, duplicates: Duplicates | None = None
+) -> Iterator[AuditEntry]:
+    """``audit_lines``, one entry at a time; ``duplicates`` spans several sources."""
+    seen = Duplicates() if duplicates is None else duplicates
     for line_no, key, utf8 in _entries(source, drop_bom=drop_bom):
-        problems = list(key.problems)
-        status = key.status
         extra = []
         if not utf8:
             extra.append("The line is not valid UTF-8; the undecodable bytes are shown as U+FFFD.")
-        if key.fingerprint is not None and key.key_type is not None:
-            ident = (key.key_type, key.fingerprint)
-            earlier = first_seen.setdefault(ident, line_no)
-            if earlier != line_no:
-                extra.append(f"Duplicate key: the same key is already on line {earlier}.")
-        if extra:
-            problems += extra
-            status = "error" if status == "error" else "warning"
-        entries.append(AuditEntry(line_no, key, problems, status))
-    return entries
+        earlier = seen.earlier(key, line_no)
+        if earlier is not None:
+            extra.append(f"Duplicate key: the same key is already on {earlier}.")
+        if not extra:
+            yield AuditEntry(line_no, key, key.problems, key.status)
+        else:
+            status: Status = "error" if key.status == "error" else "warning"
+            yield AuditEntry(line_no, key, [*key.problems, *extra], status)
 
 
 def audit_keys(source: KeySource) -> pd.DataFrame:
@@ -209,162 +232,11 @@ def audit_keys(source: KeySource) -> pd.DataFrame:
             "key_type": pd.array(column("key_type"), dtype="string"),
             "bits": pd.array(column("bits"), dtype="Int64"),
             "fingerprint": pd.array(column("fingerprint"), dtype="string"),
-            "comment": pd.array(column("comment"), dtype="string"),
+            # Python storage: a comment read with surrogateescape may hold lone surrogates.
+            "comment": pd.array(column("comment"), dtype=pd.StringDtype("python")),
             "api_valid": pd.array(column("api_valid"), dtype="boolean"),
             "key_valid": pd.array(column("key_valid"), dtype="boolean"),
             "problems": pd.Series(column("problems"), dtype=object),
             "options": pd.Series(column("options"), dtype=object),
         }
-    )
-
-
-# --------------------------------------------------------------------------- replacing keys
-
-
-def _api_line(key: AuthorizedKey) -> str:
-    """``<type> <base64> [comment]`` for a key OpenSSH accepted: same bytes, API form."""
-    assert key.public_key is not None
-    blob = binascii.b2a_base64(key.public_key.blob, newline=False).decode("ascii")
-    comment = " ".join((key.comment or "").replace("\r", " ").split())
-    return f"{key.public_key.key_type} {blob}" + (f" {comment}" if comment else "")
-
-
-def _why_unusable(key: AuthorizedKey) -> str:
-    if key.is_private_key:
-        return "it is a private key (not copied; remove it and replace that key pair)"
-    reasons = [p for p in key.problems if not p.startswith(_REJECT)] or key.problems
-    return "no valid public key: " + " ".join(reasons)
-
-
-def normalize_key_lines(lines: KeySource) -> list[str]:
-    """The keys of ``lines`` rewritten in the form the API accepts, without changing a key.
-
-    Options, line endings, extra spaces and tabs, leading whitespace, blank and
-    ``#`` lines go; a key written as ``rsa-sha2-256`` becomes ``ssh-rsa``; RFC 4716
-    blocks become one line; later copies of a key are dropped. Dropping sshd
-    options (``from=``, ``command=``...) loosens access, so it is announced with a
-    ``KeyOptionsDroppedWarning``. Raises ``KeyNormalizationError`` listing every
-    entry that is not a valid public key (private keys included, never quoted).
-    """
-    out: list[str] = []
-    failures: list[str] = []
-    dropped: list[str] = []
-    seen: set[tuple[str, str]] = set()
-    for entry in _audit(lines, drop_bom=True):
-        key = entry.key
-        if key.public_key is None or key.fingerprint is None or key.key_type is None:
-            failures.append(f"line {entry.line_no}: {_why_unusable(key)}")
-            continue
-        if (key.key_type, key.fingerprint) in seen:
-            continue
-        seen.add((key.key_type, key.fingerprint))
-        out.append(_api_line(key))
-        if key.options:
-            names = ", ".join(name for name, _ in key.options)
-            dropped.append(f"line {entry.line_no} ({names})")
-    if failures:
-        raise KeyNormalizationError(failures)
-    if dropped:
-        warnings.warn(
-            "sshd options were dropped (the API cannot store them, so pods will not"
-            " enforce them): " + "; ".join(dropped),
-            KeyOptionsDroppedWarning,
-            stacklevel=2,
-        )
-    return out
-
-
-@dataclass(frozen=True)
-class KeyRef:
-    """A key identified by fingerprint, with what a reader needs to recognise it."""
-
-    fingerprint: str
-    key_type: str
-    comment: str | None
-    bits: int | None
-
-    def __str__(self) -> str:
-        return f"{self.key_type} {self.fingerprint} {self.comment or '(no comment)'}"
-
-
-@dataclass(frozen=True)
-class KeptKey(KeyRef):
-    """A key in both sets; ``previous_comment`` is its comment in the current set."""
-
-    previous_comment: str | None = None
-
-    @property
-    def comment_changed(self) -> bool:
-        return self.comment != self.previous_comment
-
-
-@dataclass(frozen=True)
-class KeyChange:
-    """What replacing the current keys with the proposed ones would change."""
-
-    added: list[KeyRef]
-    removed: list[KeyRef]
-    kept: list[KeptKey]
-    unidentified: list[str] = field(default_factory=list)
-
-    @property
-    def is_destructive(self) -> bool:
-        """True when a key that works today would stop working."""
-        return bool(self.removed)
-
-    @property
-    def has_changes(self) -> bool:
-        return bool(self.added or self.removed or any(k.comment_changed for k in self.kept))
-
-    def __str__(self) -> str:
-        renamed = sum(k.comment_changed for k in self.kept)
-        head = f"{len(self.added)} added, {len(self.removed)} removed, {len(self.kept)} kept" + (
-            f" ({renamed} with a new comment)" if renamed else ""
-        )
-        lines = [head]
-        lines += [f"  + {ref}" for ref in self.added]
-        lines += [f"  - {ref}" for ref in self.removed]
-        for kept in self.kept:
-            if kept.comment_changed:
-                lines.append(
-                    f"  ~ {kept.key_type} {kept.fingerprint} comment"
-                    f" {kept.previous_comment or '(none)'!r} -> {kept.comment or '(none)'!r}"
-                )
-        lines += [f"  ? {note}" for note in self.unidentified]
-        return "\n".join(lines)
-
-
-def _refs(source: KeySource, side: str, notes: list[str]) -> dict[tuple[str, str], KeyRef]:
-    refs: dict[tuple[str, str], KeyRef] = {}
-    for entry in audit_lines(source):
-        key = entry.key
-        if key.fingerprint is None or key.key_type is None:
-            notes.append(f"{side} line {entry.line_no}: {_why_unusable(key)}")
-            continue
-        ref = KeyRef(key.fingerprint, key.key_type, key.comment, key.bits)
-        refs.setdefault((key.key_type, key.fingerprint), ref)
-    return refs
-
-
-def diff_ssh_keys(current: KeySource, proposed: KeySource) -> KeyChange:
-    """What a replacement of ``current`` by ``proposed`` would change, key by key.
-
-    Keys are matched by type and fingerprint, so the same key with another comment
-    is kept (``KeptKey.comment_changed``). Entries that are not valid keys cannot
-    be matched and are listed in ``unidentified``. Sources are read as by
-    ``audit_lines`` (pass ``ssh_keys.keys`` for the API's current set).
-    """
-    notes: list[str] = []
-    before = _refs(current, "current", notes)
-    after = _refs(proposed, "proposed", notes)
-    kept = [
-        KeptKey(ref.fingerprint, ref.key_type, ref.comment, ref.bits, before[ident].comment)
-        for ident, ref in after.items()
-        if ident in before
-    ]
-    return KeyChange(
-        added=[ref for ident, ref in after.items() if ident not in before],
-        removed=[ref for ident, ref in before.items() if ident not in after],
-        kept=kept,
-        unidentified=notes,
     )

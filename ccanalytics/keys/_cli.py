@@ -14,11 +14,19 @@ nothing at start-up.
 from __future__ import annotations
 
 import argparse
+import csv
+import errno
+import io
+import json
 import os
 import re
+import stat
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, BinaryIO, TextIO
+
+from ccanalytics.keys._source import is_utf16
 
 if TYPE_CHECKING:  # imported in run(): registering the command must stay free
     from ccanalytics.keys import AuditEntry
@@ -65,6 +73,31 @@ _UNSAFE = re.compile(
 _COMMENT_WIDTH = 32
 
 
+def _short_type_names() -> dict[str, str]:
+    """OpenSSH's key type names -> ``ssh-keygen -l``'s short names."""
+    plain = {
+        "ssh-ed25519": "ED25519",
+        "ssh-rsa": "RSA",
+        "rsa-sha2-256": "RSA",
+        "rsa-sha2-512": "RSA",
+        "ssh-dss": "DSA",
+        "ecdsa-sha2-nistp256": "ECDSA",
+        "ecdsa-sha2-nistp384": "ECDSA",
+        "ecdsa-sha2-nistp521": "ECDSA",
+        "sk-ssh-ed25519@openssh.com": "ED25519-SK",
+        "sk-ecdsa-sha2-nistp256@openssh.com": "ECDSA-SK",
+        "webauthn-sk-ecdsa-sha2-nistp256@openssh.com": "ECDSA-SK",
+    }
+    certs = {
+        name.removesuffix("@openssh.com") + "-cert-v01@openssh.com": short + "-CERT"
+        for name, short in plain.items()
+    }
+    return plain | certs
+
+
+_SHORT_TYPES = _short_type_names()
+
+
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "files",
@@ -96,41 +129,127 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.set_defaults(func=run)
 
 
-def _read(name: str) -> bytes:
+# --------------------------------------------------------------------------- inputs
+
+_SNIFF_BYTES = 8192  # how much of a file decides whether it is text, as git and grep do
+
+
+@dataclass
+class _Input:
+    """A source opened and checked, before anything is printed."""
+
+    name: str
+    file: BinaryIO
+
+
+def _open_input(name: str) -> _Input:
+    """Open ``name`` for reading, or raise ``_Unusable`` saying why in one line.
+
+    Only regular files (and ``-``, standard input): opening is non-blocking, so a
+    named pipe with no writer is refused instead of waiting forever.
+    """
     if name == "-":
         if sys.stdin.isatty():
             print(f"{_PROG}: reading keys from standard input (end with Ctrl-D)", file=sys.stderr)
-        return sys.stdin.buffer.read()
-    with open(name, "rb") as file:
-        return file.read()
+        file: BinaryIO = sys.stdin.buffer
+    else:
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        except OSError as err:
+            raise _Unusable(f"cannot read {_shown(name)}: {err.strerror or err}") from None
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            why = (
+                os.strerror(errno.EISDIR)
+                if stat.S_ISDIR(mode)
+                else "not a regular file (a pipe or device: pass it as - on standard input)"
+            )
+            raise _Unusable(f"cannot read {_shown(name)}: {why}")
+        os.set_blocking(fd, True)
+        file = os.fdopen(fd, "rb", buffering=1 << 16)
+    try:
+        head = (
+            file.peek(_SNIFF_BYTES)[:_SNIFF_BYTES] if isinstance(file, io.BufferedReader) else b""
+        )
+    except OSError as err:
+        raise _Unusable(f"cannot read {_shown(name)}: {err.strerror or err}") from None
+    if b"\0" in head and not is_utf16(head):
+        if file is not sys.stdin.buffer:
+            file.close()
+        raise _Unusable(f"{_shown(name)} is not a text file (it holds binary data); no keys read")
+    return _Input(name, file)
+
+
+class _Unusable(Exception):
+    """An input that cannot be audited; the message is the whole line to print."""
+
+
+def _open_inputs(names: list[str]) -> tuple[list[_Input], list[str]]:
+    """Every input opened, or the reasons some cannot be (then none stays open)."""
+    inputs, problems = [], []
+    for name in names:
+        try:
+            inputs.append(_open_input(name))
+        except _Unusable as err:
+            problems.append(str(err))
+    if problems:
+        for usable in inputs:
+            if usable.file is not sys.stdin.buffer:
+                usable.file.close()
+        return [], problems
+    return inputs, []
+
+
+def _shown(name: str) -> str:
+    return _terminal_safe(_encodable(name))
+
+
+# --------------------------------------------------------------------------- the command
 
 
 def run(args: argparse.Namespace) -> int:
-    """Audit ``args.files`` and print the result; returns the exit status."""
-    from ccanalytics.keys import audit_lines
+    """Audit ``args.files`` and print the result entry by entry; returns the exit status.
 
-    results: list[tuple[str, list[AuditEntry]]] = []
-    unreadable = False
-    for name in args.files or ["-"]:
-        try:
-            data = _read(name)
-        except OSError as err:
-            print(f"{_PROG}: cannot read {name}: {err.strerror or err}", file=sys.stderr)
-            unreadable = True
-            continue
-        results.append((name, audit_lines(data)))
-    writer = {"table": _write_table, "csv": _write_csv, "json": _write_json}[args.format]
+    Every input is opened and checked first: if any cannot be read, only the
+    errors are printed (stderr) and nothing goes to stdout.
+    """
+    inputs, problems = _open_inputs(args.files or ["-"])
+    for problem in problems:
+        print(f"{_PROG}: {problem}", file=sys.stderr)
+    if problems:
+        return EXIT_ERRORS
+    counts = {"ok": 0, "warning": 0, "error": 0}
+    writer = _WRITERS[args.format](sys.stdout, several=len(inputs) > 1)
     try:
-        writer(sys.stdout, results)
+        _audit_inputs(inputs, writer, counts)
+        writer.finish(counts)
         sys.stdout.flush()
     except BrokenPipeError:  # e.g. piped into head: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    statuses = {entry.status for _, entries in results for entry in entries}
-    if unreadable or "error" in statuses:
+    finally:
+        for usable in inputs:
+            if usable.file is not sys.stdin.buffer:
+                usable.file.close()
+    if counts["error"]:
         return EXIT_ERRORS
-    if args.strict and "warning" in statuses:
+    if args.strict and counts["warning"]:
         return EXIT_WARNINGS
     return EXIT_OK
+
+
+def _audit_inputs(inputs: list[_Input], writer: _Writer, counts: dict[str, int]) -> None:
+    """Judge and write each entry as it is read: memory does not grow with the file."""
+    from ccanalytics.keys._audit import Duplicates, iter_audit
+
+    duplicates = Duplicates()
+    for usable in inputs:
+        duplicates.begin(usable.name)
+        writer.begin(usable.name)
+        for entry in iter_audit(usable.file, duplicates=duplicates):
+            counts[entry.status] += 1
+            writer.entry(usable.name, entry)
+        writer.end()
 
 
 # --------------------------------------------------------------------------- output
@@ -148,15 +267,84 @@ def _encodable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def _rows(results: list[tuple[str, list[AuditEntry]]]) -> list[dict[str, Any]]:
-    return [{"file": name, **entry.as_dict()} for name, entries in results for entry in entries]
+def _summary(counts: dict[str, int]) -> str:
+    total = sum(counts.values())
+    return (
+        f"{total} {'entry' if total == 1 else 'entries'}: {counts['ok']} ok,"
+        f" {counts['warning']} with warnings, {counts['error']} with errors"
+    )
 
 
-def _write_json(out: TextIO, results: list[tuple[str, list[AuditEntry]]]) -> None:
-    import json
+_CHUNK = 2048  # entries formatted before one write: few system calls, bounded memory
 
-    json.dump(_rows(results), out, indent=2)  # ASCII escapes: safe for any text
-    out.write("\n")
+
+class _Writer:
+    """Writes entries as they come: ``begin`` a file, ``entry`` each, ``end``, ``finish``."""
+
+    def __init__(self, out: TextIO, *, several: bool) -> None:
+        self.out = out
+        self.several = several
+        self.parts: list[str] = []
+
+    def begin(self, name: str) -> None:
+        pass
+
+    def entry(self, name: str, entry: AuditEntry) -> None:
+        self.parts.append(self.format(name, entry))
+        if len(self.parts) >= _CHUNK:
+            self.flush()
+
+    def format(self, name: str, entry: AuditEntry) -> str:
+        raise NotImplementedError
+
+    def end(self) -> None:
+        self.flush()
+
+    def flush(self) -> None:
+        self.out.write("".join(self.parts))
+        self.parts.clear()
+
+    def finish(self, counts: dict[str, int]) -> None:
+        self.flush()
+
+
+class _JsonWriter(_Writer):
+    """One JSON array, one entry per line, written as the entries come."""
+
+    def __init__(self, out: TextIO, *, several: bool) -> None:
+        super().__init__(out, several=several)
+        self.separator = "[\n"
+
+    def format(self, name: str, entry: AuditEntry) -> str:
+        text = self.separator + json.dumps({"file": name, **entry.as_dict()})  # ASCII: safe
+        self.separator = ",\n"
+        return text
+
+    def finish(self, counts: dict[str, int]) -> None:
+        self.flush()
+        self.out.write("[]\n" if self.separator == "[\n" else "\n]\n")
+
+
+class _CsvWriter(_Writer):
+    """A header, then one row per entry (lists joined with `` | ``)."""
+
+    def __init__(self, out: TextIO, *, several: bool) -> None:
+        super().__init__(out, several=several)
+        self.buffer = io.StringIO()
+        self.rows = csv.writer(self.buffer, lineterminator="\n")
+        self.rows.writerow(("file", *_COLUMNS))
+
+    def format(self, name: str, entry: AuditEntry) -> str:
+        row = entry.as_dict()
+        self.rows.writerow([name, *(_csv_cell(row[column]) for column in _COLUMNS)])
+        return ""
+
+    def flush(self) -> None:
+        # One pass over the chunk's text, not one per cell: lone surrogates as escapes.
+        self.out.write(_encodable(self.buffer.getvalue()))
+        self.buffer.seek(0)
+        self.buffer.truncate()
+        self.parts.clear()
 
 
 def _csv_cell(value: object) -> object:
@@ -169,79 +357,70 @@ def _csv_cell(value: object) -> object:
     return value
 
 
-def _write_csv(out: TextIO, results: list[tuple[str, list[AuditEntry]]]) -> None:
-    import csv
-    import io
+class _TableWriter(_Writer):
+    """Fixed-width columns, so each entry is printed as soon as it is judged."""
 
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(("file", *_COLUMNS))
-    for name, entries in results:
-        for entry in entries:
-            row = entry.as_dict()
-            writer.writerow([name, *(_csv_cell(row[column]) for column in _COLUMNS)])
-    # One pass over the whole text, not one per cell: lone surrogates as escapes.
-    out.write(_encodable(buffer.getvalue()))
+    _HEADER = ("LINE", "STATUS", "TYPE", "BITS", "FINGERPRINT", "COMMENT", "PROBLEMS")
+    # LINE and BITS right-aligned; TYPE as ssh-keygen -l names it; a fingerprint is 50 wide.
+    _ROW = "{:>6}  {:<7}  {:<15}  {:>5}  {:<50}  {:<" + str(_COMMENT_WIDTH) + "}  {}\n"
+    _INDENT = " " * (6 + 7 + 15 + 5 + 50 + _COMMENT_WIDTH + 2 * 6)
+
+    def __init__(self, out: TextIO, *, several: bool) -> None:
+        super().__init__(out, several=several)
+        self.files = 0
+        self.entries = 0
+
+    def begin(self, name: str) -> None:
+        if self.several:
+            self.parts.append(("\n" if self.files else "") + f"==> {_shown(name)} <==\n")
+        self.files += 1
+        self.entries = 0
+
+    def format(self, name: str, entry: AuditEntry) -> str:
+        problems = [_terminal_safe(p) for p in entry.problems] or ["-"]
+        row = self._ROW.format(
+            entry.line_no,
+            entry.status,
+            _short_type(entry.key_type),
+            "-" if entry.bits is None else entry.bits,
+            entry.fingerprint or "-",  # made by us from parsed keys: already safe
+            _short_comment(entry.comment),
+            problems[0],
+        )
+        if len(problems) > 1:
+            row += "".join(self._INDENT + more + "\n" for more in problems[1:])
+        if not self.entries:
+            row = self._ROW.format(*self._HEADER) + row
+        self.entries += 1
+        return row
+
+    def end(self) -> None:
+        if not self.entries:
+            self.parts.append("no keys found\n")
+        self.flush()
+
+    def finish(self, counts: dict[str, int]) -> None:
+        self.flush()
+        self.out.write(_summary(counts) + "\n")
 
 
-def _cell(value: object) -> str:
-    """Type, bits, fingerprint: made by us from parsed keys, so already safe."""
-    return "-" if value is None else str(value)
+_WRITERS: dict[str, type[_Writer]] = {
+    "table": _TableWriter,
+    "csv": _CsvWriter,
+    "json": _JsonWriter,
+}
 
 
-def _short(comment: str | None) -> str:
+def _short_type(key_type: str | None) -> str:
+    """The type as ``ssh-keygen -l`` names it (``ED25519``, ``ECDSA-SK-CERT``)."""
+    if key_type is None:
+        return "-"
+    return _SHORT_TYPES.get(key_type, key_type)
+
+
+def _short_comment(comment: str | None) -> str:
     text = "-" if comment is None else _terminal_safe(comment)
     return text if len(text) <= _COMMENT_WIDTH else text[: _COMMENT_WIDTH - 1] + "…"
-
-
-def _write_table(out: TextIO, results: list[tuple[str, list[AuditEntry]]]) -> None:
-    header = ("LINE", "STATUS", "TYPE", "BITS", "FINGERPRINT", "COMMENT", "PROBLEMS")
-    for index, (name, entries) in enumerate(results):
-        if len(results) > 1:
-            out.write(("\n" if index else "") + f"==> {_terminal_safe(_encodable(name))} <==\n")
-        if not entries:
-            out.write("no keys found\n")
-            continue
-        rows = [
-            (
-                str(e.line_no),
-                e.status,
-                _cell(e.key_type),
-                _cell(e.bits),
-                _cell(e.fingerprint),
-                _short(e.comment),
-                [_terminal_safe(p) for p in e.problems] or ["-"],
-            )
-            for e in entries
-        ]
-        widths = [max(len(header[i]), *(len(r[i]) for r in rows)) for i in range(6)]
-        indent = " " * (sum(widths) + 2 * 6)
-        # LINE and BITS (numbers) right-aligned, the rest left-aligned; one format for all rows.
-        line = (
-            "  ".join(
-                f"{{{i}:{'>' if i in (0, 3) else '<'}{width}}}" for i, width in enumerate(widths)
-            )
-            + "  {6}\n"
-        )
-        parts = [line.format(*header)]
-        for row in rows:
-            problems = row[6]
-            parts.append(line.format(*row[:6], problems[0]))
-            parts.extend(indent + more + "\n" for more in problems[1:])
-        out.write("".join(parts))
-    out.write(_summary(results) + "\n")
-
-
-def _summary(results: list[tuple[str, list[AuditEntry]]]) -> str:
-    counts = {"ok": 0, "warning": 0, "error": 0}
-    for _, entries in results:
-        for entry in entries:
-            counts[entry.status] += 1
-    total = sum(counts.values())
-    return (
-        f"{total} {'entry' if total == 1 else 'entries'}: {counts['ok']} ok,"
-        f" {counts['warning']} with warnings, {counts['error']} with errors"
-    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

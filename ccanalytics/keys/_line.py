@@ -17,6 +17,14 @@ from functools import lru_cache
 from typing import Literal, TypeAlias
 
 from ccanalytics.keys._api_rule import ECMA_WHITESPACE, matches_api_pattern
+from ccanalytics.keys._reasons import (
+    BOTH_REJECT,
+    REJECT,
+    Reason,
+    api_reasons,
+    described_word,
+    shown_option,
+)
 from ccanalytics.keys._sshwire import (
     KEY_TYPE_NAMES,
     Certificate,
@@ -28,8 +36,6 @@ from ccanalytics.keys._sshwire import (
 # Underscored names are for ``_keysource`` and ``keys``, not public API.
 __all__ = [
     "RECOMMENDED_RSA_BITS",
-    "_API_FORM",
-    "_REJECT",
     "AuthorizedKey",
     "Status",
     "_Findings",
@@ -42,8 +48,6 @@ __all__ = [
 Status: TypeAlias = Literal["ok", "warning", "error"]
 
 RECOMMENDED_RSA_BITS = 3072  # NIST SP 800-57 Part 1: 128-bit security from 2031 on
-_API_FORM = "'<type> <base64> [comment]'"
-_REJECT = "The API will reject this line: "
 
 
 # --------------------------------------------------------------------------- results
@@ -109,10 +113,7 @@ class _Findings:
 
 # --------------------------------------------------------------------------- one line
 
-_TYPE_LIKE = re.compile(r"[A-Za-z0-9][A-Za-z0-9@._+-]{0,63}")
-_API_TYPE_PREFIX = re.compile(r"(?:ssh|ecdsa|sk)-")
 _ECMA_SPACE = frozenset(ECMA_WHITESPACE)
-_NON_SPACE_RUN = re.compile("[^" + "".join(f"\\u{ord(c):04x}" for c in ECMA_WHITESPACE) + "]*")
 _OPTION_NAME = re.compile(r"[A-Za-z0-9-]*")
 _OPTION_FLAGS = frozenset(
     [
@@ -227,88 +228,15 @@ def _parse_options(text: str) -> tuple[list[tuple[str, str | None]], str | None]
             value, i = "".join(chars), j + 1
         known = _OPTION_VALUES if value is not None else _OPTION_FLAGS
         if name.lower() not in known:
-            shown = _shown_type(name) if len(name) <= 40 else ""
-            return options, f"the option{shown} is not one sshd knows"
+            word = re.match(r"[^,=]*", text[match.start() :])
+            assert word is not None  # the whole word, not a quotable fragment of a token
+            return options, f"the option{shown_option(word.group())} is not one sshd knows"
         options.append((name, value))
         if i < n:
             if text[i] != ",":
                 return options, "the options are not separated by commas"
             i += 1
     return options, None
-
-
-def _shown_type(token: str) -> str:
-    """A word fit to quote: it looks like a type or option name, not like a secret."""
-    if _TYPE_LIKE.fullmatch(token) and "-" in token:
-        return f" '{token}'"
-    return ""
-
-
-def _api_reasons(text: str, options: bool) -> list[str]:
-    """Why the API's pattern fails on ``text``, in words and never quoting it.
-
-    Walks the pattern ``(ssh|ecdsa|sk)-\\S+ \\S+([ \\t][^\\n\\r]*)?`` piece by piece
-    (``\\S`` as ECMA-262 reads it) and names the first piece that does not fit.
-    """
-    if not text:
-        return ["the line is empty"]
-    reasons = []
-    if text[0] == "\ufeff":
-        reasons.append(
-            "it starts with an invisible byte order mark (U+FEFF), as some Windows editors write"
-        )
-    elif text[0] in _ECMA_SPACE or text[0].isspace():
-        reasons.append("it starts with whitespace")
-    if options:
-        reasons.append(
-            f"it starts with sshd options; the API accepts only {_API_FORM}, so the"
-            " options cannot be kept and would not be enforced on the pods"
-        )
-    body = text.rstrip("\r\n")
-    if "\r" in text[len(body) :]:
-        reasons.append("it ends with a carriage return, left by Windows (CRLF) line endings")
-    elif "\r" in body:
-        reasons.append("it contains a carriage return (U+000D)")
-    if "\n" in text:
-        if "\n" in body:
-            reasons.append("it contains a line break: it is more than one line")
-        else:
-            reasons.append("it ends with a line feed (the line terminator is part of the text)")
-    if reasons:
-        return reasons
-    type_end = _non_space_end(text, 0)
-    if not _API_TYPE_PREFIX.match(text):
-        shown = _shown_type(text[:type_end])
-        reasons.append(f"the key type{shown} does not start with ssh-, ecdsa- or sk-")
-    if type_end == len(text):
-        reasons.append("nothing follows the key type")
-    elif text[type_end] != " ":
-        reasons.append(
-            "the key type and the key must be separated by exactly one space, not "
-            + _char_name(text[type_end])
-        )
-    else:
-        key_end = _non_space_end(text, type_end + 1)
-        if key_end == type_end + 1:
-            reasons.append("the key type and the key must be separated by exactly one space")
-        elif key_end < len(text) and text[key_end] not in " \t":
-            reasons.append(
-                "the key must be followed by a space or tab before the comment, not "
-                + _char_name(text[key_end])
-            )
-    if not reasons:
-        reasons.append(f"it does not have the form {_API_FORM} the API requires")
-    return reasons
-
-
-def _non_space_end(text: str, start: int) -> int:
-    """End of the run of characters ECMA-262's ``\\S`` matches from ``start``."""
-    match = _NON_SPACE_RUN.match(text, start)
-    return match.end() if match else start
-
-
-def _char_name(char: str) -> str:
-    return "a tab" if char == "\t" else f"the whitespace character U+{ord(char):04X}"
 
 
 def _key_advice(found: _Findings, key: PublicKey) -> None:
@@ -367,33 +295,68 @@ def _read_line(view: str) -> _LineRead:
     return _LineRead(first)
 
 
+@dataclass(frozen=True, slots=True)
+class _Refusal:
+    """Why OpenSSH refuses a line: ``text`` alone, or ``both`` when the API refuses it too.
+
+    ``both`` is None when the API's own words for the shared fault say it better.
+    """
+
+    cause: str
+    text: str
+    both: str | None = None
+
+
+# (API cause, OpenSSH cause) pairs that are one fault seen by both programs.
+_SAME_FAULT = frozenset(
+    {
+        ("bom", "bom"),
+        ("no-key", "no-key"),
+        ("type", "type"),
+        ("after-key", "base64"),
+        ("separator", "type"),
+    }
+)
+# OpenSSH causes that make these API reasons mere consequences of them.
+_CONSEQUENCES = {"type": {"no-key"}, "path": {"no-key", "type"}}
+
+
 def _judge_line(text: str) -> AuthorizedKey:
     """Judge a single authorized_keys line (any ``str``)."""
     api_valid = matches_api_pattern(text)
     view, truncated = _openssh_view(text)
     line = _read_line(view)
     read = line.read
-    found = _Findings()
-    if not api_valid:
-        for reason in _api_reasons(text, line.has_options):
-            found.error(_REJECT + reason + ".")
-    if truncated:
-        found.warning("The line contains a NUL character; OpenSSH ignores everything after it.")
     key = read.result if isinstance(read.result, PublicKey) else None
-    if line.options_error is not None:
-        found.error(f"sshd will ignore this line: {line.options_error}.")
+    refusal = None
     if key is not None and text.lstrip(" \t").startswith("\ufeff"):
         key = None  # sshd sees the mark's bytes glued to the key type
-        found.error("OpenSSH would refuse this key: the byte order mark hides its type.")
-    elif key is None:
-        if line.options_error is None or line.has_options:
-            found.error(_key_problem(view, read))
-    else:
+        refusal = _Refusal(
+            "bom",
+            "OpenSSH would refuse this key: the byte order mark hides its type.",
+            "it starts with an invisible byte order mark (U+FEFF), as some Windows editors"
+            " write, which also hides the key type from OpenSSH",
+        )
+    elif key is None and (line.options_error is None or line.has_options):
+        refusal = _key_problem(view, read)
+    api = [] if api_valid else api_reasons(text, line.has_options)
+    api_messages, refusal_message = _one_message_per_fault(api, refusal)
+    found = _Findings()
+    for message in api_messages:
+        found.error(message)
+    if truncated:
+        found.warning("The line contains a NUL character; OpenSSH ignores everything after it.")
+    if line.options_error is not None:
+        found.error(f"sshd will ignore this line: {line.options_error}.")
+    if refusal_message is not None:
+        found.error(refusal_message)
+    if key is not None:
         _key_advice(found, key)
         if read.type_token is not None and read.type_token != key.key_type:
             found.warning(f"OpenSSH writes this key type as {key.key_type}, not {read.type_token}.")
     stripped = text.rstrip("\r\n")
-    if stripped and (stripped[-1].isspace() or stripped[-1] in _ECMA_SPACE):
+    ends_blank = stripped and (stripped[-1].isspace() or stripped[-1] in _ECMA_SPACE)
+    if ends_blank and read.key_token is not None:  # no key: that is the problem, not the blank
         found.warning("The line ends with whitespace, which the API keeps in the comment.")
     return AuthorizedKey(
         line=text,
@@ -408,6 +371,26 @@ def _judge_line(text: str) -> AuthorizedKey:
         status=found.status,
         public_key=key,
     )
+
+
+def _one_message_per_fault(
+    api: list[Reason], refusal: _Refusal | None
+) -> tuple[list[str], str | None]:
+    """The API's messages, and OpenSSH's unless it was merged into one of them."""
+    if refusal is None:
+        return [REJECT + reason.text + "." for reason in api], None
+    dropped = _CONSEQUENCES.get(refusal.cause, set())
+    messages, merged = [], False
+    for reason in api:
+        if reason.cause in dropped:
+            continue
+        if not merged and (reason.cause, refusal.cause) in _SAME_FAULT:
+            words = refusal.both if reason.cause == refusal.cause else None
+            messages.append(BOTH_REJECT + (words or reason.text) + ".")
+            merged = True
+        else:
+            messages.append(REJECT + reason.text + ".")
+    return messages, None if merged else refusal.text
 
 
 def _openssh_view(text: str) -> tuple[str, bool]:
@@ -426,16 +409,22 @@ def _openssh_view(text: str) -> tuple[str, bool]:
 _PATH_LIKE = re.compile(r"(?:~|\.{1,2})?/\S*|[A-Za-z]:\\\S*|\S*(?:\.pub|authorized_keys\d?)")
 
 
-def _key_problem(view: str, read: _Read) -> str:
-    """The sentence for a line whose key material OpenSSH would refuse."""
+def _key_problem(view: str, read: _Read) -> _Refusal:
+    """Why OpenSSH would refuse a line whose key it could not read."""
     if read.type_token is None:
         token = view[: _strcspn(view)]
         if not view.strip():
-            return "There is no key on this line."
+            return _Refusal("no-key", "There is no key on this line.", "there is no key on it")
         if _PATH_LIKE.fullmatch(view.strip()):
-            return "This looks like a file path, but no such file could be read."
-        shown = _shown_type(token)
-        if shown:
-            return f"The key type{shown} is not one OpenSSH knows."
-        return "The line does not start with an SSH key type."
-    return f"OpenSSH would refuse this key: {read.result}."
+            return _Refusal("path", "This looks like a file path, but no such file could be read.")
+        described = described_word(token)
+        both = f"it starts with {described}, not with an SSH key type"
+        if described.startswith("'"):
+            return _Refusal("type", f"The key type {described} is not one OpenSSH knows.", both)
+        text = f"The line does not start with an SSH key type: it starts with {described}."
+        return _Refusal("type", text, both)
+    error = read.result
+    assert isinstance(error, KeyFormatError)
+    if read.key_token is None:
+        return _Refusal("no-key", f"OpenSSH would refuse this key: {error}.")
+    return _Refusal(error.code, f"OpenSSH would refuse this key: {error}.")

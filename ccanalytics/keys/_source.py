@@ -10,20 +10,22 @@ are recognised and reported without their text being kept.
 from __future__ import annotations
 
 import binascii
+import codecs
+import io
 import os
 import re
 from collections.abc import Iterable, Iterator
-from typing import TypeAlias
+from typing import BinaryIO, TypeAlias
 
 from ccanalytics.keys._line import (
-    _API_FORM,
-    _REJECT,
     AuthorizedKey,
     _Findings,
     _judge_line,
     _key_advice,
     _strcspn,
 )
+from ccanalytics.keys._reasons import API_FORM as _API_FORM
+from ccanalytics.keys._reasons import REJECT as _REJECT
 from ccanalytics.keys._sshwire import (
     KEY_TYPE_NAMES,
     KeyFormatError,
@@ -35,11 +37,15 @@ from ccanalytics.keys._sshwire import (
 # Underscored names are for ``keys``, not public API.
 __all__ = [
     "_RFC4716_BEGIN",
+    "Entry",
     "KeySource",
+    "Line",
     "_entries",
     "_private_key",
     "_private_key_kind",
     "_rfc4716",
+    "file_lines",
+    "is_utf16",
 ]
 
 
@@ -149,29 +155,56 @@ def _pem_public(kind: str, span: str) -> AuthorizedKey:
 
 # --------------------------------------------------------------------------- sources
 
+#: What a line of a source is: its text, and whether its bytes were valid UTF-8.
+Line: TypeAlias = tuple[str, bool]
 
-def _decode(raw: bytes) -> tuple[str, bool]:
+
+def _decode(raw: bytes) -> Line:
     try:
         return raw.decode("utf-8"), True
     except UnicodeDecodeError:
         return raw.decode("utf-8", "replace"), False
 
 
-def _source_lines(source: KeySource) -> Iterator[tuple[str, bool]]:
+def is_utf16(head: bytes) -> bool:
+    """Whether bytes start with a UTF-16 byte order mark (what PowerShell's ``>`` writes)."""
+    return head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+
+
+def file_lines(file: BinaryIO) -> Iterator[Line]:
+    """The lines of an open binary file, one at a time, split at line feeds only.
+
+    UTF-16 with a byte order mark is decoded as such; anything else as UTF-8, each
+    line noting whether it was valid (undecodable bytes become U+FFFD).
+    """
+    head = file.peek(2)[:2] if isinstance(file, io.BufferedReader) else b""
+    if is_utf16(head):
+        text = io.TextIOWrapper(file, encoding="utf-16", errors="replace", newline="\n")
+        for line in text:
+            yield line.removesuffix("\n"), True
+        text.detach()
+        return
+    for raw in file:
+        yield _decode(raw.removesuffix(b"\n"))
+
+
+def _source_lines(source: KeySource) -> Iterator[Line]:
     """The entries of ``source`` as (text, was valid UTF-8), split at line feeds."""
     if isinstance(source, os.PathLike) or (
         isinstance(source, str) and "\n" not in source and os.path.isfile(source)
     ):
         with open(source, "rb") as file:
-            yield from _source_lines(file.read())
+            yield from file_lines(file)
         return
     if isinstance(source, str):
         for line in source.split("\n"):
             yield line, True
         return
     if isinstance(source, bytes | bytearray | memoryview):
-        for raw in bytes(source).split(b"\n"):
-            yield _decode(raw)
+        yield from file_lines(io.BufferedReader(io.BytesIO(bytes(source))))
+        return
+    if isinstance(source, io.BufferedReader):  # an open binary file: may be UTF-16
+        yield from file_lines(source)
         return
     if not isinstance(source, Iterable):
         raise TypeError(
@@ -190,63 +223,106 @@ def _source_lines(source: KeySource) -> Iterator[tuple[str, bool]]:
             yield part, ok
 
 
+class _Lines:
+    """A source's lines, numbered from 1, with a look at the next one (blocks need it)."""
+
+    __slots__ = ("_ahead", "_lines", "line_no")
+
+    def __init__(self, lines: Iterator[Line]) -> None:
+        self._lines = lines
+        self._ahead: Line | None = None
+        self.line_no = 0
+
+    def peek(self) -> Line | None:
+        if self._ahead is None:
+            self._ahead = next(self._lines, None)
+        return self._ahead
+
+    def take(self) -> Line | None:
+        line = self.peek()
+        if line is not None:
+            self._ahead = None
+            self.line_no += 1
+        return line
+
+
 def _is_key_line(text: str) -> bool:
     return text.lstrip(" \t")[: _strcspn(text.lstrip(" \t"))] in KEY_TYPE_NAMES
 
 
-def _entries(
-    source: KeySource, *, drop_bom: bool = False
-) -> Iterator[tuple[int, AuthorizedKey, bool]]:
+Entry: TypeAlias = tuple[int, AuthorizedKey, bool]
+
+
+def _entries(source: KeySource, *, drop_bom: bool = False) -> Iterator[Entry]:
     """(line number, judgement, was valid UTF-8) for every entry; blocks become one.
 
+    Lines are read one at a time, so a file of any size is judged in constant memory.
     ``drop_bom`` removes a byte order mark that starts the input (normalizing does;
     auditing reports it, since sshd does not skip it either).
     """
-    lines = list(_source_lines(source))
-    if drop_bom and lines and lines[0][0].startswith("\ufeff"):
-        lines[0] = (lines[0][0][1:], lines[0][1])
-    i = 0
-    while i < len(lines):
-        text, utf8 = lines[i]
-        line_no = i + 1
-        probe = text.lstrip("\ufeff") if i == 0 else text
+    lines = _Lines(_source_lines(source))
+    first = True
+    while (line := lines.take()) is not None:
+        text, utf8 = line
+        probe = text
+        if first:
+            first = False
+            if drop_bom:
+                text = text.removeprefix("\ufeff")
+            probe = text.lstrip("\ufeff")
         stripped = probe.strip()
         if not stripped or stripped.startswith("#"):
-            i += 1
             continue
+        line_no = lines.line_no
         kind = _private_key_kind(text)
-        if stripped.startswith("-----BEGIN") or stripped.startswith("PuTTY-User-Key-File-"):
-            stop = "-----END" if stripped.startswith("-----") else "Private-MAC:"
-            j = i + 1
-            while j < len(lines) and not _is_key_line(lines[j][0]):
-                j += 1
-                if lines[j - 1][0].strip().startswith(stop):
-                    break
-            span = f", lines {line_no}-{j}" if j > i + 1 else ""
-            if kind is not None:
-                yield line_no, _private_key(kind, span), True
-            else:
-                label = stripped.strip("-").removeprefix("BEGIN").strip()
-                shown = label.lower() if re.fullmatch(r"[A-Z0-9 ]{1,40}", label) else "data"
-                yield line_no, _pem_public(shown, span), True
-            i = j
-            continue
-        if kind is not None:
-            j = i + 1  # swallow the rest of a pasted base64 body
-            while j < len(lines) and re.fullmatch(r"[A-Za-z0-9+/=]+", lines[j][0].strip()):
-                j += 1
-            span = f", lines {line_no}-{j}" if j > i + 1 else ""
-            yield line_no, _private_key(kind, span), True
-            i = j
-            continue
-        if stripped == _RFC4716_BEGIN:
-            j = i + 1
-            while j < len(lines) and lines[j][0].strip() != _RFC4716_END:
-                j += 1
-            j = min(j + 1, len(lines))
-            block = [t for t, _ in lines[i:j]]
-            yield line_no, _rfc4716(block, f", lines {line_no}-{j}"), all(u for _, u in lines[i:j])
-            i = j
-            continue
-        yield line_no, _judge_line(text), utf8
-        i += 1
+        if stripped.startswith(("-----BEGIN", "PuTTY-User-Key-File-")):
+            yield line_no, _pem_block(lines, stripped, kind), True
+        elif kind is not None:
+            yield line_no, _private_key_body(lines, kind), True
+        elif stripped == _RFC4716_BEGIN:
+            block, block_utf8 = _rfc4716_lines(lines, text, utf8)
+            yield line_no, _rfc4716(block, _span(line_no, lines.line_no)), block_utf8
+        else:
+            yield line_no, _judge_line(text), utf8
+
+
+def _span(first: int, last: int) -> str:
+    return f", lines {first}-{last}" if last > first else ""
+
+
+def _pem_block(lines: _Lines, stripped: str, kind: str | None) -> AuthorizedKey:
+    """A PEM or PuTTY block, up to its end line or the next key line."""
+    first = lines.line_no
+    stop = "-----END" if stripped.startswith("-----") else "Private-MAC:"
+    while (ahead := lines.peek()) is not None and not _is_key_line(ahead[0]):
+        lines.take()
+        if ahead[0].strip().startswith(stop):
+            break
+    span = _span(first, lines.line_no)
+    if kind is not None:
+        return _private_key(kind, span)
+    label = stripped.strip("-").removeprefix("BEGIN").strip()
+    shown = label.lower() if re.fullmatch(r"[A-Z0-9 ]{1,40}", label) else "data"
+    return _pem_public(shown, span)
+
+
+_BASE64_LINE = re.compile(r"[A-Za-z0-9+/=]+")
+
+
+def _private_key_body(lines: _Lines, kind: str) -> AuthorizedKey:
+    """A pasted private key line, and the rest of its base64 body."""
+    first = lines.line_no
+    while (ahead := lines.peek()) is not None and _BASE64_LINE.fullmatch(ahead[0].strip()):
+        lines.take()
+    return _private_key(kind, _span(first, lines.line_no))
+
+
+def _rfc4716_lines(lines: _Lines, text: str, utf8: bool) -> tuple[list[str], bool]:
+    """An RFC 4716 block's lines, up to and including its end line."""
+    block = [text]
+    while (line := lines.take()) is not None:
+        block.append(line[0])
+        utf8 = utf8 and line[1]
+        if line[0].strip() == _RFC4716_END:
+            break
+    return block, utf8

@@ -6,20 +6,29 @@ from typing import Final, Literal
 
 import numpy as np
 import pandas as pd
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
+from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator
 
 from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
+from ccanalytics.plots._layout import legend_below, legend_right, set_title
 from ccanalytics.plots._style import (
     COLORS,
     COST_LABEL,
     GPU_UTIL_LABEL,
+    BoolArray,
+    FloatArray,
     NoDataError,
     _axes,
     _doc,
     _floats,
+    _literal,
     _require,
 )
+
+#: Bars at most in :func:`cost_breakdown` by default; the last sums the cheaper groups.
+DEFAULT_MAX_BARS: Final = 15
 
 
 @_doc
@@ -33,11 +42,12 @@ def cost_vs_utilization(
     """Every GPU pod's price against its GPU utilization: where is money idle?
 
     One point per GPU pod that reports GPU metrics, at its mean GPU utilization
-    (x) and cost per hour (y). The shaded band left of ``idle_threshold`` is where
-    idle pods sit; idle pods (every GPU below the threshold, as
-    :func:`ccanalytics.analysis.idle_pods` judges them) are vermillion diamonds,
-    and the note in the band gives their number and total cost per hour. Pods
-    without metrics cannot be placed and are left out.
+    (percent, 0-100; x) and cost (USD per hour; y). The shaded band left of
+    ``idle_threshold`` is where idle pods sit; idle pods (every GPU below the
+    threshold, as :func:`ccanalytics.analysis.idle_pods` judges them) are reddish
+    purple diamonds, and their legend entry gives their number and total cost per
+    hour. Pods without metrics cannot be placed and are left out. The legend sits
+    right of the axes, off the data.
 
     Parameters
     ----------
@@ -73,47 +83,63 @@ def cost_vs_utilization(
     idle = _floats(gpu["gpu_util_max"]) < idle_threshold
     ax = _axes(ax)
 
+    handles = [
+        _draw_idle_band(ax, idle_threshold),
+        *_scatter_pods(ax, util, cost, idle),
+    ]
+    _cost_axis(ax, cost, logy)
+    ax.set_xlim(0, 100)
+    ax.set_xlabel(f"mean {GPU_UTIL_LABEL}")
+    ax.grid(color="0.9", linewidth=0.8, zorder=0)
+    ax.set_axisbelow(True)
+    set_title(ax, "Cost vs GPU utilization, per pod", beside=legend_right(ax, handles))
+    return ax
+
+
+def _draw_idle_band(ax: Axes, idle_threshold: float) -> Artist:
     ax.axvspan(0, idle_threshold, color=COLORS["idle"], alpha=0.08, linewidth=0, zorder=0)
     ax.axvline(idle_threshold, color=COLORS["idle"], linewidth=0.8, linestyle=":", zorder=1)
-    ax.scatter(
-        util[~idle],
-        cost[~idle],
-        s=36,
-        color=COLORS["gpu"],
-        alpha=0.7,
-        edgecolors="white",
-        linewidths=0.5,
-        marker="o",
-        label=f"in use ({int((~idle).sum())} pods)",
-        clip_on=False,
-        zorder=3,
-    )
-    if idle.any():
+    return Patch(facecolor=COLORS["idle"], alpha=0.15, label=f"idle band (< {idle_threshold:g}%)")
+
+
+def _scatter_pods(ax: Axes, util: FloatArray, cost: FloatArray, idle: BoolArray) -> list[Artist]:
+    """Pods in use as blue dots; idle pods as diamonds, their count and spend in the legend."""
+    handles: list[Artist] = [
         ax.scatter(
-            util[idle],
-            cost[idle],
-            s=52,
-            color=COLORS["idle"],
-            edgecolors="black",
-            linewidths=0.6,
-            marker="D",
-            label=f"idle ({int(idle.sum())} pods)",
+            util[~idle],
+            cost[~idle],
+            s=36,
+            color=COLORS["gpu"],
+            alpha=0.7,
+            edgecolors="white",
+            linewidths=0.5,
+            marker="o",
+            label=f"in use: {int((~idle).sum())} pods",
             clip_on=False,
             zorder=3,
         )
-    idle_cost = float(cost[idle].sum())
-    ax.text(
-        idle_threshold + 1.5,
-        0.97,
-        f"idle: {int(idle.sum())} pods, {idle_cost:,.2f} USD/h\n(every GPU < {idle_threshold:g}%)",
-        transform=ax.get_xaxis_transform(),
-        ha="left",
-        va="top",
-        fontsize="small",
-        color=COLORS["idle"],
-        bbox={"boxstyle": "round,pad=0.3", "fc": "white", "ec": COLORS["idle"], "alpha": 0.9},
-        zorder=4,
-    )
+    ]
+    if idle.any():
+        idle_cost = float(cost[idle].sum())
+        handles.append(
+            ax.scatter(
+                util[idle],
+                cost[idle],
+                s=52,
+                color=COLORS["idle"],
+                edgecolors="black",
+                linewidths=0.6,
+                marker="D",
+                label=f"idle: {int(idle.sum())} pods,\n{idle_cost:,.2f} USD/h",
+                clip_on=False,
+                zorder=3,
+            )
+        )
+    return handles
+
+
+def _cost_axis(ax: Axes, cost: FloatArray, logy: bool | None) -> None:
+    """Log scale when costs span more than 20x (unless told), else linear from 0."""
     positive = cost[cost > 0]
     if logy is None:
         logy = positive.size > 0 and float(positive.max()) > 20 * float(positive.min())
@@ -123,14 +149,7 @@ def cost_vs_utilization(
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     else:
         ax.set_ylim(bottom=0, top=max(float(cost.max()) * 1.1, 1e-9))
-    ax.set_xlim(0, 100)
-    ax.set_xlabel(f"mean {GPU_UTIL_LABEL}")
     ax.set_ylabel(COST_LABEL)
-    ax.set_title("Cost vs GPU utilization, per pod")
-    ax.grid(color="0.9", linewidth=0.8, zorder=0)
-    ax.set_axisbelow(True)
-    ax.legend(loc="lower right", fontsize="small", framealpha=0.9)
-    return ax
 
 
 _CATEGORIES: Final = (
@@ -164,6 +183,7 @@ def cost_breakdown(
     *,
     by: Literal["gpu_type", "cluster_id"] = "gpu_type",
     idle_threshold: float = DEFAULT_IDLE_THRESHOLD,
+    max_bars: int | None = DEFAULT_MAX_BARS,
     ax: Axes | None = None,
 ) -> Axes:
     """Where the money goes: cost per hour by GPU type or cluster, split by use.
@@ -171,9 +191,16 @@ def cost_breakdown(
     One horizontal bar per group, most expensive on top, stacked into spend on
     pods in use, on idle GPU pods, and on pods reporting no metrics (pending,
     starting, exited: their utilization is unknown, so their spend is neither
-    called idle nor used). Each pod's whole cost goes to one part; the bar's
-    length is the group's total, printed at its end with the idle share. Pods
-    without a cost count as 0. CPU-only pods are grouped as "CPU only" by GPU type.
+    called idle nor used). Each pod's whole cost (USD per hour) goes to one part;
+    the bar's length is the group's total, printed at its end with the idle share.
+    Pods without a cost count as 0. CPU-only pods are grouped as "CPU only" by GPU
+    type.
+
+    A fleet of hundreds of clusters stays one readable chart: beyond ``max_bars``
+    groups, the ``max_bars - 1`` most expensive are drawn and every other group is
+    summed into one last bar, "N others", split the same way. The bars' total is
+    always the fleet's. The chart's height in bars is at most ``max_bars``, so a
+    figure sized for ``max_bars`` bars fits any fleet.
 
     Parameters
     ----------
@@ -181,6 +208,9 @@ def cost_breakdown(
     by : {{"gpu_type", "cluster_id"}}
         Group by GPU type or by cluster.
     {idle_threshold}
+    max_bars : int or None
+        The most bars drawn (at least 2; default 15), the last one summing the
+        cheaper groups. ``None``: one bar per group, however many.
     {ax}
 
     Returns
@@ -193,6 +223,8 @@ def cost_breakdown(
     """
     if by not in ("gpu_type", "cluster_id"):
         raise ValueError(f"by must be 'gpu_type' or 'cluster_id', got {by!r}")
+    if max_bars is not None and max_bars < 2:
+        raise ValueError(f"max_bars must be at least 2 (or None), got {max_bars}")
     _require(
         pods,
         [
@@ -206,33 +238,64 @@ def cost_breakdown(
         ],
         "a pods frame (ccanalytics.pods_frame)",
     )
-    cost = pods["cost"].fillna(0.0).astype("float64")
-    if pods.empty or not cost.gt(0).any():
+    if pods.empty or not pods["cost"].fillna(0.0).gt(0).any():
         raise NoDataError("no pod has a cost: nothing to break down")
+    spend = _cap_groups(_spend_by_group(pods, by, idle_threshold), max_bars)
+    ax = _axes(ax)
+
+    handles = _draw_stacked_bars(ax, spend)
+    _annotate_totals(ax, spend)
+    ax.set_yticks(np.arange(len(spend)), labels=[_literal(g) for g in spend.index])
+    ax.invert_yaxis()  # most expensive on top, in reading order
+    ax.set_xlim(0, float(spend.sum(axis=1).max()) * 1.3)
+    ax.set_xlabel(COST_LABEL)
+    set_title(ax, f"Cost per hour by {'GPU type' if by == 'gpu_type' else 'cluster'}")
+    ax.grid(axis="x", color="0.9", linewidth=0.8)
+    ax.set_axisbelow(True)
+    legend_below(ax, handles)
+    return ax
+
+
+def _spend_by_group(pods: pd.DataFrame, by: str, idle_threshold: float) -> pd.DataFrame:
+    """USD/h per group (rows, most expensive first) and spend category (columns)."""
     if by == "gpu_type":
-        has_gpus = pods["gpu_count"].fillna(0).gt(0).to_numpy(dtype=bool)
-        fallbacks = ["unknown GPU" if g else "CPU only" for g in has_gpus]
+        has_gpus = pods["gpu_count"].fillna(0).gt(0)
+        fallback = np.where(has_gpus, "unknown GPU", "CPU only")
     else:
-        fallbacks = ["unknown cluster"] * len(pods)
-    names: list[object] = pods[by].tolist()
-    group = [n if isinstance(n, str) else fb for n, fb in zip(names, fallbacks, strict=True)]
+        fallback = np.full(len(pods), "unknown cluster")
+    names = pods[by].astype("string")
+    group = np.where(names.isna().to_numpy(dtype=bool), fallback, names.fillna("").to_numpy(str))
     spend = (
-        pd.DataFrame({"group": group, "category": _spend_categories(pods, idle_threshold)})
-        .assign(cost=cost.to_numpy())
+        pd.DataFrame(
+            {
+                "group": group,
+                "category": _spend_categories(pods, idle_threshold),
+                "cost": pods["cost"].fillna(0.0).to_numpy(dtype=np.float64),
+            }
+        )
         .pivot_table(index="group", columns="category", values="cost", aggfunc="sum")
         .reindex(columns=[key for key, *_ in _CATEGORIES])
         .fillna(0.0)
     )
-    spend = spend.assign(_total=spend.sum(axis=1)).sort_values(
-        ["_total", "group"], ascending=[False, True]
-    )
-    order = [str(g) for g in spend.index]
-    totals = spend.pop("_total").to_numpy(dtype=np.float64)
-    idle_costs = spend["idle"].to_numpy(dtype=np.float64)
-    ax = _axes(ax)
+    total = spend.sum(axis=1)
+    order = np.lexsort((spend.index.to_numpy(dtype=str), -total.to_numpy()))
+    return spend.iloc[order]
 
-    y = np.arange(len(order))
-    left = np.zeros(len(order))
+
+def _cap_groups(spend: pd.DataFrame, max_bars: int | None) -> pd.DataFrame:
+    """The ``max_bars - 1`` first groups, and the rest summed into "N others"."""
+    if max_bars is None or len(spend) <= max_bars:
+        return spend
+    kept, rest = spend.iloc[: max_bars - 1], spend.iloc[max_bars - 1 :]
+    others = rest.sum().to_frame(f"{len(rest)} others").T
+    return pd.concat([kept, others])
+
+
+def _draw_stacked_bars(ax: Axes, spend: pd.DataFrame) -> list[Artist]:
+    """One bar container per spend category present, left to right; their legend entries."""
+    handles: list[Artist] = []
+    y = np.arange(len(spend))
+    left = np.zeros(len(spend))
     for key, label, color, hatch in _CATEGORIES:
         widths = spend[key].to_numpy(dtype=np.float64)
         if not widths.any():
@@ -249,7 +312,15 @@ def cost_breakdown(
             label=label,
         )
         left = left + widths
-    for pos, total, idle_cost in zip(y, totals, idle_costs, strict=True):
+        handles.append(Patch(facecolor=color, hatch=hatch, edgecolor="white", label=label))
+    return handles
+
+
+def _annotate_totals(ax: Axes, spend: pd.DataFrame) -> None:
+    """Each bar's total, and its idle share, just past the bar's end."""
+    totals = spend.sum(axis=1).to_numpy(dtype=np.float64)
+    idle = spend["idle"].to_numpy(dtype=np.float64)
+    for pos, (total, idle_cost) in enumerate(zip(totals, idle, strict=True)):
         note = f"{total:,.2f} USD/h"
         if idle_cost > 0:
             note += f"  ({idle_cost / total:.0%} idle)"
@@ -261,12 +332,3 @@ def cost_breakdown(
             va="center",
             fontsize="small",
         )
-    ax.set_yticks(y, labels=order)
-    ax.invert_yaxis()  # most expensive on top, in reading order
-    ax.set_xlim(0, float(totals.max()) * 1.3)
-    ax.set_xlabel(COST_LABEL)
-    ax.set_title(f"Cost per hour by {'GPU type' if by == 'gpu_type' else 'cluster'}")
-    ax.grid(axis="x", color="0.9", linewidth=0.8)
-    ax.set_axisbelow(True)
-    ax.legend(loc="lower right", fontsize="small", framealpha=0.9)
-    return ax

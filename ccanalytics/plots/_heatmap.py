@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import matplotlib
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
-from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator
+from matplotlib.patches import Patch, Rectangle
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
+from ccanalytics.plots._layout import RankLocator, legend_below, set_title
 from ccanalytics.plots._style import (
     COLORS,
     GPU_UTIL_LABEL,
@@ -16,10 +23,13 @@ from ccanalytics.plots._style import (
     _axes,
     _doc,
     _floats,
-    _nice_step,
+    _literal,
     _one_cluster,
     _require,
 )
+
+_ABSENT_HATCH = "////"
+_ABSENT_EDGE = "0.75"
 
 
 @_doc
@@ -35,11 +45,19 @@ def gpu_heatmap(
     """Per-GPU utilization of one cluster as a rank x GPU-index heatmap.
 
     Shows what per-pod means hide: one slow GPU in a pod, or a whole rank lagging.
-    Rows are the ranks present in the frame (sorted), columns the GPU indices;
-    GPUs listed without a utilization are grey, and cells of GPUs a pod does not
-    have (a 1-GPU pod among 2-GPU pods) are left blank. A colorbar gives the scale in
-    percent. The colormap is perceptually uniform and colour-blind safe (viridis;
-    ``cividis`` also works).
+    Rows are the ranks present in the frame (sorted; only ranks that exist, and the
+    title counts them), columns the GPU indices. A colorbar gives the scale in
+    percent (0-100). Two kinds of cell have no colour, and the legend under the
+    axes names each one present:
+
+    - grey: a GPU listed without a utilization (``<NA>``): paid for and silent,
+      because its pod is not running (the legend names the pods' ``status`` when
+      the frame has that column) or the metric is missing;
+    - white, hatched: no such GPU, no row at all (a 1-GPU pod among 2-GPU pods).
+
+    The colormap is perceptually uniform and colour-blind safe (viridis; ``cividis``
+    also works). The legend sits below the axes: draw on a figure with
+    ``layout="constrained"`` (or save with ``bbox_inches="tight"``).
 
     Parameters
     ----------
@@ -67,55 +85,123 @@ def gpu_heatmap(
     cells = cluster[cluster["rank"].notna() & cluster["gpu_index"].notna()]
     if cells.empty or cells["util"].isna().all():
         raise NoDataError(f"cluster {cid} has no GPU utilization to draw")
-    table = (
-        cells.assign(util=_floats(cells["util"]))
-        .groupby(["rank", "gpu_index"])["util"]
-        .mean()
-        .unstack("gpu_index")
-    )
-    n_gpus = int(cells["gpu_index"].max()) + 1
-    table = table.reindex(columns=range(n_gpus))
-    listed = (
-        cells.groupby(["rank", "gpu_index"])
-        .size()
-        .unstack("gpu_index")
-        .reindex(columns=range(n_gpus))
-    ).notna()
-    values = np.ma.masked_invalid(table.to_numpy(dtype=np.float64))
-    ranks = [int(r) for r in table.index]
+    grid = _Grid.of(cells)
     ax = _axes(ax)
 
-    # Three kinds of cell: a GPU with a value (coloured), a GPU listed without a
-    # value (grey: it exists but does not report), no such GPU (a 1-GPU pod in a
-    # cluster of 2-GPU pods: left blank, since nothing is missing there).
     colormap = matplotlib.colormaps[cmap].with_extremes(bad=(0.0, 0.0, 0.0, 0.0))
     image = ax.imshow(
-        values,
+        grid.values,
         aspect="auto",
         interpolation="nearest",
         cmap=colormap,
         vmin=vmin,
         vmax=vmax,
+        zorder=1,
     )
-    silent = listed.to_numpy(dtype=bool) & np.ma.getmaskarray(values)
-    if silent.any():
-        ax.imshow(
-            np.ma.masked_array(np.ones(silent.shape), mask=~silent),
-            aspect="auto",
-            interpolation="nearest",
-            cmap=ListedColormap([COLORS["no_metrics"]]),
+    handles = [*_draw_absent(ax, grid), *_draw_silent(ax, grid, cells)]
+    _rank_rows(ax, grid.ranks)
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=min(grid.n_gpus, 16), integer=True))
+    ax.set_xlabel("GPU index")
+    ax.set_ylabel("rank")
+    set_title(
+        ax,
+        f"{_literal(cid or 'cluster')}: utilization per GPU\n"
+        f"{len(grid.ranks)} ranks x {grid.n_gpus} GPUs",
+    )
+    colorbar = ax.figure.colorbar(image, ax=ax, fraction=0.08, pad=0.03)
+    colorbar.set_label(GPU_UTIL_LABEL)
+    if handles:
+        legend_below(ax, handles)
+    return ax
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """The rank x GPU-index table: values (masked where unknown) and which GPUs are listed.
+
+    Three kinds of cell: a GPU with a value; a GPU listed without a value (it exists,
+    is paid for, and does not report: its pod is not running, or the metric is
+    missing); no such GPU (no row at all: a 1-GPU pod among 2-GPU pods).
+    """
+
+    values: np.ma.MaskedArray[Any, np.dtype[np.float64]]
+    listed: npt.NDArray[np.bool_]
+    ranks: list[int]
+    n_gpus: int
+
+    @classmethod
+    def of(cls, cells: pd.DataFrame) -> _Grid:
+        n_gpus = int(cells["gpu_index"].max()) + 1
+        by_cell = cells.assign(util=_floats(cells["util"])).groupby(["rank", "gpu_index"])
+        table = by_cell["util"].mean().unstack("gpu_index").reindex(columns=range(n_gpus))
+        listed = by_cell.size().unstack("gpu_index").reindex(columns=range(n_gpus)).notna()
+        return cls(
+            values=np.ma.masked_invalid(table.to_numpy(dtype=np.float64)),
+            listed=listed.to_numpy(dtype=bool),
+            ranks=[int(r) for r in table.index],
+            n_gpus=n_gpus,
         )
-    # Rows are positions 0..n-1; label them with the rank they hold (ranks may skip).
-    step = _nice_step(len(ranks))
-    positions = list(range(0, len(ranks), step))
-    ax.yaxis.set_major_locator(FixedLocator(positions))
+
+    @property
+    def silent(self) -> npt.NDArray[np.bool_]:
+        return self.listed & np.ma.getmaskarray(self.values)
+
+    @property
+    def absent(self) -> npt.NDArray[np.bool_]:
+        return ~self.listed
+
+
+def _draw_absent(ax: Axes, grid: _Grid) -> list[Artist]:
+    """Hatch behind the image: it shows through the cells of GPUs that do not exist."""
+    if not grid.absent.any():
+        return []
+    ax.add_patch(
+        Rectangle(
+            (-0.5, -0.5),
+            grid.n_gpus,
+            len(grid.ranks),
+            facecolor="white",
+            hatch=_ABSENT_HATCH,
+            edgecolor=_ABSENT_EDGE,
+            linewidth=0,
+            zorder=0.5,
+            label="_no such GPU",
+        )
+    )
+    return [
+        Patch(
+            facecolor="white",
+            hatch=_ABSENT_HATCH,
+            edgecolor=_ABSENT_EDGE,
+            label="no such GPU (the pod has fewer)",
+        )
+    ]
+
+
+def _draw_silent(ax: Axes, grid: _Grid, cells: pd.DataFrame) -> list[Artist]:
+    """Grey over GPUs that exist but report nothing, named by their pods' statuses."""
+    silent = grid.silent
+    if not silent.any():
+        return []
+    ax.imshow(
+        np.ma.masked_array(np.ones(silent.shape), mask=~silent),
+        aspect="auto",
+        interpolation="nearest",
+        cmap=ListedColormap([COLORS["no_metrics"]]),
+        zorder=1.1,
+    )
+    label = "no metrics"
+    if "status" in cells.columns:
+        quiet = cells[cells["util"].isna() & cells["status"].notna()]
+        statuses = sorted({str(s).lower() for s in quiet["status"]})
+        if statuses:
+            label += f" ({_literal(', '.join(statuses))})"
+    return [Patch(facecolor=COLORS["no_metrics"], label=label)]
+
+
+def _rank_rows(ax: Axes, ranks: list[int]) -> None:
+    """Rows are positions 0..n-1, labelled with the rank they hold (ranks may skip)."""
+    ax.yaxis.set_major_locator(RankLocator(len(ranks)))
     ax.yaxis.set_major_formatter(
         FuncFormatter(lambda pos, _: str(ranks[round(pos)]) if 0 <= pos < len(ranks) else "")
     )
-    ax.xaxis.set_major_locator(MaxNLocator(nbins=min(n_gpus, 16), integer=True))
-    ax.set_xlabel("GPU index")
-    ax.set_ylabel("rank")
-    ax.set_title(f"{cid or 'cluster'}: utilization per GPU ({len(ranks)} ranks x {n_gpus} GPUs)")
-    colorbar = ax.figure.colorbar(image, ax=ax, fraction=0.08, pad=0.03)
-    colorbar.set_label(GPU_UTIL_LABEL)
-    return ax

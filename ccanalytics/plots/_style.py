@@ -23,25 +23,26 @@ from ccanalytics.analysis import stragglers as find_stragglers
 COLORS: Final = {
     "gpu": "#0072B2",  # blue
     "straggler": "#D55E00",  # vermillion
-    "idle": "#D55E00",
+    "idle": "#CC79A7",  # reddish purple: its own colour, never confused with a straggler
     "cpu": "#E69F00",  # orange
-    "memory": "#CC79A7",  # reddish purple
+    "memory": "#009E73",  # bluish green
     "range": "#000000",
     "no_metrics": "#999999",
     "median": "#555555",
 }
 
-#: Axis labels with units, written once.
+#: Axis labels with units, written once. The service documents utilization as integer
+#: percent 0-100 and cost as USD per hour (spec/provider-notes.md).
 UTIL_LABEL: Final = "utilization (%)"
 GPU_UTIL_LABEL: Final = "GPU utilization (%)"
-COST_LABEL: Final = "cost per hour (USD/h, assumed)"
+COST_LABEL: Final = "cost per hour (USD/h)"
+COST_USD_LABEL: Final = "cost (USD)"
 
-#: Tick labels at most on an axis of ranks, whatever the number of ranks.
-MAX_RANK_TICKS: Final = 20
 #: Straggler annotations at most (beyond this the colour alone marks them).
 MAX_ANNOTATIONS: Final = 6
 
 FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
@@ -96,6 +97,17 @@ def _doc(func: _F) -> _F:
 # Helpers.
 
 
+def _literal(text: object) -> str:
+    """``text`` as matplotlib draws it literally: every ``$`` escaped.
+
+    Strings from the API (cluster ids, GPU types, pod names) may hold ``$``; two of them
+    make matplotlib parse the text as mathtext, which draws something else or raises
+    ``ValueError`` (a GPU type ``L4 $$``). An escaped ``\\$`` is drawn as ``$`` and
+    never starts mathtext, so every API string goes through here before it is drawn.
+    """
+    return str(text).replace("$", r"\$")
+
+
 def _require(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
@@ -128,17 +140,6 @@ def _one_cluster(frame: pd.DataFrame, cluster_id: str | None) -> tuple[str | Non
 def _axes(ax: Axes | None) -> Axes:
     """``ax``, or the current axes, created only now (after the inputs were checked)."""
     return ax if ax is not None else plt.gca()
-
-
-def _nice_step(n: int, max_ticks: int = MAX_RANK_TICKS) -> int:
-    """The smallest of 1, 2, 5, 10, 20, 25, 50, 100, ... that labels ``n`` rows in ``max_ticks``."""
-    magnitude = 1
-    while True:
-        for base in (1, 2, 5, 10, 20, 25, 50):
-            step = base * magnitude
-            if math.ceil(n / step) <= max_ticks:
-                return step
-        magnitude *= 100
 
 
 def _straggler_ranks(

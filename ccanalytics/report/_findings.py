@@ -65,7 +65,7 @@ def _not_reporting(pods: pd.DataFrame) -> pd.Series:
 def _findings(pods: pd.DataFrame, idle_threshold: float) -> _Findings:
     idle = idle_pods(pods, threshold=idle_threshold)
     silent = pods[_not_reporting(pods)]
-    states = silent["desired_status"].fillna("unknown state").str.lower().value_counts()
+    states = silent["status"].fillna("unknown state").str.lower().value_counts()
     return _Findings(
         clusters=int(pods["cluster_id"].nunique()),
         pods=len(pods),

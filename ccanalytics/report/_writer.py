@@ -59,7 +59,7 @@ from ccanalytics.report._html import DPI as DPI
 from ccanalytics.report._html import _columns, _figure, _page, _table, _text
 
 if TYPE_CHECKING:
-    from ccanalytics.api._client import AsyncClient, Client
+    from ccanalytics.api import AsyncClient, Client
 
 __all__ = ["DEFAULT_TITLE", "MAX_RANK_PLOTS", "render_report", "write_report"]
 
@@ -290,7 +290,7 @@ def _render(
                 ("name", "pod", "text"),
                 ("pod_id", "pod id", "text"),
                 ("rank", "rank", "int"),
-                ("desired_status", "status", "text"),
+                ("status", "status", "text"),
                 ("gpu_type", "GPU type", "text"),
                 ("gpu_count", "GPUs", "int"),
                 ("cost", "USD/h", "usd"),

@@ -22,14 +22,18 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 from urllib.parse import unquote
 
 from ccanalytics.keys._api_rule import API_KEY_PATTERN, matches_api_pattern
+from ccanalytics.sandbox._clock import SimulatedClock, http_date
 from ccanalytics.sandbox._data import SandboxData, make_data
+from ccanalytics.sandbox._timeline import Timeline
 
 __all__ = [
     "DEFAULT_RATE_LIMITS",
+    "DOCUMENT_RATE_LIMITS",
     "EXEMPT_KEY",
     "FULL_ACCESS_KEY",
     "LIMITED_KEY",
@@ -53,6 +57,13 @@ DEFAULT_RATE_LIMITS: dict[str, tuple[int, float]] = {
     "minute": (600, 60.0),
     "hour": (20_000, 3600.0),
     "day": (200_000, 86400.0),
+}
+
+#: The published document's example policy: the limits of a sandbox on a simulated clock.
+DOCUMENT_RATE_LIMITS: dict[str, tuple[int, float]] = {
+    "minute": (60, 60.0),
+    "hour": (3000, 3600.0),
+    "day": (50_000, 86400.0),
 }
 
 _PODS = re.compile(r"^/v2/clusters/([^/]*)/pods$")
@@ -118,12 +129,19 @@ class _Window:
 
 @dataclass
 class SandboxApp:
-    """The API v2, in memory. Thread-safe; see the module docstring."""
+    """The API v2, in memory. Thread-safe; see the module docstring.
+
+    Without ``clock`` it serves the fixed snapshot fleet (``data``) and counts rate
+    limits on the real monotonic clock. With a :class:`SimulatedClock` it serves the
+    timeline fleet of ``seed`` at ``clock.now()``, stamps every response with a
+    ``Date`` header of that clock and counts rate-limit windows on it (aligned on
+    UTC minutes, hours and days).
+    """
 
     data: SandboxData = field(default_factory=make_data)
-    rate_limits: Mapping[str, tuple[int, float]] = field(
-        default_factory=lambda: dict(DEFAULT_RATE_LIMITS)
-    )
+    #: Window name -> (quota, seconds). Default: :data:`DEFAULT_RATE_LIMITS`, or
+    #: :data:`DOCUMENT_RATE_LIMITS` on a simulated clock.
+    rate_limits: Mapping[str, tuple[int, float]] | None = None
     #: Seconds the server (or transport) waits before answering each request.
     latency: float = 0.0
     faults: list[Fault] = field(default_factory=list)
@@ -137,12 +155,27 @@ class SandboxApp:
             EXEMPT_KEY: "exempt",
         }
     )
-    clock: Callable[[], float] = time.monotonic
+    #: A :class:`SimulatedClock` (the fleet lives in time), or a function returning
+    #: monotonic seconds for rate limits only (the default: ``time.monotonic``).
+    clock: SimulatedClock | Callable[[], float] | None = None
+    #: Seeds the timeline fleet's noise: same seed, same history.
+    seed: int = 0
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self._windows: dict[str, dict[str, _Window]] = {}
-        self._epoch = self.clock()
+        self._timeline: Timeline | None = None
+        self._seconds: Callable[[], float] = time.monotonic
+        if isinstance(self.clock, SimulatedClock):
+            self._timeline = Timeline(self.seed, self.clock.start)
+            self._seconds = self.clock.timestamp
+        elif self.clock is not None:
+            self._seconds = self.clock
+        if self.rate_limits is None:
+            simulated = self._timeline is not None
+            self.rate_limits = dict(DOCUMENT_RATE_LIMITS if simulated else DEFAULT_RATE_LIMITS)
+        # Simulated windows align on UTC (POSIX epoch); real ones on the app's start.
+        self._epoch = 0.0 if self._timeline is not None else self._seconds()
         #: Requests received, by ``"METHOD path"``, and by status answered.
         self.stats: Counter[str] = Counter()
         self.statuses: Counter[int] = Counter()
@@ -161,6 +194,25 @@ class SandboxApp:
         """How many requests the server received for ``method path``."""
         return self.stats[f"{method} {path}"]
 
+    def now(self) -> datetime | None:
+        """The simulated time, or None when the app has no simulated clock."""
+        return self.clock.now() if isinstance(self.clock, SimulatedClock) else None
+
+    def cluster_ids(self) -> list[str]:
+        """The clusters that exist now (on a simulated clock: the timeline's)."""
+        if self._timeline is not None and isinstance(self.clock, SimulatedClock):
+            return self._timeline.cluster_ids(self.clock.now())
+        return list(self.data.clusters)
+
+    def cluster_pods(self, cluster_id: str) -> list[dict[str, Any]] | None:
+        """The cluster's pods as served now (None: no such cluster)."""
+        return self._pods(cluster_id, self.now())
+
+    def _pods(self, cluster_id: str, when: datetime | None) -> list[dict[str, Any]] | None:
+        if self._timeline is not None and when is not None:
+            return self._timeline.pods(cluster_id, when)
+        return self.data.clusters.get(cluster_id)
+
     # -- request handling ---------------------------------------------------------
 
     def handle(
@@ -168,11 +220,14 @@ class SandboxApp:
     ) -> SandboxResponse:
         """Answer one request. ``raw_path`` is the percent-encoded path (query ignored)."""
         path = raw_path.split("?", 1)[0]
-        now = self.clock()
+        # One instant per request: the listing, the windows and the Date agree.
+        now, when = self._seconds(), self.now()
         with self._lock:
             self.stats[f"{method} {path}"] += 1
             fault = self._take_fault(method, path)
-        response = self._dispatch(method, path, headers, body, fault, now)
+        response = self._dispatch(method, path, headers, body, fault, now, when)
+        if when is not None:
+            response.headers["Date"] = http_date(when)
         with self._lock:
             self.statuses[response.status] += 1
             self.requests.append((now, method, path, response.status))
@@ -197,9 +252,10 @@ class SandboxApp:
         body: bytes,
         fault: Fault | None,
         now: float,
+        when: datetime | None = None,
     ) -> SandboxResponse:
         if fault and fault.kind in ("reset", "slow", "truncate"):
-            inner = self._dispatch(method, path, headers, body, None, now)
+            inner = self._dispatch(method, path, headers, body, None, now, when)
             inner.wire_fault = fault
             return inner
         if fault and fault.kind == "html":
@@ -242,7 +298,7 @@ class SandboxApp:
                 "RateLimit-Policy": f'"minute";q=60;w={max(w, 60)}',
             }
 
-        response = self._route(method, path, scope, body, fault)
+        response = self._route(method, path, scope, body, fault, when)
         response.headers.update(rl_headers)
         return response
 
@@ -251,7 +307,7 @@ class SandboxApp:
         with self._lock:
             windows = self._windows.setdefault(key, {})
             state = []
-            for name, (quota, seconds) in self.rate_limits.items():
+            for name, (quota, seconds) in (self.rate_limits or {}).items():
                 w = windows.get(name)
                 # Fixed windows aligned on the sandbox's start time.
                 start = self._epoch + seconds * math.floor((now - self._epoch) / seconds)
@@ -276,7 +332,13 @@ class SandboxApp:
         return True, headers, 0, ""
 
     def _route(
-        self, method: str, path: str, scope: str, body: bytes, fault: Fault | None
+        self,
+        method: str,
+        path: str,
+        scope: str,
+        body: bytes,
+        fault: Fault | None,
+        when: datetime | None = None,
     ) -> SandboxResponse:
         if path == _SSH_KEYS:
             if method != "PUT":
@@ -290,7 +352,7 @@ class SandboxApp:
             cluster_id = unquote(m.group(1))
             if scope == "none":
                 return _problem(403, "Forbidden", "access denied")
-            pods = self.data.clusters.get(cluster_id)
+            pods = self._pods(cluster_id, when)
             if pods is None:
                 return _problem(404, "Not Found", "resource not found")
             if scope == "limited" and cluster_id not in self.limited_clusters:

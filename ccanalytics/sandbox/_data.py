@@ -9,21 +9,31 @@ contain what the analysis helpers look for:
 - ``cl-research-dev``: interactive dev pods, mostly idle (forgotten notebooks).
 - ``cl-finetune-7b``: 4 ranks of 8x A100, healthy.
 - ``cl-etl-cpu``: CPU-only pods (no ``gpu`` block).
-- ``cl-bringup``: a cluster coming up, with pods in every lifecycle state: pending
-  (no rank yet, no runtime), starting (no runtime metrics), running, exited.
+- ``cl-bringup``: a cluster coming up, with pods in several lifecycle states:
+  ``PROVISIONING`` (no rank yet, no runtime), ``STARTING`` (no runtime metrics),
+  ``RUNNING``, ``EXITED`` (cost 0.0).
+- ``cl-slurm-hpc``: a SLURM cluster (``cluster.role``): rank 0 is the controller
+  (a CPU pod), ranks 1-4 are 4x A100 compute nodes.
 
-Pod ``env`` holds secrets (tokens with the ``sbx-secret-`` prefix, so tests can
-search every output for them). The lifecycle state is in ``desiredStatus``, a field
-the spec does not list: real responses carry such extras and clients must keep them.
+Pods follow the published document (see :mod:`._pod`). Pod ``env`` holds secrets
+(tokens with the ``sbx-secret-`` prefix, so tests can search every output for them).
 """
 
 from __future__ import annotations
 
-import hashlib
 import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from ccanalytics.sandbox._pod import (
+    SECRET_PREFIX,
+    PodIdentity,
+    clamp_percent,
+    pod_id,
+    pod_json,
+    secret,
+)
 
 __all__ = [
     "REFERENCE_TIME",
@@ -35,18 +45,6 @@ __all__ = [
 
 #: "Now" for the sandbox: timestamps and uptimes are computed against it.
 REFERENCE_TIME = datetime(2026, 11, 20, 12, 0, 0, tzinfo=UTC)
-#: Every secret value the sandbox serves starts with this, so leaks are easy to find.
-SECRET_PREFIX = "sbx-secret-"
-
-#: GPU types with an on-demand price per GPU-hour (USD, illustrative).
-GPU_PRICES = {
-    "NVIDIA H100 80GB HBM3": 2.99,
-    "NVIDIA A100-SXM4-80GB": 1.89,
-    "NVIDIA L40S": 0.86,
-    "NVIDIA RTX A6000": 0.49,
-}
-#: Price per vCPU-hour of a CPU pod.
-CPU_PRICE = 0.02
 
 INITIAL_SSH_KEYS = [
     "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINajBoYvNIvnWWRi5fvEHCRN+YGrlS3KI3xqQ4uhGGlr alice@laptop",
@@ -76,22 +74,6 @@ class SandboxData:
         return out
 
 
-def _iso(t: datetime) -> str:
-    return t.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _secret(rng: random.Random, name: str) -> str:
-    return SECRET_PREFIX + name.lower() + "-" + "".join(rng.choices("abcdef0123456789", k=24))
-
-
-def _pod_id(cluster: str, index: int) -> str:
-    return "pod-" + hashlib.sha256(f"{cluster}/{index}".encode()).hexdigest()[:10]
-
-
-def _clamp(x: float) -> float:
-    return round(min(100.0, max(0.0, x)), 1)
-
-
 def make_pod(
     rng: random.Random,
     *,
@@ -107,94 +89,55 @@ def make_pod(
     template: str = "tpl-pytorch-2.3",
     data_center: str = "US-TX-3",
     created_hours_ago: float = 50.0,
+    cloud: str = "SECURE",
+    role: str | None = None,
+    mount: str = "network",
 ) -> dict[str, Any]:
-    """One pod as the API returns it. ``gpu_util`` is the pod's typical GPU utilization."""
-    pod_id = _pod_id(cluster_id, index)
+    """One snapshot pod at :data:`REFERENCE_TIME`; ``gpu_util`` is its typical GPU util (%)."""
     created = REFERENCE_TIME - timedelta(hours=created_hours_ago, minutes=rng.randint(0, 59))
     started = created + timedelta(seconds=rng.randint(60, 600))
     vcpus = 16 * max(1, gpu_count) if gpu_type else rng.choice([8, 16, 32])
-    cost = round(GPU_PRICES[gpu_type] * gpu_count, 3) if gpu_type else round(CPU_PRICE * vcpus, 3)
-    ip_last = 10 + index
-    pod: dict[str, Any] = {
-        "id": pod_id,
-        "name": f"{cluster_id.removeprefix('cl-')}-{name_prefix}-{index:03d}",
-        "image": image,
-        "args": "" if not gpu_type else f"torchrun --nnodes=$WORLD_SIZE --node_rank={rank}",
-        "disk": 200 if gpu_type else 50,
-        "ports": ["22/tcp", "8888/http"] if gpu_type else ["22/tcp"],
-        "env": {
-            "WANDB_API_KEY": _secret(rng, "wandb"),
-            "HF_TOKEN": _secret(rng, "hf"),
-            "NCCL_DEBUG": SECRET_PREFIX + "env-" + pod_id,
-        },
-        "registry": "reg-ngc" if "nvcr.io" in image else "reg-ghcr",
-        "actions": [],
-        "template": template,
-        "cost": cost,
-        "locked": False,
-        "dataCenterId": data_center,
-        "cudaVersion": "12.4" if gpu_type else None,
-        "createdAt": _iso(created),
-        "startedAt": _iso(started),
-        "mounts": {
-            "persistent": {"size": 100 if gpu_type else 20, "path": "/workspace"},
-            "network": [
-                {"volumeId": f"vol-{cluster_id.removeprefix('cl-')}-data", "path": "/data"}
-            ],
-        },
-        "ssh": {
-            "proxy": {
-                "host": "ssh.sandbox.invalid",
-                "port": 22,
-                "username": pod_id,
-                "command": f"ssh {pod_id}@ssh.sandbox.invalid",
-            },
-            "direct": {
-                "host": f"203.0.113.{ip_last % 250}",
-                "port": 40000 + index,
-                "username": "root",
-                "command": f"ssh root@203.0.113.{ip_last % 250} -p {40000 + index}",
-            },
-        },
-        "globalNetworking": {
-            "enabled": True,
-            "ip": f"100.64.{index // 250}.{ip_last % 250}",
-            "internalDns": f"{name_prefix}-{index:03d}.{cluster_id}.internal",
-        },
-        "runtime": None,
-        "gpu": {"id": gpu_type, "count": gpu_count} if gpu_type else None,
-        "cpu": {"id": "cpu3c" if gpu_type else "cpu5g", "vcpuCount": vcpus, "memory": 4 * vcpus},
-        "cluster": {"id": cluster_id, "rank": rank, "ip": f"10.65.{index // 250}.{ip_last % 250}"},
-        "desiredStatus": state,
+    pid = pod_id(cluster_id, index)
+    env = {
+        "WANDB_API_KEY": secret(rng, "wandb"),
+        "HF_TOKEN": secret(rng, "hf"),
+        "NCCL_DEBUG": SECRET_PREFIX + "env-" + pid,
     }
-    if state == "PENDING":
-        pod["startedAt"] = None
-        pod["cluster"]["rank"] = None
-        pod["ssh"]["direct"] = None
-        return pod
-    if state in ("EXITED", "STARTING"):
-        return pod  # no runtime metrics while not running
-    uptime = (REFERENCE_TIME - started).total_seconds()
-    gpus = []
-    if gpu_type and gpu_util is not None:
-        for _ in range(gpu_count):
-            u = _clamp(rng.gauss(gpu_util, 2.0 if gpu_util > 5 else 0.5))
-            gpus.append({"util": u, "memoryUtil": _clamp(u * 0.8 + rng.uniform(0, 12))})
-    pod["runtime"] = {
-        "uptime": round(uptime, 1),
-        "gpus": gpus,
-        "cpu": {"util": _clamp(rng.gauss(35.0 if gpu_type else 70.0, 8.0))},
-        "memory": {"util": _clamp(rng.gauss(55.0, 10.0))},
-        "ports": [
-            {
-                "private": 22,
-                "public": 40000 + index,
-                "type": "tcp",
-                "ip": f"203.0.113.{ip_last % 250}",
-            }
-        ],
-    }
-    return pod
+    ident = PodIdentity(
+        cluster_id=cluster_id,
+        index=index,
+        rank=rank,
+        gpu_type=gpu_type,
+        gpu_count=gpu_count,
+        vcpus=vcpus,
+        env=env,
+        name_prefix=name_prefix,
+        image=image,
+        template=template,
+        data_center=data_center,
+        cloud=cloud,
+        role=role,
+        mount=mount,
+    )
+    gpus: list[tuple[int, int]] = []
+    cpu = memory = 0
+    if state == "RUNNING":
+        if gpu_type and gpu_util is not None:
+            for _ in range(gpu_count):
+                u = clamp_percent(rng.gauss(gpu_util, 2.0 if gpu_util > 5 else 0.5))
+                gpus.append((u, clamp_percent(u * 0.8 + rng.uniform(0, 12))))
+        cpu = clamp_percent(rng.gauss(35.0 if gpu_type else 70.0, 8.0))
+        memory = clamp_percent(rng.gauss(55.0, 10.0))
+    return pod_json(
+        ident,
+        status=state,
+        created=created,
+        started=started,
+        now=REFERENCE_TIME,
+        gpu_utils=gpus,
+        cpu_util=cpu,
+        memory_util=memory,
+    )
 
 
 def make_cluster_pods(
@@ -269,6 +212,8 @@ def make_data(seed: int = 7) -> SandboxData:
             template="tpl-jupyter",
             data_center="US-OR-1",
             created_hours_ago=120.0 + 24 * i,
+            cloud="COMMUNITY",
+            mount="persistent",
         )
         for i in range(6)
     ]
@@ -295,7 +240,7 @@ def make_data(seed: int = 7) -> SandboxData:
         for i in range(5)
     ]
 
-    states = ["RUNNING", "RUNNING", "STARTING", "PENDING", "PENDING", "EXITED"]
+    states = ["RUNNING", "RUNNING", "STARTING", "PROVISIONING", "PROVISIONING", "EXITED"]
     clusters["cl-bringup"] = [
         make_pod(
             rng,
@@ -312,11 +257,30 @@ def make_data(seed: int = 7) -> SandboxData:
         for i, state in enumerate(states)
     ]
 
+    clusters["cl-slurm-hpc"] = [
+        make_pod(
+            rng,
+            cluster_id="cl-slurm-hpc",
+            index=i,
+            rank=i,
+            gpu_type=None if i == 0 else "NVIDIA A100-SXM4-80GB",
+            gpu_count=0 if i == 0 else 4,
+            gpu_util=None if i == 0 else 72.0,
+            name_prefix="controller" if i == 0 else "compute",
+            image="ghcr.io/slurm-containers/slurm:23.11",
+            template="tpl-slurm",
+            data_center="US-TX-3",
+            created_hours_ago=200.0,
+            role="SLURM_CONTROLLER" if i == 0 else "SLURM_COMPUTE",
+        )
+        for i in range(5)
+    ]
+
     registries = {
         "reg-ngc": {"id": "reg-ngc", "name": "NVIDIA NGC", "username": "$oauthtoken"},
         "reg-ghcr": {"id": "reg-ghcr", "name": "GitHub Container Registry", "username": "ml-bot"},
     }
     for reg in registries.values():
         reg["username"] = SECRET_PREFIX + "user-" + reg["id"]
-        reg["password"] = _secret(rng, "registry-" + reg["id"])
+        reg["password"] = secret(rng, "registry-" + reg["id"])
     return SandboxData(clusters=clusters, registries=registries)

@@ -14,6 +14,7 @@ from typing import Any, Self
 import httpx
 
 from ccanalytics.sandbox._app import FULL_ACCESS_KEY, SandboxApp, SandboxResponse
+from ccanalytics.sandbox._clock import SimulatedClock
 
 __all__ = ["Sandbox", "SandboxTransport", "serve"]
 
@@ -41,7 +42,12 @@ class _Handler(BaseHTTPRequestHandler):
             )
             self.close_connection = True
             return
-        self.send_response(response.status)
+        # Our own Date (the simulated clock's, when there is one), never a second one.
+        self.log_request(response.status)
+        self.send_response_only(response.status)
+        self.send_header("Server", self.version_string())
+        if not any(name.lower() == "date" for name in response.headers):
+            self.send_header("Date", self.date_time_string())
         body = response.body
         declared = len(body)
         if fault and fault.kind == "truncate":
@@ -146,13 +152,13 @@ class Sandbox:
 
     def client(self, api_key: str | None = None, **kw: Any) -> Any:
         """A :class:`ccanalytics.Client` for this sandbox (full access unless ``api_key``)."""
-        from ccanalytics.api._client import Client
+        from ccanalytics.api import Client
 
         return Client(api_key or FULL_ACCESS_KEY, self.url, **kw)
 
     def async_client(self, api_key: str | None = None, **kw: Any) -> Any:
         """A :class:`ccanalytics.AsyncClient` for this sandbox."""
-        from ccanalytics.api._client import AsyncClient
+        from ccanalytics.api import AsyncClient
 
         return AsyncClient(api_key or FULL_ACCESS_KEY, self.url, **kw)
 
@@ -164,6 +170,9 @@ def serve(port: int = 8765, host: str = "127.0.0.1", **app_options: Any) -> None
         f"ccanalytics sandbox on {sandbox.url}  (API key: {FULL_ACCESS_KEY}); Ctrl-C to stop",
         flush=True,
     )
+    clock = sandbox.app.clock
+    if isinstance(clock, SimulatedClock):
+        print(f"simulated clock: {clock.now().isoformat()}, speed {clock.speed:g}x", flush=True)
     try:
         sandbox._server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:

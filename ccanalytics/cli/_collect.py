@@ -1,0 +1,218 @@
+"""``ccanalytics collect``: snapshots of clusters appended to a history store.
+
+One snapshot per run (for cron), or ``--every 5m [--count N]`` for a loop that:
+
+- refuses up front (exit 2, nothing written) a schedule that would use more than
+  ``--budget-share`` of any rate-limit window, learnt from the first response's
+  ``RateLimit-Policy``, and says the shortest interval that fits;
+- finishes a snapshot before it sleeps, and keeps going after a failed one (one line);
+- stops cleanly on SIGTERM or Ctrl-C: the snapshot under way is finished and written
+  (files appear whole or not at all), then it exits; a second Ctrl-C stops at once;
+- prints one line per snapshot to stderr.
+
+Exit status: 0 every snapshot complete; 1 a cluster or the store failed in some
+snapshot; 2 bad usage or a schedule over budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import signal
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from ccanalytics.cli._common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    Formatter,
+    add_api_options,
+    api_client,
+)
+from ccanalytics.cli._schedule import budget_refusal, parse_duration
+
+if TYPE_CHECKING:
+    from ccanalytics.history import CollectResult
+
+__all__ = ["add_parser", "run"]
+
+
+def _duration(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _share(text: str) -> float:
+    try:
+        share = float(text)
+    except ValueError:
+        share = -1.0
+    if not 0 < share <= 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give a fraction above 0, at most 1 (0.5: half)"
+        )
+    return share
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of snapshots, at least 1")
+    return int(text)
+
+
+_DESCRIPTION = "\n\n".join(
+    textwrap.fill(paragraph, 78)
+    for paragraph in (
+        "One snapshot per run (for cron), or a loop with --every. The loop refuses up front "
+        "a schedule that would use more than --budget-share of any rate-limit window (learnt "
+        "from the first response) and names the shortest interval that fits; it finishes each "
+        "snapshot before sleeping, goes on after a failed one, and stops cleanly on SIGTERM "
+        "or Ctrl-C. One line per snapshot goes to stderr.",
+        "Exit status: 0 every snapshot complete; 1 a cluster or the store failed in some "
+        "snapshot; 2 bad usage, or a schedule over budget (nothing written).",
+    )
+)
+
+
+def add_parser(sub: Any) -> None:
+    collect = sub.add_parser(
+        "collect",
+        help="append a snapshot of clusters to a history store (once, or every DURATION)",
+        formatter_class=Formatter,
+        description=_DESCRIPTION,
+        epilog="Examples:\n"
+        "  ccanalytics collect cl-a cl-b --store /data/ccstore            # from cron\n"
+        "  ccanalytics collect cl-a --store ./store --every 5m --count 288 --sandbox",
+    )
+    collect.add_argument("cluster_ids", nargs="+", metavar="CLUSTER_ID")
+    collect.add_argument("--store", required=True, metavar="DIR", help="the store's folder")
+    collect.add_argument(
+        "--every", type=_duration, metavar="DURATION", help="repeat every DURATION (30s, 5m, 1h)"
+    )
+    collect.add_argument(
+        "--count", type=_positive, metavar="N", help="with --every: stop after N snapshots"
+    )
+    collect.add_argument(
+        "--budget-share",
+        type=_share,
+        default=0.5,
+        metavar="FRACTION",
+        help="share of each rate-limit window the loop may use (default: 0.5)",
+    )
+    add_api_options(collect)
+    collect.set_defaults(func=run)
+
+
+def _line(index: int, count: int | None, result: CollectResult) -> str:
+    when = result.snapshot_time or datetime.now(UTC)
+    of = f"/{count}" if count else ""
+    text = (
+        f"{when:%Y-%m-%dT%H:%M:%SZ} snapshot {index}{of}: {len(result.clusters)} cluster(s), "
+        f"{result.pod_rows} pod rows, {result.gpu_rows} GPU rows, {len(result.files)} files"
+    )
+    if result.failures:
+        failed = "; ".join(
+            f"{cid}: {' '.join(msg.split())}" for cid, msg in result.failures.items()
+        )
+        text += f"; FAILED {len(result.failures)}: {failed}"
+    return text
+
+
+def _say(text: str) -> None:
+    print(f"ccanalytics collect: {text}", file=sys.stderr, flush=True)
+
+
+class _Stop:
+    """Set by SIGTERM or the first Ctrl-C; a second Ctrl-C interrupts at once."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.signal_name = ""
+
+    def handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.event.is_set() and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.signal_name = signal.Signals(signum).name
+        self.event.set()
+
+
+@contextmanager
+def _stop_on_signals() -> Iterator[_Stop]:
+    stop = _Stop()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop  # signals reach only the main thread; nothing to install
+        return
+    previous = {s: signal.signal(s, stop.handle) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.count is not None and args.every is None:
+        _say("--count needs --every (one snapshot per run without it)")
+        return EXIT_USAGE
+    with api_client(args) as (client, _):
+        if args.every is None:
+            from ccanalytics.history import collect
+
+            result = collect(args.cluster_ids, args.store, client=client, errors="collect")
+            _say(_line(1, None, result))
+            return EXIT_FAILURE if result.failures else EXIT_OK
+        return _loop(args, client)
+
+
+def _loop(args: argparse.Namespace, client: Any) -> int:
+    """Snapshots on a fixed tick until --count or a signal; see the module docstring."""
+    from ccanalytics.errors import CCAnalyticsError
+    from ccanalytics.history._collect import append_snapshot, take_snapshot
+
+    every, count = float(args.every), args.count
+    judged = failed = False
+    taken = 0
+    start = time.monotonic()
+    with _stop_on_signals() as stop:
+        while count is None or taken < count:
+            try:
+                snapshot = take_snapshot(args.cluster_ids, client)
+                if not judged and client.rate_limit is not None:
+                    judged = True  # the first response that carried a policy
+                    refusal = budget_refusal(
+                        client.rate_limit.windows,
+                        len(snapshot.cluster_ids),
+                        every,
+                        count,
+                        args.budget_share,
+                    )
+                    if refusal is not None:
+                        _say(f"refused: {refusal}")
+                        return EXIT_USAGE
+                result = append_snapshot(args.store, snapshot)
+            except (CCAnalyticsError, OSError) as err:
+                failed = True
+                _say(f"snapshot {taken + 1} failed, going on: {' '.join(str(err).split())}")
+            else:
+                failed = failed or bool(result.failures)
+                _say(_line(taken + 1, count, result))
+            taken += 1
+            if stop.event.is_set() or (count is not None and taken >= count):
+                break
+            # Fixed ticks: a late snapshot does not shift the schedule; missed ticks are skipped.
+            ticks = math.ceil((time.monotonic() - start) / every)
+            if stop.event.wait(max(0.0, start + max(ticks, taken) * every - time.monotonic())):
+                break
+        if stop.event.is_set():
+            _say(f"stopped by {stop.signal_name} after {taken} snapshots")
+    return EXIT_FAILURE if failed else EXIT_OK

@@ -1,0 +1,300 @@
+"""The timeline fleet: what the sandbox serves at each instant of a simulated clock.
+
+A pure function of the seed and the time (see the package docstring for the
+schedule, which the README repeats). ``origin`` is midnight UTC of the clock's
+start day; the daily pattern repeats every UTC day from there. Only the small
+utilization noise depends on the seed; it is drawn per pod and per simulated
+minute, so two listings at the same instant are byte-for-byte equal.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from ccanalytics.sandbox._pod import (
+    SECRET_PREFIX,
+    PodIdentity,
+    clamp_percent,
+    pod_json,
+    secret,
+)
+
+__all__ = ["EVAL_CLUSTER", "Timeline"]
+
+H100, A100, L40S, A6000 = (
+    "NVIDIA H100 80GB HBM3",
+    "NVIDIA A100-SXM4-80GB",
+    "NVIDIA L40S",
+    "NVIDIA RTX A6000",
+)
+HOUR = 3600.0
+
+#: The cluster created at 14:00 UTC on the start day (404 before).
+EVAL_CLUSTER = "cl-eval-afternoon"
+
+#: Training: every rank near 93 %; rank 13 always at half, rank 5 at half 10:00-14:00.
+TRAIN_UTIL, CHRONIC_STRAGGLER, TRANSIENT_STRAGGLER = 93.0, 13, 5
+TRANSIENT_FROM, TRANSIENT_TO = 10 * HOUR, 14 * HOUR
+#: Inference: ranks 4, 9 and 10 serve by day (07:00-22:00) and idle at night.
+DIURNAL_RANKS, BUSY_FROM, BUSY_TO = (4, 9, 10), 7 * HOUR, 22 * HOUR
+#: cl-bringup, each day: (from, status); gone before the first and after the last.
+BRINGUP_SCHEDULE = (
+    (8 * HOUR, "PROVISIONING"),
+    (8 * HOUR + 600, "STARTING"),
+    (8 * HOUR + 1200, "RUNNING"),
+    (16 * HOUR, "EXITED"),
+    (18 * HOUR, "TERMINATED"),
+    (18 * HOUR + 1800, None),
+)
+#: cl-bringup rank 3 fails 12:00-16:00 (``ERROR``), then exits with the others.
+BRINGUP_ERROR_RANK, BRINGUP_ERROR_FROM = 3, 12 * HOUR
+#: cl-eval-afternoon: created 14:00, starting 14:05, running from 14:10 (start day).
+EVAL_CREATED, EVAL_STARTING, EVAL_RUNNING = 14 * HOUR, 14 * HOUR + 300, 14 * HOUR + 600
+
+
+@dataclass(frozen=True)
+class _Steady:
+    """A cluster whose pods run all the time at a typical GPU (or CPU) utilization."""
+
+    n_pods: int
+    gpu_type: str | None
+    gpu_count: int
+    util: Callable[[int], float]  # rank -> typical utilization (%)
+    created_hours_before: float
+    name_prefix: str = "rank"
+    image: str = "nvcr.io/nvidia/pytorch:24.05-py3"
+    template: str = "tpl-pytorch-2.3"
+    data_center: str = "US-TX-3"
+    cloud: str = "SECURE"
+    mount: str = "network"
+    roles: tuple[str, str] | None = None  # (rank 0, other ranks)
+    cpu_controller: bool = False  # rank 0 is a CPU pod
+
+
+def _infer_gpu(rank: int) -> tuple[str, int]:
+    return (A100, 2) if rank < 6 else (L40S, 1)
+
+
+_STEADY: dict[str, _Steady] = {
+    "cl-llama70b-train": _Steady(32, H100, 8, lambda r: TRAIN_UTIL, 48.0),
+    "cl-infer-prod": _Steady(
+        12,
+        A100,
+        2,
+        lambda r: 55.0 + (r * 37 % 25),
+        300.0,
+        name_prefix="vllm",
+        image="ghcr.io/vllm-project/vllm-openai:v0.6.3",
+        template="tpl-vllm",
+        data_center="EU-RO-1",
+    ),
+    "cl-research-dev": _Steady(
+        6,
+        A6000,
+        1,
+        lambda r: 0.0 if r in (0, 2, 3) else 46.0,
+        120.0,
+        name_prefix="notebook",
+        image="jupyter/pytorch-notebook:2024-05",
+        template="tpl-jupyter",
+        data_center="US-OR-1",
+        cloud="COMMUNITY",
+        mount="persistent",
+    ),
+    "cl-finetune-7b": _Steady(4, A100, 8, lambda r: 81.0, 30.0),
+    "cl-etl-cpu": _Steady(
+        5,
+        None,
+        0,
+        lambda r: 70.0,
+        8.0,
+        name_prefix="spark",
+        image="apache/spark:3.5.1",
+        template="tpl-spark",
+    ),
+    "cl-slurm-hpc": _Steady(
+        5,
+        A100,
+        4,
+        lambda r: 72.0,
+        200.0,
+        name_prefix="node",
+        image="ghcr.io/slurm-containers/slurm:23.11",
+        template="tpl-slurm",
+        roles=("SLURM_CONTROLLER", "SLURM_COMPUTE"),
+        cpu_controller=True,
+    ),
+    EVAL_CLUSTER: _Steady(4, L40S, 2, lambda r: 70.0, 0.0, data_center="EU-RO-1"),
+}
+#: Listing order of :meth:`Timeline.cluster_ids`.
+CLUSTERS = (*_STEADY, "cl-bringup")
+
+
+class Timeline:
+    """The fleet at any simulated instant, for one seed."""
+
+    def __init__(self, seed: int, origin: datetime) -> None:
+        self.seed = seed
+        self.origin = origin.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+        self._identities: dict[tuple[str, int, int], PodIdentity] = {}
+
+    def cluster_ids(self, when: datetime) -> list[str]:
+        """The clusters that exist at ``when``."""
+        return [c for c in CLUSTERS if c != EVAL_CLUSTER or self._eval_exists(when)]
+
+    def pods(self, cluster_id: str, when: datetime) -> list[dict[str, Any]] | None:
+        """The cluster's pods at ``when`` as the service sends them; None: no such cluster."""
+        if cluster_id not in CLUSTERS or cluster_id not in self.cluster_ids(when):
+            return None
+        if cluster_id == "cl-bringup":
+            return self._bringup(when)
+        spec = _STEADY[cluster_id]
+        return [self._steady_pod(cluster_id, spec, rank, when) for rank in range(spec.n_pods)]
+
+    def secrets(self, when: datetime) -> list[str]:
+        """Every env value served at ``when`` (for tests that scan outputs for leaks)."""
+        return [
+            v
+            for c in self.cluster_ids(when)
+            for pod in self.pods(c, when) or []
+            for v in pod["env"].values()
+        ]
+
+    # -- the clusters --------------------------------------------------------------
+
+    def _eval_exists(self, when: datetime) -> bool:
+        return when >= self.origin + timedelta(seconds=EVAL_CREATED)
+
+    def _steady_pod(self, cluster: str, spec: _Steady, rank: int, when: datetime) -> dict[str, Any]:
+        ident = self._identity(cluster, spec, rank, generation=0)
+        if cluster == EVAL_CLUSTER:
+            created = self.origin + timedelta(seconds=EVAL_CREATED)
+            started = self.origin + timedelta(seconds=EVAL_RUNNING)
+            since = (when - self.origin).total_seconds()
+            status = "RUNNING"
+            if since < EVAL_STARTING:
+                status = "PROVISIONING"
+            elif since < EVAL_RUNNING:
+                status = "STARTING"
+        else:
+            # Long-lived: created before the origin, each rank a few minutes apart.
+            created = self.origin - timedelta(hours=spec.created_hours_before, minutes=rank)
+            started, status = created + timedelta(minutes=5), "RUNNING"
+        util = self._gpu_util(cluster, spec, rank, when)
+        return self._render(ident, status, created, started, when, util)
+
+    def _gpu_util(self, cluster: str, spec: _Steady, rank: int, when: datetime) -> float:
+        tod = _time_of_day(when)
+        base = spec.util(rank)
+        if cluster == "cl-llama70b-train":
+            slow = rank == CHRONIC_STRAGGLER or (
+                rank == TRANSIENT_STRAGGLER and TRANSIENT_FROM <= tod < TRANSIENT_TO
+            )
+            return base * 0.5 if slow else base
+        if cluster == "cl-infer-prod" and rank in DIURNAL_RANKS:
+            if not BUSY_FROM <= tod < BUSY_TO:
+                return 1.0  # idle, but paid for
+            # A daily curve: 45 % at 07:00 and 22:00, 85 % at 14:30.
+            return 45.0 + 40.0 * math.sin(math.pi * (tod - BUSY_FROM) / (BUSY_TO - BUSY_FROM))
+        return base
+
+    def _bringup(self, when: datetime) -> list[dict[str, Any]]:
+        day_start = when.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+        generation = (day_start - self.origin).days + 1  # new pods every day
+        tod = _time_of_day(when)
+        status = None
+        for since, state in BRINGUP_SCHEDULE:
+            if tod >= since:
+                status = state
+        if generation < 1 or status is None:
+            return []
+        spec = _Steady(4, H100, 8, lambda r: 88.0, 0.0)
+        created = day_start + timedelta(seconds=BRINGUP_SCHEDULE[0][0])
+        started = day_start + timedelta(seconds=BRINGUP_SCHEDULE[2][0])
+        pods = []
+        for rank in range(spec.n_pods):
+            ident = self._identity("cl-bringup", spec, rank, generation)
+            state = status
+            if rank == BRINGUP_ERROR_RANK and status == "RUNNING" and tod >= BRINGUP_ERROR_FROM:
+                state = "ERROR"
+            pods.append(self._render(ident, state, created, started, when, spec.util(rank)))
+        return pods
+
+    # -- pods ------------------------------------------------------------------------
+
+    def _identity(self, cluster: str, spec: _Steady, rank: int, generation: int) -> PodIdentity:
+        key = (cluster, rank, generation)
+        if key not in self._identities:
+            rng = random.Random(f"{self.seed}/{cluster}/{generation}/{rank}/identity")
+            gpu_type, gpu_count = spec.gpu_type, spec.gpu_count
+            if cluster == "cl-infer-prod":
+                gpu_type, gpu_count = _infer_gpu(rank)
+            if spec.cpu_controller and rank == 0:
+                gpu_type, gpu_count = None, 0
+            vcpus = 16 * gpu_count if gpu_type else 16
+            role = None
+            if spec.roles:
+                role = spec.roles[0] if rank == 0 else spec.roles[1]
+            index = rank if generation == 0 else generation * 100 + rank
+            self._identities[key] = PodIdentity(
+                cluster_id=cluster,
+                index=index,
+                rank=rank,
+                gpu_type=gpu_type,
+                gpu_count=gpu_count,
+                vcpus=vcpus,
+                env={
+                    "WANDB_API_KEY": secret(rng, "wandb"),
+                    "HF_TOKEN": secret(rng, "hf"),
+                    "NCCL_DEBUG": SECRET_PREFIX + f"env-{cluster}-{index}",
+                },
+                name_prefix="controller" if role == "SLURM_CONTROLLER" else spec.name_prefix,
+                image=spec.image,
+                template=spec.template,
+                data_center=spec.data_center,
+                cloud=spec.cloud,
+                role=role,
+                mount=spec.mount,
+            )
+        return self._identities[key]
+
+    def _render(
+        self,
+        ident: PodIdentity,
+        status: str,
+        created: datetime,
+        started: datetime,
+        when: datetime,
+        gpu_util: float,
+    ) -> dict[str, Any]:
+        minute = int((when - self.origin).total_seconds() // 60)
+        rng = random.Random(f"{self.seed}/{ident.cluster_id}/{ident.index}/{minute}")
+        # Idle GPUs stay below 5 %; busy ones wander +-3 points around their level.
+        spread = 1.0 if gpu_util < 5 else 3.0
+        gpus = []
+        for _ in range(ident.gpu_count if ident.gpu_type else 0):
+            u = clamp_percent(gpu_util + rng.uniform(-spread, spread))
+            gpus.append((u, clamp_percent(u * 0.8 + rng.uniform(0, 12))))
+        cpu = clamp_percent((35.0 if ident.gpu_type else 70.0) + rng.uniform(-5, 5))
+        memory = clamp_percent(55.0 + rng.uniform(-8, 8))
+        return pod_json(
+            ident,
+            status=status,
+            created=created,
+            started=started,
+            now=when,
+            gpu_utils=gpus,
+            cpu_util=cpu,
+            memory_util=memory,
+        )
+
+
+def _time_of_day(when: datetime) -> float:
+    """Seconds since midnight UTC."""
+    t = when.astimezone(UTC)
+    return t.hour * HOUR + t.minute * 60 + t.second + t.microsecond / 1e6

@@ -1,0 +1,270 @@
+"""compact(): a day's files become one, and no reader ever sees a row twice or misses one."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from ccanalytics import History, collect
+from ccanalytics.history import compact, verify
+from ccanalytics.sandbox import Sandbox
+
+CLUSTERS = ["cl-infer-prod", "cl-llama70b-train", "cl-bringup"]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    """A store with four snapshots of three clusters, all on one day."""
+    with Sandbox() as sb, sb.client() as client:
+        for _ in range(4):
+            collect(CLUSTERS, tmp_path, client=client)
+    return tmp_path
+
+
+def the_day(store: Path) -> str:
+    (folder,) = (store / "pods").iterdir()
+    return folder.name.removeprefix("date=")
+
+
+def data_files(store: Path, table: str = "pods") -> list[Path]:
+    return sorted((store / table).rglob("*.parquet"))
+
+
+def all_rows(store: Path, table: str = "pods") -> list[tuple[Any, ...]]:
+    """Every row of every data file as a sorted list of tuples (a multiset)."""
+    rows: list[tuple[Any, ...]] = []
+    for path in data_files(store, table):
+        t = pq.read_table(path)
+        rows.extend(zip(*(t.column(n).to_pylist() for n in sorted(t.column_names)), strict=True))
+    return sorted(rows, key=repr)
+
+
+def history_rows(store: Path) -> int:
+    with History(store) as h:
+        return len(h.pods())
+
+
+def raw_glob_rows(store: Path) -> int:
+    """A reader that does not honour compaction markers: DuckDB's own glob."""
+    glob = f"{store}/pods/**/*.parquet"
+    rows = duckdb.sql(f"SELECT count(*) FROM read_parquet('{glob}', union_by_name = true)")
+    return int(rows.fetchall()[0][0])
+
+
+def watch_steps(
+    monkeypatch: pytest.MonkeyPatch, store: Path, check: Callable[[str, Path], None]
+) -> None:
+    """Call ``check(step, path)`` after each rename and delete compaction does in the store."""
+    busy = threading.local()
+    for name in ("replace", "unlink"):
+        real = getattr(os, name)
+
+        def wrapped(*args: Any, _real: Any = real, _name: str = name, **kw: Any) -> Any:
+            result = _real(*args, **kw)
+            path = Path(args[-1] if _name == "replace" else args[0])
+            if not getattr(busy, "on", False) and store in path.parents:
+                busy.on = True
+                try:
+                    check(_name, path)
+                finally:
+                    busy.on = False
+            return result
+
+        monkeypatch.setattr(os, name, wrapped)
+
+
+def test_compact_keeps_every_row_exactly_once(store: Path) -> None:
+    before = {t: all_rows(store, t) for t in ("pods", "gpus")}
+    assert len(data_files(store)) == 4
+
+    result = compact(store, the_day(store))
+
+    assert dict(result.files_before) == {"pods": 4, "gpus": 4}
+    assert dict(result.files_after) == {"pods": 1, "gpus": 1}
+    for table in ("pods", "gpus"):
+        assert len(data_files(store, table)) == 1
+        assert all_rows(store, table) == before[table]
+        assert result.rows[table] == len(before[table])
+    assert history_rows(store) == raw_glob_rows(store) == len(before["pods"])
+    assert verify(store).ok
+    assert [p for p in store.rglob("*") if p.name.startswith(".") and p.is_file()] == [
+        store / ".compact.lock"
+    ]
+
+
+def test_compacting_twice_changes_nothing_more(store: Path) -> None:
+    compact(store, the_day(store))
+    (merged,) = data_files(store)
+    content, mtime = merged.read_bytes(), merged.stat().st_mtime_ns
+    again = compact(store, the_day(store))
+    assert dict(again.files_before) == dict(again.files_after) == {"pods": 1, "gpus": 1}
+    assert data_files(store) == [merged]
+    assert merged.read_bytes() == content and merged.stat().st_mtime_ns == mtime
+
+
+def test_a_reader_at_every_step_of_a_compaction_sees_each_row_once(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = history_rows(store)
+    seen: list[tuple[str, int, int]] = []
+
+    def check(step: str, path: Path) -> None:
+        seen.append((step, history_rows(store), raw_glob_rows(store)))
+
+    watch_steps(monkeypatch, store, check)
+    compact(store, the_day(store))
+
+    assert seen, "the compaction made no step in the store"
+    assert all(ours == expected for _, ours, _ in seen), seen
+    # The test does exercise the dangerous moment: a reader that ignores the marker
+    # sees the merged file and the small ones together, i.e. rows twice.
+    assert any(raw > expected for _, _, raw in seen), seen
+
+
+def test_a_reader_polling_during_a_slow_compaction_never_sees_a_wrong_count(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = history_rows(store)
+    watch_steps(monkeypatch, store, lambda step, path: time.sleep(0.05))
+    counts: list[int] = []
+    done = threading.Event()
+
+    def poll() -> None:
+        with History(store) as h:
+            while not done.is_set():
+                counts.append(len(h.pods()))
+
+    reader = threading.Thread(target=poll)
+    reader.start()
+    try:
+        compact(store, the_day(store))
+    finally:
+        done.set()
+        reader.join()
+    assert len(counts) > 3
+    assert set(counts) == {expected}
+
+
+def test_a_crash_after_the_merged_file_appears_is_finished_by_the_next_compact(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = history_rows(store)
+    day = the_day(store)
+
+    class Crash(BaseException):
+        pass
+
+    def crash_on_first_delete(step: str, path: Path) -> None:
+        if step == "unlink" and path.suffix == ".parquet":
+            raise Crash
+
+    with monkeypatch.context() as patch:
+        watch_steps(patch, store, crash_on_first_delete)
+        with pytest.raises(Crash):
+            compact(store, day)
+
+    # Merged file, three small files and the marker are all there: History honours
+    # the marker, a plain glob would count rows twice, verify() says what to do.
+    assert len(data_files(store)) == 4
+    assert history_rows(store) == expected < raw_glob_rows(store)
+    report = verify(store)
+    assert len(report.markers) == 1 and "run compact" in str(report)
+
+    compact(store, day)
+    assert len(data_files(store)) == 1
+    assert history_rows(store) == raw_glob_rows(store) == expected
+    assert verify(store).ok
+
+
+def test_a_crash_before_the_merged_file_appears_loses_nothing(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = history_rows(store)
+
+    class Crash(BaseException):
+        pass
+
+    real_replace = os.replace
+
+    def crash_at_the_merge(src: Any, dst: Any) -> None:
+        if Path(dst).suffix == ".parquet":
+            raise Crash
+        real_replace(src, dst)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "replace", crash_at_the_merge)
+        with pytest.raises(Crash):
+            compact(store, the_day(store))
+    assert len(data_files(store)) == 4
+    assert history_rows(store) == raw_glob_rows(store) == expected
+    compact(store, the_day(store))
+    assert history_rows(store) == expected and len(data_files(store)) == 1
+
+
+def test_files_collected_during_a_compaction_are_kept(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = history_rows(store)
+    with History(store) as h:
+        expected_gpus = len(h.gpus())
+    late: list[Any] = []
+
+    def collect_once(step: str, path: Path) -> None:
+        if not late and step == "replace" and path.suffix == ".parquet":
+            with Sandbox() as sb, sb.client() as client:
+                late.append(collect(CLUSTERS[:1], store, client=client))
+
+    watch_steps(monkeypatch, store, collect_once)
+    compact(store, the_day(store))
+    (result,) = late
+    # Its pods file came after the pods' listing: kept as it is. Its gpus file came
+    # before the gpus' listing: merged. Either way every row is there once.
+    late_pods = next(f for f in result.files if f.parent.parent.name == "pods")
+    assert late_pods in data_files(store, "pods") and len(data_files(store, "gpus")) == 1
+    assert history_rows(store) == expected + result.pod_rows
+    with History(store) as h:
+        assert len(h.gpus()) == expected_gpus + result.gpu_rows
+
+
+def test_compact_keeps_a_newer_schemas_column(store: Path) -> None:
+    first = data_files(store)[0]
+    table = pq.read_table(first)
+    extra = table.append_column("power_watts", pa.array([300.0] * table.num_rows))
+    pq.write_table(extra, first.with_name("29990101T000000000000Z-newer.parquet"))
+    compact(store, the_day(store))
+    (merged,) = data_files(store)
+    column = pq.read_table(merged).column("power_watts").to_pylist()
+    assert column.count(300.0) == table.num_rows and column.count(None) == 4 * table.num_rows
+
+
+def test_compact_removes_only_old_leftover_temporary_files(store: Path) -> None:
+    folder = data_files(store)[0].parent
+    old, young = folder / ".crashed.parquet.tmp", folder / ".writing.parquet.tmp"
+    old.write_bytes(b"partial")
+    young.write_bytes(b"partial")
+    two_hours_ago = time.time() - 7200
+    os.utime(old, (two_hours_ago, two_hours_ago))
+    result = compact(store, the_day(store))
+    assert result.removed_temporary == (old,)
+    assert not old.exists() and young.exists()  # a collector may still be writing it
+
+
+@pytest.mark.parametrize("day", ["yesterday", "2026-13-01", "", 20261120])
+def test_a_bad_day_is_a_value_error(tmp_path: Path, day: Any) -> None:
+    with pytest.raises(ValueError, match="YYYY-MM-DD"):
+        compact(tmp_path, day)
+
+
+def test_a_day_without_files_is_nothing_to_do(tmp_path: Path) -> None:
+    result = compact(tmp_path, "2026-11-20")
+    assert dict(result.files_before) == {"pods": 0, "gpus": 0}
+    assert not (tmp_path / "pods").exists()
