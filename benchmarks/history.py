@@ -36,6 +36,7 @@ FLEET = {
 TIME_TARGET_S = 2.0
 RSS_TARGET_MB = 1024.0
 REPEAT = 3
+THREADS = 2
 
 
 def _fleet_columns() -> dict[str, list[object]]:
@@ -119,14 +120,16 @@ import json, statistics, sys, time
 sys.path.insert(0, {repo!r})
 from ccanalytics.history import History
 with History({store!r}) as h:
-    h.connection.execute("SET threads = 2")
-    times = []
+    h.connection.execute("SET threads = {threads}")
+    times, cpu = [], []
     for _ in range({repeat}):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         days = h.idle_cost(by="day")
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
     rows = h.sql("SELECT count(*) AS n FROM pods")["n"].iloc[0]
-print(json.dumps({{"seconds": statistics.median(times), "days": len(days), "rows": int(rows),
+print(json.dumps({{"seconds": statistics.median(times), "cpu": statistics.median(cpu),
+                  "days": len(days), "rows": int(rows),
                   "idle_cost": float(days["idle_cost"].sum())}}))
 """
 
@@ -135,7 +138,7 @@ def bench() -> None:
     print("5. history: idle_cost(by='day') over a year of minute snapshots, 65 pods", flush=True)
     store = build_store()
     repo = str(Path(__file__).resolve().parent.parent)
-    code = _CHILD.format(repo=repo, store=str(store), repeat=REPEAT)
+    code = _CHILD.format(repo=repo, store=str(store), repeat=REPEAT, threads=THREADS)
     import subprocess
 
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -150,6 +153,14 @@ def bench() -> None:
         f"{seconds:.2f} s",
         f"target {TIME_TARGET_S:.0f} s",
         f"{seconds / TIME_TARGET_S:.2f}x the target, {verdict(seconds <= TIME_TARGET_S)}",
+    )
+    # On a shared machine the wall time is mostly other people's load; the CPU time
+    # (all DuckDB threads) over the threads is what the query costs on idle cores.
+    report(
+        "  CPU time of the same call, all threads",
+        f"{result['cpu']:.2f} s",
+        f"/{THREADS} = {result['cpu'] / THREADS:.2f} s",
+        f"{verdict(result['cpu'] / THREADS <= TIME_TARGET_S)} on {THREADS} idle cores",
     )
     report(
         "  peak RSS, whole process (one call)",

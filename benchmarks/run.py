@@ -16,6 +16,7 @@ import time
 
 import coldstart
 import fleet
+import history
 import keys_audit
 import loader
 import pandas as pd
@@ -26,6 +27,7 @@ FIGURES = {
     "keys": keys_audit.bench,
     "fleet": fleet.bench,
     "coldstart": coldstart.bench,
+    "history": history.bench,
 }
 
 
