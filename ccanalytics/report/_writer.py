@@ -32,7 +32,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -139,8 +139,12 @@ def _render(
     generated_at: datetime | None,
     cluster_ids: Sequence[str] | None,
     max_rank_plots: int,
+    window_html: str = "",
 ) -> str:
-    """:func:`render_report` with the findings already computed (write_report reuses them)."""
+    """:func:`render_report` with the findings already computed (write_report reuses them).
+
+    ``window_html``: the "over the last ..." section from stored history, put first.
+    """
     idle_threshold = findings.idle_threshold
     summary = cluster_summary(pods, idle_threshold=idle_threshold)
     idle = findings.idle
@@ -156,6 +160,7 @@ def _render(
         + ", ".join(sorted(str(c) for c in pods["cluster_id"].dropna().unique()))
     )
     parts.append(f"<h1>{_text(title)}</h1><div class=meta>{_text('. '.join(meta))}.</div>")
+    parts.append(window_html)  # empty without a store
     parts.append(f'<p class="headline">{_text(" ".join(_sentences(findings)))}</p>')
 
     slow = findings.stragglers
@@ -417,6 +422,8 @@ def write_report(
     csv_dir: str | os.PathLike[str] | None = None,
     now: datetime | None = None,
     title: str = DEFAULT_TITLE,
+    store: str | os.PathLike[str] | None = None,
+    window: timedelta | str | None = None,
 ) -> str:
     """Fetch ``cluster_ids``, write the HTML report to ``output``, return a summary.
 
@@ -440,6 +447,10 @@ def write_report(
         Fixing it makes the whole file reproducible for fixed data.
     title:
         The report's title.
+    store, window:
+        A history store (see :func:`ccanalytics.collect`) and a duration (default
+        24 h): the report then opens with what the store says about the window that
+        ends at its newest snapshot (:mod:`ccanalytics.report._window`).
 
     Returns the opening paragraph of the report as plain text, plus where it went.
 
@@ -454,6 +465,17 @@ def write_report(
     target = None if os.fspath(output) == "-" else Path(output)
     if target is not None:
         _check_directory(target.parent, "output")
+    if window is not None and store is None:
+        raise ValueError("a window needs a store (store=...)")
+    window_html, window_text = "", []
+    if store is not None:
+        from ccanalytics.report import _window
+
+        over = _window.window_findings(store, pd.Timedelta(window or "24h").to_pytimedelta())
+        window_html, window_text = (
+            _window.render_window_section(over),
+            _window.window_sentences(over),
+        )
 
     from ccanalytics.frames._loader import load_cluster_frames
 
@@ -469,6 +491,7 @@ def write_report(
         generated_at=generated,
         cluster_ids=ids,
         max_rank_plots=MAX_RANK_PLOTS,
+        window_html=window_html,
     )
     if csv_dir is not None:
         _write_csvs(Path(csv_dir), pods, gpus, findings)
@@ -476,7 +499,7 @@ def write_report(
         sys.stdout.write(document)
     else:
         _write_atomic(target, document)
-    return _summary_text(findings, os.fspath(output))
+    return " ".join([*window_text, _summary_text(findings, os.fspath(output))])
 
 
 def _write_csvs(
