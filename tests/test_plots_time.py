@@ -288,6 +288,19 @@ def test_time_plots_draw_on_the_current_axes_and_return_it(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", DRAWERS)
+def test_time_plots_leave_rcparams_alone_and_never_show(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(*args: object, **kwargs: object) -> None:
+        raise AssertionError("plt.show() called")
+
+    monkeypatch.setattr(plt, "show", fail)
+    before = dict(plt.rcParams)
+    DRAWERS[name](None)
+    assert dict(plt.rcParams) == before
+
+
+@pytest.mark.parametrize("name", DRAWERS)
 def test_time_plots_are_exported_and_documented(name: str) -> None:
     assert name in plots.__all__
     doc = getattr(plots, name).__doc__
