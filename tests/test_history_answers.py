@@ -344,3 +344,18 @@ def test_bad_arguments_are_value_errors(history: History) -> None:
         history.stragglers(min_share=2)
     with pytest.raises(ValueError, match="freq"):
         history.utilization(freq="0s")
+
+
+def test_window_bounds_say_which_window_a_query_covers(history: History) -> None:
+    start, end = history.window_bounds(pd.Timedelta(minutes=30))
+    assert (start, end) == (ts("2026-03-02 00:40"), None)  # newest snapshot 01:10
+    assert history.window_bounds("2026-03-01", "2026-03-02") == (ts("2026-03-01"), ts("2026-03-02"))
+
+
+def test_an_empty_store_gives_empty_answers(tmp_path: Path) -> None:
+    with History(tmp_path / "none") as empty:
+        assert empty.idle_cost().empty and empty.idle_cost(by="pod").empty
+        assert empty.idle_cost(by=None)["observed_hours"].tolist() == [0.0]
+        assert empty.stragglers().empty and empty.utilization().empty
+        assert empty.pod_lifetimes().empty
+        assert list(empty.idle_cost(by="day").columns)[:2] == ["day", "observed_hours"]

@@ -84,7 +84,7 @@ def check_store(
     if window <= timedelta(0):
         raise ValueError("the window must be a positive duration")
     with History(store) as history:
-        start, _ = history._retrying(lambda: history._window(window, None))
+        start, _ = history.window_bounds(window)
         if start is None:
             raise StoreError(f"the store {history.store} holds no snapshot", history.store)
         totals = history.idle_cost(window, by=None).iloc[0]

@@ -310,6 +310,16 @@ class History:
             until,
         )
 
+    def window_bounds(
+        self, since: Any = None, until: Any = None
+    ) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
+        """The window ``[start, end)`` these bounds select now, in UTC (``None``: open).
+
+        A timedelta is resolved against the newest snapshot, as every query resolves it:
+        ``h.window_bounds(timedelta(hours=24))`` says which day ``h.idle_cost(...)`` covers.
+        """
+        return self._retrying(lambda: self._window(since, until))
+
     def _answer(
         self, query: Callable[[Any, Any], pd.DataFrame], since: Any, until: Any
     ) -> pd.DataFrame:

@@ -75,7 +75,7 @@ def window_findings(
     from ccanalytics.history import History
 
     with History(store) as history:
-        start, _ = history._retrying(lambda: history._window(window, None))
+        start, _ = history.window_bounds(window)
         if start is None:
             raise StoreError(f"the store {history.store} holds no snapshot", history.store)
         since = window
