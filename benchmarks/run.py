@@ -17,6 +17,7 @@ import time
 import coldstart
 import collect
 import fleet
+import history
 import keys_audit
 import loader
 import pandas as pd
@@ -30,6 +31,7 @@ FIGURES = {
     "coldstart": coldstart.bench,
     "collect": collect.bench,
     "report": report.bench,
+    "history": history.bench,
 }
 
 

@@ -6,10 +6,12 @@ library errors into a one-line message on stderr with a non-zero exit status:
 - 0: success;
 - 1: the API or the network failed (cron should alert), or ``--strict`` warnings;
 - 2: bad usage or bad input (argparse's convention; also key-audit errors): a
-  wrong argument is one line on stderr, checked before anything runs.
+  wrong argument is one line on stderr, checked before anything runs;
+- 3: ``check`` found a threshold breached.
 
-One module per command (``_pods``, ``_report``, ``_collect``, ``_sandbox``; ``audit-keys`` lives with
-the key audit in :mod:`ccanalytics.keys._cli`), each with ``add_parser`` and ``run``;
+One module per command (``_pods``, ``_report``, ``_collect``, ``_check``, ``_sandbox``;
+``audit-keys`` lives with the key audit in :mod:`ccanalytics.keys._cli`), each with
+``add_parser`` and ``run``;
 ``_common`` holds the shared options and exit codes. This is the top layer: it may
 import every other subpackage, and nothing imports it. Heavy modules are imported
 inside the commands, so ``--help`` starts fast.
@@ -22,7 +24,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ccanalytics.cli import _collect, _pods, _report, _sandbox
+from ccanalytics.cli import _check, _collect, _pods, _report, _sandbox
 from ccanalytics.cli._common import EXIT_FAILURE, EXIT_USAGE, Formatter, Parser
 
 __all__ = ["build_parser", "main"]
@@ -48,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ccanalytics.keys import _cli as _keys_cli
 
     _keys_cli.add_parser(sub)
+    _check.add_parser(sub)
     _sandbox.add_parser(sub)
     return parser
 

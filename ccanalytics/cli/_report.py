@@ -12,6 +12,7 @@ import argparse
 import sys
 from typing import Any
 
+from ccanalytics.cli._check import parse_duration
 from ccanalytics.cli._common import (
     EXIT_FAILURE,
     EXIT_OK,
@@ -29,7 +30,8 @@ exit status:
 
 Example:
   ccanalytics report --sandbox --output report.html --csv frames/
-  ccanalytics report cl-a cl-b -o /var/www/fleet.html --keep-going --idle-threshold 5"""
+  ccanalytics report cl-a cl-b -o /var/www/fleet.html --keep-going --idle-threshold 5
+  ccanalytics report cl-a cl-b -o fleet.html --store /data/cc --window 24h"""
 
 
 def _percent(text: str) -> float:
@@ -80,6 +82,15 @@ def add_parser(sub: Any) -> None:
     )
     report.add_argument("--csv", metavar="DIR", help="also write the frames as CSV files to DIR")
     report.add_argument(
+        "--store", metavar="DIR", help="a history store: open with the window it covers"
+    )
+    report.add_argument(
+        "--window",
+        type=parse_duration,
+        metavar="DURATION",
+        help="with --store: how far back from the newest snapshot (default: 24h)",
+    )
+    report.add_argument(
         "--keep-going",
         action="store_true",
         help="write the report for the clusters that loaded when others fail (exit 1)",
@@ -104,9 +115,11 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ccanalytics.errors import FleetLoadError
+    from ccanalytics.errors import FleetLoadError, StoreError
     from ccanalytics.report import ReportLoadError, write_report
 
+    if args.window is not None and args.store is None:
+        raise ValueError("--window needs --store")
     with api_client(args) as (client, default_ids):
         cluster_ids = args.cluster_ids or default_ids
         if not cluster_ids:
@@ -120,7 +133,12 @@ def run(args: argparse.Namespace) -> int:
                 errors="collect" if args.keep_going else "raise",
                 idle_threshold=args.idle_threshold,
                 max_rank_plots=args.max_rank_plots,
+                store=args.store,
+                window=args.window,
             )
+        except StoreError as err:  # the store failed, like the API failing: 1
+            _fail(" ".join(str(err).split()))
+            return EXIT_FAILURE
         except FleetLoadError as err:
             _fail(
                 f"{_clusters_failed(err.errors, len(cluster_ids))}; no report written "

@@ -230,6 +230,115 @@ class History:
         self.refresh()
         return resolve_window(self._con, since, until)
 
+    # -- answers over a window (computed in SQL by _queries and _stragglers) ---------
+
+    def idle_cost(
+        self,
+        since: Any = None,
+        until: Any = None,
+        *,
+        by: str | None = "cluster",
+        threshold: float = 10.0,
+        max_gap: Any = None,
+    ) -> pd.DataFrame:
+        """Spend, idle spend and unused-GPU spend in the window, per ``by`` value.
+
+        See :func:`ccanalytics.history._queries.idle_cost` for the columns (USD, hours)
+        and the time accounting; ``by`` is ``"cluster"``, ``"day"``, ``"pod"`` or ``None``.
+        """
+        from ccanalytics.history import _queries
+
+        return self._answer(
+            lambda start, end: _queries.idle_cost(
+                self._con, start, end, by=by, threshold=threshold, max_gap=max_gap
+            ),
+            since,
+            until,
+        )
+
+    def utilization(
+        self,
+        since: Any = None,
+        until: Any = None,
+        *,
+        freq: Any = "1h",
+        by: str = "cluster",
+        max_gap: Any = None,
+    ) -> pd.DataFrame:
+        """GPU utilization per ``freq`` bucket, long format: ``time, cluster_id, ...``.
+
+        ``by`` is ``"cluster"``, ``"rank"`` or ``"pod"``; unobserved buckets are <NA>.
+        See :func:`ccanalytics.history._queries.utilization`.
+        """
+        from ccanalytics.history import _queries
+
+        return self._answer(
+            lambda start, end: _queries.utilization(
+                self._con, start, end, freq=freq, by=by, max_gap=max_gap
+            ),
+            since,
+            until,
+        )
+
+    def stragglers(
+        self, since: Any = None, until: Any = None, *, min_share: float = 0.5
+    ) -> pd.DataFrame:
+        """Per (cluster_id, rank): snapshots judged, flagged, share flagged (>= ``min_share``).
+
+        Flagged by the rule of :func:`ccanalytics.analysis.stragglers`, snapshot by
+        snapshot; see :func:`ccanalytics.history._stragglers.stragglers`.
+        """
+        from ccanalytics.history import _stragglers
+
+        return self._answer(
+            lambda start, end: _stragglers.stragglers(self._con, start, end, min_share=min_share),
+            since,
+            until,
+        )
+
+    def pod_lifetimes(
+        self,
+        since: Any = None,
+        until: Any = None,
+        *,
+        threshold: float = 10.0,
+        max_gap: Any = None,
+    ) -> pd.DataFrame:
+        """Per pod seen: first/last seen, statuses, observed hours, cost so far, idle share.
+
+        Most expensive idle pods first; see :func:`ccanalytics.history._queries.pod_lifetimes`.
+        """
+        from ccanalytics.history import _queries
+
+        return self._answer(
+            lambda start, end: _queries.pod_lifetimes(
+                self._con, start, end, threshold=threshold, max_gap=max_gap
+            ),
+            since,
+            until,
+        )
+
+    def window_bounds(
+        self, since: Any = None, until: Any = None
+    ) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
+        """The window ``[start, end)`` these bounds select now, in UTC (``None``: open).
+
+        A timedelta is resolved against the newest snapshot, as every query resolves it:
+        ``h.window_bounds(timedelta(hours=24))`` says which day ``h.idle_cost(...)`` covers.
+        """
+        return self._retrying(lambda: self._window(since, until))
+
+    def _answer(
+        self, query: Callable[[Any, Any], pd.DataFrame], since: Any, until: Any
+    ) -> pd.DataFrame:
+        """``query(start, end)`` on fresh views, again if a compaction moved files meanwhile."""
+
+        def run() -> pd.DataFrame:
+            start, end = self._window(since, until)
+            return query(start, end)
+
+        return self._retrying(run)
+
     # -- errors ---------------------------------------------------------------------
 
     def _store_error(self, err: duckdb.Error) -> Exception:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
@@ -151,9 +151,14 @@ def render_report(
     return _render(_Report(pods, gpus, findings, title, generated_at, cluster_ids, max_rank_plots))
 
 
-def _render(report: _Report) -> str:
-    """The page: every section in order, then the footer."""
+def _render(report: _Report, window_html: str = "") -> str:
+    """The page: every section in order, then the footer.
+
+    ``window_html``: the "over the last ..." section from a history store
+    (:mod:`ccanalytics.report._window`), put right after the header.
+    """
     parts = [section(report) for section in SECTIONS]
+    parts.insert(1, window_html)  # SECTIONS open with the header
     return _page(report.title, [p for p in parts if p] + [_FOOTER])
 
 
@@ -188,6 +193,8 @@ def write_report(
     errors: Literal["raise", "collect"] = "raise",
     idle_threshold: float = DEFAULT_IDLE_THRESHOLD,
     max_rank_plots: int = MAX_RANK_PLOTS,
+    store: str | os.PathLike[str] | None = None,
+    window: timedelta | str | None = None,
 ) -> ReportSummary:
     """Fetch ``cluster_ids``, write the HTML report to ``output``, return a summary.
 
@@ -223,6 +230,11 @@ def write_report(
         Percent under which every GPU of a running pod must be for it to be idle.
     max_rank_plots:
         Clusters drawn rank by rank at most (those with findings first).
+    store, window:
+        A history store (see :func:`ccanalytics.collect`) and a duration (default
+        24 h): the report then opens with what the store says about the window that
+        ends at its newest snapshot (:mod:`ccanalytics.report._window`); a store
+        that cannot be read or holds nothing raises :class:`ccanalytics.StoreError`.
 
     Returns the opening paragraph of the report as plain text, plus where it went,
     as a :class:`ReportSummary` (a ``str`` with ``failed``).
@@ -245,17 +257,34 @@ def write_report(
     target = None if os.fspath(output) == "-" else _check_output(output)
     csv_target = None if csv_dir is None else _check_csv_dir(csv_dir, CSV_FILES, target)
 
+    if window is not None and store is None:
+        raise ValueError("a window needs a store (store=...)")
+    window_html, window_text = "", []
+    if store is not None:
+        from ccanalytics.report import _window
+
+        span = pd.Timedelta(window if window is not None else "24h").to_pytimedelta()
+        over = _window.window_findings(store, span, idle_threshold=idle_threshold)
+        window_html, window_text = (
+            _window.render_window_section(over),
+            _window.window_sentences(over),
+        )
+
     pods, gpus, failed = _load(ids, client, errors)
     findings = _findings(pods, idle_threshold, failed)
     generated = now if now is not None else datetime.now(UTC)
-    document = _render(_Report(pods, gpus, findings, title, generated, ids, max_rank_plots))
+    report = _Report(pods, gpus, findings, title, generated, ids, max_rank_plots)
+    document = _render(report, window_html)
     if csv_target is not None:
         _write_csvs(csv_target, pods, gpus, findings)
     if target is None:
         sys.stdout.write(document)
     else:
         _write_atomic(target, document)
-    return _summary_text(findings, os.fspath(output))
+    summary = _summary_text(findings, os.fspath(output))
+    return (
+        ReportSummary(" ".join([*window_text, summary]), summary.failed) if window_text else summary
+    )
 
 
 def _write_csvs(

@@ -1,0 +1,174 @@
+"""Figure 5: ``History.idle_cost(by="day")`` over a year of one-minute snapshots of 65 pods.
+
+The store (~34 million pod rows, one Parquet file per day, 365 files) is written once
+with pyarrow in whole-day batches, straight into the store's layout (not through
+``collect``: a year of HTTP round trips would measure the sandbox), and cached in the
+temporary directory; it is never kept in the repository. Its files hold the columns the
+answers read plus the usual identity columns; the frames' other columns read as null
+(``union_by_name``), exactly as in a store that gained them later.
+
+The query runs in a fresh child process, so the peak RSS is the whole process's: the
+interpreter, pandas, pyarrow, DuckDB and the query. Targets (issue 16): <= 2 s, <= 1 GB.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _harness import child_peak_rss_mb, report, verdict
+
+#: The cached store lives here; delete the folder to rebuild it.
+STORE = Path(tempfile.gettempdir()) / "ccanalytics-bench-history-year-v2"
+DAYS = 365
+MINUTES = 24 * 60
+#: The fleet: cluster -> (pods, GPUs per pod, USD per hour per pod, typical utilization).
+FLEET = {
+    "cl-train": (32, 8, 98.32, 92.0),
+    "cl-finetune": (16, 8, 24.56, 75.0),
+    "cl-research": (10, 1, 2.49, 30.0),
+    "cl-infer": (3, 1, 3.19, 40.0),
+    "cl-etl": (4, 0, 0.42, 0.0),
+}
+TIME_TARGET_S = 2.0
+RSS_TARGET_MB = 1024.0
+REPEAT = 3
+THREADS = 2
+
+
+def _fleet_columns() -> dict[str, list[object]]:
+    pods: dict[str, list[object]] = {
+        "cluster_id": [],
+        "pod_id": [],
+        "rank": [],
+        "gpu_count": [],
+        "cost": [],
+        "base": [],
+    }
+    for cluster_id, (count, gpus, cost, util) in FLEET.items():
+        for rank in range(count):
+            pods["cluster_id"].append(cluster_id)
+            pods["pod_id"].append(f"{cluster_id}-{rank:02d}")
+            pods["rank"].append(rank)
+            pods["gpu_count"].append(gpus)
+            pods["cost"].append(cost)
+            pods["base"].append(util)
+    return pods
+
+
+def build_store(store: Path = STORE) -> Path:
+    """Write the year (once); a ``complete`` marker says a previous run finished it."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if (store / "complete").exists():
+        return store
+    print(f"  building the store in {store} (once; ~34M rows)...", flush=True)
+    fleet = _fleet_columns()
+    n_pods = len(fleet["pod_id"])
+    rng = np.random.default_rng(2026)
+    first = pd.Timestamp("2025-01-01", tz="UTC")
+    minute_us = np.arange(MINUTES, dtype=np.int64) * 60_000_000
+    has_gpus = np.array(fleet["gpu_count"]) > 0
+    for day in range(DAYS):
+        start = first + pd.Timedelta(days=day)
+        folder = store / "pods" / f"date={start:%Y-%m-%d}"
+        if folder.exists() and any(folder.glob("*.parquet")):
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+        observed = np.repeat(start.value // 1000 + minute_us, n_pods)
+        base = np.tile(np.array(fleet["base"]), MINUTES)
+        # Night-idle inference and research pods; noise rounded to 0.1 points, as reported.
+        hour = np.repeat((np.arange(MINUTES) // 60), n_pods)
+        night = (hour < 7) | (hour >= 22)
+        base = np.where(night & (base < 50), 2.0, base)
+        util = np.clip(np.round(base + rng.normal(0, 3, base.size), 1), 0, 100)
+        util_max = np.clip(np.round(util + 4.0, 1), 0, 100)
+        gpu_rows = np.tile(has_gpus, MINUTES)
+        table = pa.table(
+            {
+                "cluster_id": pa.array(np.tile(fleet["cluster_id"], MINUTES), pa.string()),
+                "pod_id": pa.array(np.tile(fleet["pod_id"], MINUTES), pa.string()),
+                "name": pa.array(np.tile(fleet["pod_id"], MINUTES), pa.string()),
+                "rank": pa.array(np.tile(fleet["rank"], MINUTES), pa.int64()),
+                "cost": pa.array(np.tile(fleet["cost"], MINUTES), pa.float64()),
+                "gpu_type": pa.array(
+                    np.where(gpu_rows, "NVIDIA H100 80GB HBM3", None), pa.string()
+                ),
+                "gpu_count": pa.array(np.tile(fleet["gpu_count"], MINUTES), pa.int64()),
+                "gpu_util_mean": pa.array(util, mask=~gpu_rows),
+                "gpu_util_max": pa.array(util_max, mask=~gpu_rows),
+                "status": pa.array(["RUNNING"] * observed.size, pa.string()),
+                "observed_at": pa.array(observed, pa.timestamp("us", tz="UTC")),
+                "schema_version": pa.array(np.ones(observed.size, np.int32)),
+            }
+        )
+        temp = folder / f".{start:%Y%m%d}.parquet.tmp"
+        pq.write_table(table, temp)  # pyarrow defaults, as the store writer and compact use
+        temp.rename(folder / f"{start:%Y%m%d}-bench.parquet")
+    (store / "complete").write_text("365 days x 1440 minutes x 65 pods\n")
+    return store
+
+
+_CHILD = """
+import json, statistics, sys, time
+sys.path.insert(0, {repo!r})
+from ccanalytics.history import History
+with History({store!r}) as h:
+    h.connection.execute("SET threads = {threads}")
+    times, cpu = [], []
+    for _ in range({repeat}):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        days = h.idle_cost(by="day")
+        times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    rows = h.sql("SELECT count(*) AS n FROM pods")["n"].iloc[0]
+print(json.dumps({{"seconds": statistics.median(times), "cpu": statistics.median(cpu),
+                  "days": len(days), "rows": int(rows),
+                  "idle_cost": float(days["idle_cost"].sum())}}))
+"""
+
+
+def bench() -> None:
+    print("5. history: idle_cost(by='day') over a year of minute snapshots, 65 pods", flush=True)
+    store = build_store()
+    repo = str(Path(__file__).resolve().parent.parent)
+    code = _CHILD.format(repo=repo, store=str(store), repeat=REPEAT, threads=THREADS)
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    # A second fresh process, one query only, for the peak RSS of a single call.
+    started = time.perf_counter()
+    rss = child_peak_rss_mb(code.replace(f"range({REPEAT})", "range(1)"))
+    elapsed = time.perf_counter() - started
+    seconds = result["seconds"]
+    report(
+        f"idle_cost(by='day'), {result['rows'] / 1e6:.1f}M rows, {result['days']} days",
+        f"{seconds:.2f} s",
+        f"target {TIME_TARGET_S:.0f} s",
+        f"{seconds / TIME_TARGET_S:.2f}x the target, {verdict(seconds <= TIME_TARGET_S)}",
+    )
+    # On a shared machine the wall time is mostly other people's load; the CPU time
+    # (all DuckDB threads) over the threads is what the query costs on idle cores.
+    report(
+        "  CPU time of the same call, all threads",
+        f"{result['cpu']:.2f} s",
+        f"/{THREADS} = {result['cpu'] / THREADS:.2f} s",
+        f"{verdict(result['cpu'] / THREADS <= TIME_TARGET_S)} on {THREADS} idle cores",
+    )
+    report(
+        "  peak RSS, whole process (one call)",
+        f"{rss:.0f} MB",
+        f"target {RSS_TARGET_MB:.0f} MB",
+        f"{verdict(rss <= RSS_TARGET_MB)} (process ran {elapsed:.1f} s)",
+    )
+
+
+if __name__ == "__main__":
+    bench()

@@ -1,0 +1,154 @@
+"""Time accounting: the span of time each stored snapshot stands for, as DuckDB SQL.
+
+The rule is fixed in the public API (``History``): a snapshot of a cluster stands for
+the time from its ``observed_at`` until that cluster's next snapshot, capped at
+``max_gap`` (``None``: twice the median spacing of that cluster's snapshots), and
+clipped to the window ``[start, end)``; a cluster's last snapshot stands for no time.
+Whatever the cap cuts off, and whatever the window holds before a cluster's first
+snapshot or after its last, is *unobserved*: never counted as idle or busy.
+
+The median spacing is taken over every snapshot of the cluster in the store, not only
+those in the window, so a snapshot stands for the same time whichever window asks:
+a week's figures are the sum of its days'.
+
+Times are integer microseconds since the Unix epoch inside SQL (exact sums; hours
+are divided out only at the end), and the queries here read only the views ``pods``
+(and ``gpus``) that :class:`~ccanalytics.history.History` defines on its connection.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pandas as pd
+
+__all__ = [
+    "IDLE",
+    "JUDGED",
+    "US_PER_DAY",
+    "US_PER_HOUR",
+    "Window",
+    "interval_ctes",
+    "max_gap_us",
+    "run",
+    "split_sql",
+    "to_utc",
+    "window_us",
+]
+
+US_PER_HOUR = 3_600_000_000
+US_PER_DAY = 24 * US_PER_HOUR
+
+#: A pod-snapshot that can be judged busy or idle: a running GPU pod reporting utilization.
+JUDGED = "(status = 'RUNNING' AND gpu_count > 0 AND gpu_util_mean IS NOT NULL)"
+#: An idle pod-snapshot: running, has GPUs, reports, and its busiest GPU is below $threshold.
+IDLE = (
+    "(status = 'RUNNING' AND gpu_count > 0 AND gpu_util_max IS NOT NULL"
+    " AND gpu_util_max < $threshold)"
+)
+
+#: ``(start_us, end_us)``: the window ``[start, end)`` in epoch microseconds.
+Window = tuple[int, int]
+
+
+def to_utc(value: Any) -> pd.Timestamp:
+    """A ``pandas.Timestamp`` in UTC (naive values are taken as UTC)."""
+    stamp = pd.Timestamp(value)
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+
+
+def _epoch_us(stamp: pd.Timestamp) -> int:
+    return int(stamp.value // 1000)  # .value is nanoseconds since the epoch
+
+
+def window_us(con: Any, start: Any, end: Any) -> Window | None:
+    """The window in microseconds; ``None`` ends default to the store's oldest/newest snapshot.
+
+    ``None`` when the store holds no snapshot at all (nothing to account for).
+    """
+    if start is None or end is None:
+        oldest, newest = con.execute(
+            "SELECT epoch_us(min(observed_at)), epoch_us(max(observed_at)) FROM pods"
+        ).fetchone()
+        if oldest is None:
+            return None
+        start_us = oldest if start is None else _epoch_us(to_utc(start))
+        end_us = newest if end is None else _epoch_us(to_utc(end))
+    else:
+        start_us, end_us = _epoch_us(to_utc(start)), _epoch_us(to_utc(end))
+    if end_us < start_us:
+        raise ValueError("the window ends before it starts (until < since)")
+    return int(start_us), int(end_us)
+
+
+def max_gap_us(max_gap: Any) -> int | None:
+    """``max_gap`` (a timedelta, or anything ``pandas.Timedelta`` reads) in microseconds."""
+    if max_gap is None:
+        return None
+    gap = pd.Timedelta(max_gap) if not isinstance(max_gap, dt.timedelta) else max_gap
+    micro = int(pd.Timedelta(gap).value // 1000)
+    if micro <= 0:
+        raise ValueError("max_gap must be a positive duration")
+    return micro
+
+
+def interval_ctes(snapshots: str) -> str:
+    """CTEs ``spaced, cap, timed`` over ``snapshots`` (one row per cluster snapshot, ``t`` in µs).
+
+    ``timed`` keeps every column of ``snapshots`` and adds, per snapshot: ``lo``/``hi``
+    (the covered span clipped to the window; ``hi`` is NULL for a cluster's last
+    snapshot), ``covered_us`` (0 when none), ``raw_us`` (the uncapped span to the next
+    snapshot, clipped) and ``in_window`` (it covers some of the window or lies in it).
+    Parameters: ``$start_us``, ``$end_us``, ``$max_gap_us`` (NULL: twice the median).
+    """
+    return f"""
+    spaced AS (
+        SELECT *, lead(t) OVER (PARTITION BY cluster_id ORDER BY t) - t AS spacing
+        FROM {snapshots}
+    ),
+    cap AS (
+        SELECT cluster_id,
+               coalesce(CAST($max_gap_us AS BIGINT), CAST(2 * median(spacing) AS BIGINT)) AS cap_us
+        FROM spaced GROUP BY cluster_id
+    ),
+    bounded AS (
+        SELECT s.*,
+               greatest(s.t, $start_us) AS lo,
+               -- least() skips NULLs, so the last snapshot (no spacing) is kept NULL by hand
+               CASE WHEN s.spacing IS NOT NULL
+                    THEN least(s.t + least(s.spacing, c.cap_us), $end_us) END AS hi,
+               CASE WHEN s.spacing IS NOT NULL THEN least(s.t + s.spacing, $end_us) END AS raw_hi
+        FROM spaced s JOIN cap c USING (cluster_id)
+    ),
+    timed AS (
+        SELECT *,
+               greatest(coalesce(hi - lo, 0), 0) AS covered_us,
+               greatest(coalesce(raw_hi - lo, 0), 0) AS raw_us,
+               (coalesce(hi, lo) > lo OR (t >= $start_us AND t < $end_us)) AS in_window
+        FROM bounded
+    )"""
+
+
+def split_sql(relation: str, width_us: int) -> str:
+    """Rows of ``relation`` (with ``lo < hi``) cut at multiples of ``width_us``.
+
+    Each piece keeps the row's columns and adds ``k`` (the bucket: its start is
+    ``k * width_us``) and ``piece_us`` (the part of ``[lo, hi)`` inside it). With a
+    day's width this splits intervals at UTC midnight.
+    """
+    width = int(width_us)
+    return f"""(
+        SELECT *, least(hi, (k + 1) * {width}) - greatest(lo, k * {width}) AS piece_us
+        FROM (
+            SELECT *, unnest(range(lo // {width}, (hi - 1) // {width} + 1)) AS k
+            FROM {relation} WHERE hi > lo
+        )
+    )"""
+
+
+def run(con: Any, sql: str, params: dict[str, Any]) -> pd.DataFrame:
+    """Execute ``sql`` with named ``params`` on ``con`` and return a pandas frame."""
+    used = {name: value for name, value in params.items() if f"${name}" in sql}
+    frame: pd.DataFrame = con.execute(sql, used).df()
+    return frame

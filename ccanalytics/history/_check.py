@@ -1,0 +1,149 @@
+"""Thresholds judged over the recent history in a store: what ``ccanalytics check`` runs.
+
+:func:`check_store` opens the store, takes the window ending at its newest snapshot,
+asks :class:`~ccanalytics.history.History` for the idle cost and the stragglers in it,
+and returns a :class:`CheckResult`: the figures, and one plain sentence per breached
+threshold, ready for a cron mail or a chat message. The figures are History's, so a
+check and a report over the same window agree to the cent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+from os import PathLike
+from typing import Any
+
+__all__ = ["CheckResult", "check_store", "describe_duration"]
+
+#: A rank counts against ``--max-stragglers`` when flagged in at least this share of snapshots.
+STRAGGLER_SHARE = 0.5
+#: How many ranks or clusters a sentence names before it says "and N more".
+NAMED_IN_SENTENCE = 5
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of :func:`check_store`: the window, its figures, and any breaches."""
+
+    start: Any  #: pandas.Timestamp (UTC): the window's start
+    end: Any  #: pandas.Timestamp (UTC): the newest snapshot, the window's end
+    window: timedelta
+    idle_cost: float  #: USD in the window (History.idle_cost, by=None)
+    total_cost: float  #: USD in the window
+    unobserved_hours: float  #: cluster-hours of the window no snapshot covers
+    stragglers: list[tuple[str, int, float]] = field(default_factory=list)
+    #: (cluster_id, rank, share) of ranks flagged in >= STRAGGLER_SHARE of snapshots
+    breaches: list[str] = field(default_factory=list)  #: one sentence per breached threshold
+
+    @property
+    def breached(self) -> bool:
+        """Whether any threshold is breached."""
+        return bool(self.breaches)
+
+    def summary(self) -> str:
+        """One sentence on the window, breached or not."""
+        state = f"{len(self.breaches)} threshold(s) breached" if self.breached else "all fine"
+        return (
+            f"Over the last {describe_duration(self.window)} (to {self.end:%Y-%m-%d %H:%M} UTC): "
+            f"{self.total_cost:,.2f} USD spent, {self.idle_cost:,.2f} USD on idle GPUs, "
+            f"{len(self.stragglers)} straggling rank(s); {state}."
+        )
+
+
+def describe_duration(span: timedelta) -> str:
+    """``timedelta(hours=24)`` -> ``"24 h"``; ``timedelta(minutes=90)`` -> ``"90 min"``."""
+    seconds = int(span.total_seconds())
+    if seconds % 86400 == 0 and seconds >= 7 * 86400:
+        return f"{seconds // 86400} days"
+    if seconds % 3600 == 0:
+        return f"{seconds // 3600} h"
+    if seconds % 60 == 0:
+        return f"{seconds // 60} min"
+    return f"{seconds} s"
+
+
+def check_store(
+    store: str | PathLike[str],
+    *,
+    window: timedelta = timedelta(hours=1),
+    max_idle_cost: float | None = None,
+    max_stragglers: int | None = None,
+) -> CheckResult:
+    """Judge the thresholds over the ``window`` that ends at the store's newest snapshot.
+
+    ``max_idle_cost`` (USD): breached when idle GPUs cost more than this in the window.
+    ``max_stragglers``: breached when more ranks than this straggled in at least half of
+    their snapshots in the window. A threshold left ``None`` is not judged. Raises
+    :class:`~ccanalytics.errors.StoreError` when the store holds no snapshot (nothing
+    can be judged: the collector may have stopped) or cannot be read.
+    """
+    from ccanalytics.errors import StoreError
+    from ccanalytics.history._history import History
+
+    if window <= timedelta(0):
+        raise ValueError("the window must be a positive duration")
+    with History(store) as history:
+        start, _ = history.window_bounds(window)
+        if start is None:
+            raise StoreError(f"the store {history.store} holds no snapshot", history.store)
+        totals = history.idle_cost(window, by=None).iloc[0]
+        per_cluster = history.idle_cost(window, by="cluster")
+        slow = history.stragglers(window, min_share=STRAGGLER_SHARE)
+    end = start + window  # the newest snapshot
+    stragglers = [
+        (str(cluster_id), int(rank), float(share))
+        for cluster_id, rank, share in zip(
+            slow["cluster_id"],
+            slow["rank"].astype("int64"),
+            slow["share"].astype(float),
+            strict=True,
+        )
+    ]
+    result = CheckResult(
+        start=start,
+        end=end,
+        window=window,
+        idle_cost=float(totals["idle_cost"]),
+        total_cost=float(totals["total_cost"]),
+        unobserved_hours=float(totals["unobserved_hours"]),
+        stragglers=stragglers,
+    )
+    breaches = []
+    if max_idle_cost is not None and result.idle_cost > max_idle_cost:
+        breaches.append(_idle_sentence(result, max_idle_cost, per_cluster))
+    if max_stragglers is not None and len(stragglers) > max_stragglers:
+        breaches.append(_stragglers_sentence(result, max_stragglers))
+    return CheckResult(**{**result.__dict__, "breaches": breaches})
+
+
+def _idle_sentence(result: CheckResult, limit: float, per_cluster: Any) -> str:
+    share = result.idle_cost / result.total_cost if result.total_cost > 0 else 0.0
+    worst = per_cluster[per_cluster["idle_cost"] > 0.005].sort_values(
+        ["idle_cost", "cluster_id"], ascending=[False, True]
+    )
+    named = [
+        f"{row.cluster_id} {row.idle_cost:,.2f} USD"
+        for row in worst.head(NAMED_IN_SENTENCE).itertuples(index=False)
+    ]
+    more = len(worst) - len(named)
+    where = ", ".join(named) + (f" and {more} more cluster(s)" if more > 0 else "")
+    return (
+        f"Idle GPUs cost {result.idle_cost:,.2f} USD in the last "
+        f"{describe_duration(result.window)}, over the limit of {limit:,.2f} USD "
+        f"({share:.0%} of {result.total_cost:,.2f} USD spent): {where}."
+    )
+
+
+def _stragglers_sentence(result: CheckResult, limit: int) -> str:
+    named = [
+        f"{cluster_id} rank {rank} ({share:.0%})"
+        for cluster_id, rank, share in result.stragglers[:NAMED_IN_SENTENCE]
+    ]
+    more = len(result.stragglers) - len(named)
+    ranks = ", ".join(named) + (f" and {more} more" if more > 0 else "")
+    count = len(result.stragglers)
+    return (
+        f"{count} rank{'s' if count != 1 else ''} straggled in at least half of the snapshots "
+        f"of the last {describe_duration(result.window)}, over the limit of {limit}: {ranks}."
+    )

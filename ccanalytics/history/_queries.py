@@ -1,0 +1,340 @@
+"""Answers over time: idle cost, utilization, pod lifetimes, in DuckDB SQL over the store.
+
+Each function takes the History's DuckDB connection (views ``pods`` and ``gpus``) and
+a window already resolved to timestamps, runs one query, and returns a small pandas
+frame with nullable dtypes. Nothing here loads the snapshots into pandas: a year of
+minute snapshots is aggregated where it lies. The time each snapshot stands for is
+:mod:`ccanalytics.history._accounting`'s; idle and judged pods are defined there too.
+
+Costs are USD (the pods' ``cost`` is a price per hour), times are hours.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
+from ccanalytics.history._accounting import (
+    IDLE,
+    JUDGED,
+    US_PER_DAY,
+    US_PER_HOUR,
+    interval_ctes,
+    max_gap_us,
+    run,
+    split_sql,
+    window_us,
+)
+
+__all__ = ["IDLE_COST_COLUMNS", "idle_cost", "pod_lifetimes", "utilization"]
+
+#: The measures of :func:`idle_cost`, after its ``by`` column(s).
+IDLE_COST_COLUMNS = (
+    "observed_hours",
+    "total_cost",
+    "idle_gpu_hours",
+    "idle_cost",
+    "unused_gpu_cost",
+    "unobserved_hours",
+)
+_BY = ("cluster", "day", "pod", None)
+_KEYS: dict[str | None, dict[str, str]] = {
+    "cluster": {"cluster_id": "string"},
+    "day": {"day": "datetime64[ns, UTC]"},
+    "pod": {"cluster_id": "string", "pod_id": "string", "name": "string", "rank": "Int64"},
+    None: {},
+}
+
+# One row per cluster snapshot with the sums the idle-cost measures need (per hour).
+# This is the one pass over every pod row, so it is kept lean: sums ignore NULL costs
+# (coalesce outside), and GPU counts are summed as DOUBLE (exact below 2**53) because a
+# BIGINT sum is a 128-bit HUGEINT in DuckDB, which tripled this step's CPU time.
+_SNAPSHOT_SUMS = f"""
+    snap AS (
+        SELECT cluster_id, epoch_us(observed_at) AS t,
+               coalesce(sum(cost), 0) AS cost,
+               coalesce(sum(cost) FILTER (WHERE {IDLE}), 0) AS idle_cost,
+               CAST(coalesce(sum(CAST(gpu_count AS DOUBLE)) FILTER (WHERE {IDLE}), 0) AS BIGINT)
+                 AS idle_gpus,
+               coalesce(sum(cost * (1 - gpu_util_mean / 100)) FILTER (WHERE {JUDGED}), 0)
+                 AS unused_cost
+        FROM pods GROUP BY cluster_id, observed_at
+    )"""
+
+# The measures summed over rows of ``timed`` (or its pieces, with ``{us}`` = piece_us).
+_MEASURES = """
+    sum({us}) AS observed_us,
+    sum(cost * {us}) / {h} AS total_cost,
+    sum(idle_gpus * {us}) / {h} AS idle_gpu_hours,
+    sum(idle_cost * {us}) / {h} AS idle_cost,
+    sum(unused_cost * {us}) / {h} AS unused_gpu_cost"""
+
+
+def idle_cost(
+    con: Any,
+    start: Any,
+    end: Any,
+    *,
+    by: str | None = "cluster",
+    threshold: float = DEFAULT_IDLE_THRESHOLD,
+    max_gap: Any = None,
+) -> pd.DataFrame:
+    """Spend, idle spend and unused-capacity spend over ``[start, end)``, per ``by`` value.
+
+    ``by``: ``"cluster"``, ``"day"`` (UTC days; intervals split at midnight), ``"pod"``
+    or ``None`` (one row). Columns: the ``by`` column(s), then ``observed_hours``
+    (cluster-hours covered by snapshots; for a pod, hours it was seen),
+    ``total_cost`` (Σ cost·Δt, USD), ``idle_gpu_hours`` (Σ gpu_count·Δt over idle
+    pod-snapshots), ``idle_cost`` (Σ cost·Δt over them, USD), ``unused_gpu_cost``
+    (Σ cost·(1 − gpu_util_mean/100)·Δt over running GPU pods reporting, USD) and
+    ``unobserved_hours`` (cluster-hours of the window no snapshot covers; for a pod,
+    the uncovered time right after snapshots that saw it).
+    """
+    if by not in _BY:
+        raise ValueError(f"by must be one of 'cluster', 'day', 'pod' or None, not {by!r}")
+    _check_threshold(threshold)
+    window = window_us(con, start, end)
+    columns = [*_KEYS[by], *IDLE_COST_COLUMNS]
+    if window is None:
+        return _typed(pd.DataFrame([[0.0] * 6] if by is None else [], columns=columns), by)
+    params = {
+        "start_us": window[0],
+        "end_us": window[1],
+        "max_gap_us": max_gap_us(max_gap),
+        "threshold": float(threshold),
+    }
+    if by == "pod":
+        frame = run(con, _pod_sql(), params)
+        frame["unobserved_hours"] = frame["unobserved_us"] / US_PER_HOUR
+    else:
+        frame = run(con, _SUMMED_SQL[by], params)
+        frame["unobserved_hours"] = (frame["window_us"] - frame["observed_us"]) / US_PER_HOUR
+    frame["observed_hours"] = frame["observed_us"] / US_PER_HOUR
+    if by == "day":
+        frame["day"] = pd.to_datetime(frame["k"] * US_PER_DAY, unit="us", utc=True)
+    return _typed(frame[columns], by)
+
+
+def _check_threshold(threshold: float) -> None:
+    if not 0 <= threshold <= 100:
+        raise ValueError("threshold is a utilization in percent (0-100)")
+
+
+def _typed(frame: pd.DataFrame, by: str | None) -> pd.DataFrame:
+    dtypes = {**_KEYS[by], **dict.fromkeys(IDLE_COST_COLUMNS, "Float64")}
+    frame = frame.astype(dtypes)
+    if by == "day":
+        frame["day"] = frame["day"].astype("datetime64[ns, UTC]")
+    return frame.reset_index(drop=True)
+
+
+def _summed_sql(by: str | None) -> str:
+    """Per cluster, per day or in all: the measures and the cluster-hours of window."""
+    ctes = f"WITH {_SNAPSHOT_SUMS},{interval_ctes('snap')},"
+    ctes += " scope AS (SELECT DISTINCT cluster_id FROM timed WHERE in_window)"
+    whole = "($end_us - $start_us)"
+    if by == "cluster":
+        return f"""{ctes}
+        SELECT cluster_id, {_MEASURES.format(us="covered_us", h=US_PER_HOUR)},
+               {whole} AS window_us
+        FROM timed WHERE in_window GROUP BY cluster_id ORDER BY cluster_id"""
+    if by is None:
+        return f"""{ctes}
+        SELECT {_MEASURES.format(us="covered_us", h=US_PER_HOUR)},
+               (SELECT count(*) FROM scope) * {whole} AS window_us
+        FROM timed WHERE in_window"""
+    day = US_PER_DAY
+    return f"""{ctes},
+        days AS (
+            SELECT unnest(range($start_us // {day}, ($end_us - 1) // {day} + 1)) AS k
+            WHERE $end_us > $start_us
+        ),
+        per_day AS (
+            SELECT k, {_MEASURES.format(us="piece_us", h=US_PER_HOUR)}
+            FROM {split_sql("timed", day)} GROUP BY k
+        )
+        SELECT days.k,
+               coalesce(observed_us, 0) AS observed_us,
+               coalesce(total_cost, 0) AS total_cost,
+               coalesce(idle_gpu_hours, 0) AS idle_gpu_hours,
+               coalesce(idle_cost, 0) AS idle_cost,
+               coalesce(unused_gpu_cost, 0) AS unused_gpu_cost,
+               (SELECT count(*) FROM scope)
+                 * (least($end_us, (days.k + 1) * {day}) - greatest($start_us, days.k * {day}))
+                 AS window_us
+        FROM days LEFT JOIN per_day USING (k) ORDER BY days.k"""
+
+
+_SUMMED_SQL = {by: _summed_sql(by) for by in ("cluster", "day", None)}
+
+
+def _pod_rows_cte() -> str:
+    """CTEs down to ``pod_rows``: every pod row in the window with its snapshot's span."""
+    return f"""WITH
+    snap AS (SELECT DISTINCT cluster_id, epoch_us(observed_at) AS t FROM pods),
+    {interval_ctes("snap")},
+    pod_rows AS (
+        SELECT p.*, tm.t, tm.lo, tm.hi, tm.covered_us, tm.raw_us,
+               {IDLE} AS idle
+        FROM pods p JOIN timed tm
+          ON p.cluster_id = tm.cluster_id AND epoch_us(p.observed_at) = tm.t
+        WHERE tm.in_window
+    )"""
+
+
+def _pod_sql() -> str:
+    h = US_PER_HOUR
+    return f"""{_pod_rows_cte()}
+    SELECT cluster_id, pod_id, arg_max(name, t) AS name, arg_max(rank, t) AS rank,
+           sum(covered_us) AS observed_us,
+           sum(coalesce(cost, 0) * covered_us) / {h} AS total_cost,
+           coalesce(sum(gpu_count * covered_us) FILTER (WHERE idle), 0) / {h} AS idle_gpu_hours,
+           coalesce(sum(coalesce(cost, 0) * covered_us) FILTER (WHERE idle), 0) / {h}
+             AS idle_cost,
+           coalesce(sum(coalesce(cost, 0) * (1 - gpu_util_mean / 100) * covered_us)
+                    FILTER (WHERE {JUDGED}), 0) / {h} AS unused_gpu_cost,
+           sum(raw_us - covered_us) AS unobserved_us,
+           coalesce(sum(covered_us) FILTER (WHERE idle), 0) AS idle_us,
+           min(t) AS first_us, max(t) AS last_us,
+           string_agg(DISTINCT status, ',' ORDER BY status) AS statuses,
+           arg_max(gpu_type, t) AS gpu_type, arg_max(gpu_count, t) AS gpu_count
+    FROM pod_rows GROUP BY cluster_id, pod_id ORDER BY cluster_id, pod_id"""
+
+
+_LIFETIME_DTYPES = {
+    "cluster_id": "string",
+    "pod_id": "string",
+    "name": "string",
+    "rank": "Int64",
+    "gpu_type": "string",
+    "gpu_count": "Int64",
+    "first_seen": "datetime64[ns, UTC]",
+    "last_seen": "datetime64[ns, UTC]",
+    "statuses": "string",
+    "observed_hours": "Float64",
+    "idle_hours": "Float64",
+    "idle_share": "Float64",
+    "total_cost": "Float64",
+    "idle_cost": "Float64",
+}
+
+
+def pod_lifetimes(
+    con: Any,
+    start: Any,
+    end: Any,
+    *,
+    threshold: float = DEFAULT_IDLE_THRESHOLD,
+    max_gap: Any = None,
+) -> pd.DataFrame:
+    """Per pod seen in ``[start, end)``: when, in which states, what it cost, how idle.
+
+    Columns: ``cluster_id, pod_id, name, rank, gpu_type, gpu_count`` (as last seen),
+    ``first_seen``/``last_seen`` (its first and last snapshot counted in the window,
+    UTC), ``statuses`` (every status seen, sorted, comma-joined), ``observed_hours``,
+    ``idle_hours`` and ``idle_share`` (idle hours over observed hours, 0-1; <NA> with
+    none observed), ``total_cost`` (Σ cost·Δt, USD, the cost so far) and
+    ``idle_cost`` (USD). Most expensive idle pods first.
+    """
+    _check_threshold(threshold)
+    window = window_us(con, start, end)
+    if window is None:
+        return pd.DataFrame(columns=list(_LIFETIME_DTYPES)).astype(_LIFETIME_DTYPES)
+    params = {
+        "start_us": window[0],
+        "end_us": window[1],
+        "max_gap_us": max_gap_us(max_gap),
+        "threshold": float(threshold),
+    }
+    frame = run(con, _pod_sql(), params)
+    frame["observed_hours"] = frame["observed_us"] / US_PER_HOUR
+    frame["idle_hours"] = frame["idle_us"] / US_PER_HOUR
+    observed = frame["observed_us"].where(frame["observed_us"] > 0)
+    frame["idle_share"] = frame["idle_us"] / observed
+    frame["first_seen"] = pd.to_datetime(frame["first_us"], unit="us", utc=True)
+    frame["last_seen"] = pd.to_datetime(frame["last_us"], unit="us", utc=True)
+    out = frame[list(_LIFETIME_DTYPES)].astype(_LIFETIME_DTYPES)
+    return out.sort_values(
+        ["idle_cost", "total_cost", "cluster_id", "pod_id"], ascending=[False, False, True, True]
+    ).reset_index(drop=True)
+
+
+_UTIL_KEYS: dict[str, dict[str, str]] = {
+    "cluster": {"cluster_id": "string"},
+    "rank": {"cluster_id": "string", "rank": "Int64"},
+    "pod": {"cluster_id": "string", "pod_id": "string", "rank": "Int64"},
+}
+
+
+def utilization(
+    con: Any,
+    start: Any,
+    end: Any,
+    *,
+    freq: Any = "1h",
+    by: str = "cluster",
+    max_gap: Any = None,
+) -> pd.DataFrame:
+    """GPU utilization over time in long format, one row per bucket and ``by`` value.
+
+    Columns: ``time`` (bucket start, UTC; buckets are ``freq`` wide, aligned to the
+    Unix epoch, so daily and hourly buckets start at UTC midnight and on the hour),
+    ``cluster_id`` (plus ``rank`` for ``by="rank"``, ``pod_id, rank`` for ``by="pod"``),
+    ``gpu_util_mean`` (percent: the mean over the bucket of running GPU pods'
+    ``gpu_util_mean``, weighted by time and by reporting GPUs; <NA> when nothing was
+    observed, so plots show gaps) and ``observed_hours`` (for a cluster, the hours of
+    the bucket its snapshots cover; for a rank or pod, the hours it was seen).
+    Every bucket of the window appears for every cluster (rank, pod) seen in it.
+    """
+    if by not in _UTIL_KEYS:
+        raise ValueError(f"by must be 'cluster', 'rank' or 'pod', not {by!r}")
+    width = int(pd.Timedelta(freq).value // 1000)
+    if width <= 0:
+        raise ValueError(f"freq must be a positive duration, not {freq!r}")
+    keys = list(_UTIL_KEYS[by])
+    dtypes = {"time": "datetime64[ns, UTC]", **_UTIL_KEYS[by]}
+    dtypes |= {"gpu_util_mean": "Float64", "observed_hours": "Float64"}
+    window = window_us(con, start, end)
+    if window is None or window[0] == window[1]:
+        return pd.DataFrame(columns=list(dtypes)).astype(dtypes)
+    params = {
+        "start_us": window[0],
+        "end_us": window[1],
+        "max_gap_us": max_gap_us(max_gap),
+        "threshold": DEFAULT_IDLE_THRESHOLD,  # the pod rows carry an idle flag, unused here
+    }
+    frame = run(con, _utilization_sql(by, width), params)
+    frame["time"] = pd.to_datetime(frame["k"] * width, unit="us", utc=True)
+    frame["observed_hours"] = frame["observed_us"] / US_PER_HOUR
+    out = frame[list(dtypes)].astype(dtypes)
+    return out.sort_values([*keys, "time"]).reset_index(drop=True)
+
+
+def _utilization_sql(by: str, width: int) -> str:
+    key = {"cluster": "cluster_id", "rank": "cluster_id, rank", "pod": "cluster_id, pod_id"}[by]
+    weight = "coalesce(gpus_reporting, gpu_count)"
+    # A cluster's observed time comes from its snapshots, a rank's or pod's from its rows.
+    observed_from = "(SELECT * FROM timed WHERE in_window)" if by == "cluster" else "pod_rows"
+    extra = ", arg_max(rank, t) AS rank" if by == "pod" else ""
+    key_filter = " WHERE rank IS NOT NULL" if by == "rank" else ""
+    return f"""{_pod_rows_cte()},
+    buckets AS (SELECT unnest(range($start_us // {width}, ($end_us - 1) // {width} + 1)) AS k),
+    seen AS (SELECT {key}{extra} FROM pod_rows{key_filter} GROUP BY {key}),
+    observed AS (
+        SELECT {key}, k, sum(piece_us) AS observed_us
+        FROM {split_sql(observed_from, width)} GROUP BY {key}, k
+    ),
+    util AS (
+        SELECT {key}, k,
+               sum(gpu_util_mean * {weight} * piece_us) / sum({weight} * piece_us)
+                 AS gpu_util_mean
+        FROM {split_sql(f"(SELECT * FROM pod_rows WHERE {JUDGED})", width)}
+        GROUP BY {key}, k HAVING sum({weight} * piece_us) > 0
+    )
+    SELECT seen.*, buckets.k, util.gpu_util_mean,
+           coalesce(observed.observed_us, 0) AS observed_us
+    FROM seen CROSS JOIN buckets
+    LEFT JOIN observed USING ({key}, k)
+    LEFT JOIN util USING ({key}, k)"""

@@ -1,0 +1,231 @@
+"""The report's "over the last 24 h" section: what the stored history says about a window.
+
+:func:`window_findings` asks :class:`~ccanalytics.History` once for each answer over
+the window that ends at the store's newest snapshot (spend, idle and unused spend,
+per cluster and per day; stragglers; pods' lifetimes; utilization over time), and
+:func:`render_window_section` lays them out as plain sentences, tables and the three
+time plots. Every figure printed is History's own, rounded to the cent, so the report,
+``ccanalytics check`` and a notebook agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from os import PathLike
+from typing import Any
+
+import pandas as pd
+
+from ccanalytics import plots
+from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
+from ccanalytics.history._check import describe_duration
+from ccanalytics.report._html import _columns, _figure, _table, _text
+
+__all__ = ["WindowFindings", "render_window_section", "window_findings", "window_sentences"]
+
+#: A rank flagged in at least this share of its snapshots is a chronic straggler.
+CHRONIC_SHARE = 0.5
+#: A pod idle for at least this share of its observed time is "idle most of the window".
+MOSTLY_IDLE_SHARE = 0.5
+#: Bucket widths the utilization plot may use; the finest giving <= MAX_BUCKETS is chosen.
+BUCKET_WIDTHS = ("5min", "15min", "30min", "1h", "3h", "6h", "1D")
+MAX_BUCKETS = 120
+#: Clusters drawn as a rank x time heatmap at most (those with stragglers first).
+MAX_HEATMAPS = 3
+#: Rows in the idle-pods table at most.
+MAX_POD_ROWS = 20
+
+
+@dataclass(frozen=True)
+class WindowFindings:
+    """History's answers over one window (frames as History returns them)."""
+
+    window: timedelta
+    start: pd.Timestamp
+    end: pd.Timestamp
+    totals: pd.Series  #: idle_cost(by=None)'s one row
+    by_cluster: pd.DataFrame
+    by_day: pd.DataFrame
+    stragglers: pd.DataFrame  #: every rank flagged at least once (min_share=0)
+    lifetimes: pd.DataFrame
+    utilization: pd.DataFrame  #: by cluster
+    rank_utilization: pd.DataFrame  #: by rank, for the heatmaps' clusters
+
+
+def bucket_width(window: timedelta) -> str:
+    """The finest of :data:`BUCKET_WIDTHS` that cuts ``window`` into <= MAX_BUCKETS buckets."""
+    for width in BUCKET_WIDTHS:
+        if window / pd.Timedelta(width) <= MAX_BUCKETS:
+            return width
+    return BUCKET_WIDTHS[-1]
+
+
+def window_findings(
+    store: str | PathLike[str],
+    window: timedelta,
+    *,
+    idle_threshold: float = DEFAULT_IDLE_THRESHOLD,
+) -> WindowFindings:
+    """History's answers over the ``window`` ending at the store's newest snapshot.
+
+    Raises :class:`~ccanalytics.errors.StoreError` when the store holds no snapshot.
+    """
+    from ccanalytics.errors import StoreError
+    from ccanalytics.history import History
+
+    with History(store) as history:
+        start, _ = history.window_bounds(window)
+        if start is None:
+            raise StoreError(f"the store {history.store} holds no snapshot", history.store)
+        since = window
+        slow = history.stragglers(since, min_share=0.0)
+        slow = slow[slow["flagged"] > 0].reset_index(drop=True)
+        freq = bucket_width(window)
+        heat = list(dict.fromkeys(slow["cluster_id"].astype(str)))[:MAX_HEATMAPS]
+        ranks = history.utilization(since, freq=freq, by="rank")
+        return WindowFindings(
+            window=window,
+            start=start,
+            end=start + window,
+            totals=history.idle_cost(since, by=None, threshold=idle_threshold).iloc[0],
+            by_cluster=history.idle_cost(since, by="cluster", threshold=idle_threshold),
+            by_day=history.idle_cost(since, by="day", threshold=idle_threshold),
+            stragglers=slow,
+            lifetimes=history.pod_lifetimes(since, threshold=idle_threshold),
+            utilization=history.utilization(since, freq=freq, by="cluster"),
+            rank_utilization=ranks[ranks["cluster_id"].isin(heat)].reset_index(drop=True),
+        )
+
+
+def _usd(value: Any) -> str:
+    return f"{float(value):,.2f} USD"
+
+
+def _share(part: Any, whole: Any) -> str:
+    return f"{float(part) / float(whole):.1%}" if float(whole) > 0 else "0.0%"
+
+
+def window_sentences(f: WindowFindings) -> list[str]:
+    """The section's opening paragraph, as plain sentences (escaped by the caller)."""
+    span = describe_duration(f.window)
+    t = f.totals
+    out = [
+        f"Over the last {span} ({f.start:%Y-%m-%d %H:%M} to {f.end:%Y-%m-%d %H:%M} UTC) the "
+        f"fleet spent {_usd(t['total_cost'])}: {_usd(t['idle_cost'])} "
+        f"({_share(t['idle_cost'], t['total_cost'])}) on idle GPU pods, and "
+        f"{_usd(t['unused_gpu_cost'])} ({_share(t['unused_gpu_cost'], t['total_cost'])}) "
+        "paid for GPU capacity left unused."
+    ]
+    chronic = f.stragglers[f.stragglers["share"] >= CHRONIC_SHARE]
+    transient = f.stragglers[f.stragglers["share"] < CHRONIC_SHARE]
+    if len(chronic):
+        named = ", ".join(
+            f"{row.cluster_id} rank {row.rank} ({row.share:.0%} of {row.snapshots} snapshots)"
+            for row in chronic.itertuples(index=False)
+        )
+        out.append(f"Chronic stragglers, flagged in at least half of their snapshots: {named}.")
+    else:
+        out.append("No rank straggled in half of its snapshots or more.")
+    if len(transient):
+        named = ", ".join(
+            f"{row.cluster_id} rank {row.rank} ({row.share:.0%}, "
+            f"{row.first_flagged:%H:%M} to {row.last_flagged:%H:%M} UTC)"
+            for row in transient.itertuples(index=False)
+        )
+        out.append(f"Straggled for a stretch only: {named}.")
+    idle = f.lifetimes[f.lifetimes["idle_share"].fillna(0) >= MOSTLY_IDLE_SHARE]
+    if len(idle):
+        named = ", ".join(
+            f"{row.cluster_id} {row.name} (idle {row.idle_share:.0%} of "
+            f"{row.observed_hours:.1f} h, {_usd(row.total_cost)} so far)"
+            for row in idle.itertuples(index=False)
+        )
+        out.append(f"Pods idle most of the time they were watched: {named}.")
+    else:
+        out.append("No pod was idle for most of the time it was watched.")
+    unobserved = f.by_cluster[f.by_cluster["unobserved_hours"] > 0]
+    if len(unobserved):
+        named = ", ".join(
+            f"{row.cluster_id} {row.unobserved_hours:.1f} h"
+            for row in unobserved.itertuples(index=False)
+        )
+        out.append(
+            f"Not observed: {float(t['unobserved_hours']):.1f} cluster-hours ({named}); "
+            "that time is counted neither idle nor busy."
+        )
+    return out
+
+
+def render_window_section(f: WindowFindings) -> str:
+    """The section's HTML: headline, tables and the three time plots."""
+    span = describe_duration(f.window)
+    parts = [
+        f'<h2 id="window">Over the last {_text(span)}</h2>',
+        f'<p class="headline">{_text(" ".join(window_sentences(f)))}</p>',
+        _table(
+            f.by_cluster.sort_values("total_cost", ascending=False, kind="stable"),
+            _columns(
+                ("cluster_id", "cluster", "text"),
+                ("observed_hours", "hours observed", "num"),
+                ("total_cost", "spent USD", "usd"),
+                ("idle_cost", "idle USD", "usd"),
+                ("idle_gpu_hours", "idle GPU-hours", "num"),
+                ("unused_gpu_cost", "unused GPU USD", "usd"),
+                ("unobserved_hours", "hours not observed", "num"),
+            ),
+            "No cluster was observed in the window.",
+        ),
+        "<h3>Straggling ranks over the window</h3>",
+        _table(
+            f.stragglers,
+            _columns(
+                ("cluster_id", "cluster", "text"),
+                ("rank", "rank", "int"),
+                ("snapshots", "snapshots", "int"),
+                ("flagged", "flagged", "int"),
+                ("share", "share flagged", "share"),
+                ("mean_deficit", "mean points below median", "pct"),
+            ),
+            "No rank was flagged in any snapshot.",
+        ),
+        "<h3>Pods with idle time</h3>",
+        _table(
+            f.lifetimes[f.lifetimes["idle_hours"] > 0].head(MAX_POD_ROWS),
+            _columns(
+                ("cluster_id", "cluster", "text"),
+                ("name", "pod", "text"),
+                ("observed_hours", "hours watched", "num"),
+                ("idle_share", "idle share", "share"),
+                ("idle_cost", "idle USD", "usd"),
+                ("total_cost", "USD so far", "usd"),
+            ),
+            "No pod was idle in the window.",
+        ),
+        _figure(
+            lambda ax: plots.utilization_over_time(f.utilization, ax=ax),
+            (10.0, 4.2),
+            f"GPU utilization over the last {span}",
+            "Mean GPU utilization per cluster; a gap is time no snapshot covered.",
+        ),
+        _figure(
+            lambda ax: plots.idle_cost_by_day(f.by_day, ax=ax),
+            (10.0, 4.0),
+            "Idle and unused cost per day",
+            "Each UTC day's spend in the window: idle pods, unused capacity, the rest.",
+        ),
+    ]
+    for cluster_id in dict.fromkeys(f.rank_utilization["cluster_id"].astype(str)):
+        parts.append(
+            _figure(
+                lambda ax, cid=cluster_id: plots.rank_time_heatmap(  # type: ignore[misc]
+                    f.rank_utilization, cluster_id=cid, ax=ax
+                ),
+                (10.0, 5.0),
+                f"{cluster_id}: ranks over time",
+                "One row per rank; a dark row all along is a chronic straggler, "
+                "a dark patch a transient one.",
+            )
+        )
+    parts.append('<h2 id="now">Now: the latest listing</h2>')
+    return "".join(parts)

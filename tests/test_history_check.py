@@ -1,0 +1,241 @@
+"""``ccanalytics check``: exit codes, one sentence per breach, History's figures to the cent,
+and edge-triggered notifications to a real HTTP receiver on 127.0.0.1."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import ClassVar
+
+import pandas as pd
+import pytest
+from history_helpers import pod_row, ts, write_store
+
+from ccanalytics.cli import main
+from ccanalytics.cli._check import STATE_FILE
+from ccanalytics.history import History
+
+
+def _snapshots(start: str, count: int, *, idle: bool, straggler: bool) -> list[dict[str, object]]:
+    """``count`` 5-minute snapshots of a 6-rank cluster and a 2-pod inference cluster."""
+    rows = []
+    for i in range(count):
+        when = str(ts(start) + pd.Timedelta(minutes=5 * i))
+        for rank in range(6):
+            util = 20.0 if straggler and rank == 3 else 90.0
+            rows.append(
+                pod_row(
+                    "cl-train",
+                    when,
+                    f"t{rank}",
+                    rank=rank,
+                    cost=12.0,
+                    gpu_util_mean=util,
+                    gpu_util_max=util + 3,
+                )
+            )
+        for pod in range(2):
+            util = 1.0 if idle else 70.0
+            rows.append(
+                pod_row(
+                    "cl-infer",
+                    when,
+                    f"i{pod}",
+                    cost=4.5,
+                    gpu_count=1,
+                    gpu_util_mean=util,
+                    gpu_util_max=util + 1,
+                )
+            )
+    return rows
+
+
+@pytest.fixture
+def breached_store(tmp_path: Path) -> Path:
+    write_store(tmp_path, _snapshots("2026-04-01 10:00", 13, idle=True, straggler=True))
+    return tmp_path
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["check", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_breach_exits_3_with_one_sentence_each(
+    breached_store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = _run(
+        capsys,
+        "--store",
+        str(breached_store),
+        "--window",
+        "1h",
+        "--max-idle-cost",
+        "5",
+        "--max-stragglers",
+        "0",
+    )
+    assert code == 3
+    lines = out.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("Idle GPUs cost 9.00 USD in the last 1 h")
+    assert "cl-infer 9.00 USD" in lines[0]
+    assert lines[1].startswith("1 rank straggled") and "cl-train rank 3 (100%)" in lines[1]
+
+
+def test_the_idle_cost_printed_is_historys_to_the_cent(
+    breached_store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with History(breached_store) as history:
+        expected = history.idle_cost(timedelta(hours=1), by=None)["idle_cost"].iloc[0]
+    # 2 pods x 4.5 USD/h x 60 min (12 intervals of 5 min in the last hour)
+    assert round(expected, 2) == 9.00
+    code, out, _ = _run(
+        capsys, "--store", str(breached_store), "--window", "30min", "--max-idle-cost", "0"
+    )
+    with History(breached_store) as history:
+        half = history.idle_cost(timedelta(minutes=30), by=None)["idle_cost"].iloc[0]
+    assert code == 3 and f"Idle GPUs cost {half:,.2f} USD in the last 30 min" in out
+
+
+def test_thresholds_that_hold_exit_0_silently(
+    breached_store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run(
+        capsys, "--store", str(breached_store), "--max-idle-cost", "100", "--max-stragglers", "1"
+    )
+    assert (code, out, err) == (0, "", "")
+    code, out, _ = _run(capsys, "--store", str(breached_store), "--max-idle-cost", "100", "-v")
+    assert code == 0 and out.startswith("Over the last 1 h (to 2026-04-01 11:00 UTC)")
+
+
+def test_an_empty_or_missing_store_is_a_store_failure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run(capsys, "--store", str(tmp_path / "none"), "--max-idle-cost", "1")
+    assert code == 1 and out == "" and "holds no snapshot" in err
+
+
+def test_a_corrupt_store_is_a_store_failure(
+    breached_store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = next((breached_store / "pods").rglob("*.parquet"))
+    bad.write_bytes(b"not parquet at all")
+    code, _, err = _run(capsys, "--store", str(breached_store), "--max-idle-cost", "1")
+    assert code == 1 and str(bad) in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--max-idle-cost", "1"],  # no --store
+        ["--store", "S"],  # no threshold
+        ["--store", "S", "--max-idle-cost", "-1"],
+        ["--store", "S", "--max-idle-cost", "nan"],
+        ["--store", "S", "--max-stragglers", "1.5"],
+        ["--store", "S", "--max-idle-cost", "1", "--window", "soon"],
+        ["--store", "S", "--max-idle-cost", "1", "--window", "-1h"],
+        ["--store", "S", "--max-idle-cost", "1", "--notify", "ftp://x"],
+    ],
+)
+def test_bad_usage_exits_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        code = main(["check", *argv])
+    except SystemExit as exit_:  # argparse
+        code = int(exit_.code or 0)
+    assert code == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+# ---- notifications -------------------------------------------------------------------
+
+
+class _Receiver(http.server.BaseHTTPRequestHandler):
+    status = 200
+    bodies: ClassVar[list[dict[str, object]]] = []
+
+    def do_POST(self) -> None:
+        length = int(self.headers["Content-Length"])
+        type(self).bodies.append(json.loads(self.rfile.read(length)))
+        self.send_response(type(self).status)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def receiver() -> Iterator[tuple[str, type[_Receiver]]]:
+    handler = type("Receiver", (_Receiver,), {"bodies": [], "status": 200})
+    server = http.server.HTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/hook", handler
+    server.shutdown()
+    server.server_close()
+
+
+def test_notify_only_when_the_state_changes(
+    tmp_path: Path,
+    receiver: tuple[str, type[_Receiver]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    url, handler = receiver
+    argv = ["--store", str(tmp_path), "--max-idle-cost", "5", "--notify", url]
+    write_store(tmp_path, _snapshots("2026-04-01 10:00", 13, idle=False, straggler=False))
+    assert _run(capsys, *argv)[0] == 0
+    assert handler.bodies == []  # fine from the start: nothing to say
+
+    write_store(tmp_path, _snapshots("2026-04-01 11:05", 13, idle=True, straggler=False))
+    assert _run(capsys, *argv)[0] == 3
+    assert len(handler.bodies) == 1
+    text = str(handler.bodies[0]["text"])
+    assert text.startswith("ccanalytics check: breached.") and "9.00 USD" in text
+
+    assert _run(capsys, *argv)[0] == 3
+    assert len(handler.bodies) == 1  # still breached: no second message
+
+    write_store(tmp_path, _snapshots("2026-04-01 12:10", 13, idle=False, straggler=False))
+    assert _run(capsys, *argv)[0] == 0
+    assert len(handler.bodies) == 2
+    assert str(handler.bodies[1]["text"]).startswith("ccanalytics check: fine again.")
+    assert _run(capsys, *argv)[0] == 0
+    assert len(handler.bodies) == 2
+
+    state = json.loads((tmp_path / STATE_FILE).read_text())
+    assert [entry["state"] for entry in state.values()] == ["fine"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["check-state.json", "gpus", "pods"]
+
+
+def test_a_failed_notification_is_sent_again_next_run(
+    breached_store: Path,
+    receiver: tuple[str, type[_Receiver]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    url, handler = receiver
+    argv = ["--store", str(breached_store), "--max-idle-cost", "5", "--notify", url]
+    handler.status = 500
+    code, _, err = _run(capsys, *argv)
+    assert code == 3 and "notification failed: HTTP 500" in err and url not in err
+    handler.status = 200
+    assert _run(capsys, *argv)[0] == 3
+    assert len(handler.bodies) == 2  # the failed one, then the retry
+    assert _run(capsys, *argv)[0] == 3
+    assert len(handler.bodies) == 2
+
+
+def test_each_set_of_thresholds_keeps_its_own_state(
+    breached_store: Path,
+    receiver: tuple[str, type[_Receiver]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    url, handler = receiver
+    base = ["--store", str(breached_store), "--notify", url]
+    assert _run(capsys, *base, "--max-idle-cost", "5")[0] == 3
+    assert _run(capsys, *base, "--max-stragglers", "0")[0] == 3
+    assert len(handler.bodies) == 2  # two checks, each breached for the first time
