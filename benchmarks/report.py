@@ -29,7 +29,7 @@ from ccanalytics.sandbox import FULL_ACCESS_KEY, Sandbox, SandboxApp, make_clust
 
 CLUSTERS, PODS = 500, 100
 TARGET_S = 6.0
-REPEAT = 5
+REPEAT = 3
 
 
 def fleet_app() -> SandboxApp:

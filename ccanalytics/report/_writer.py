@@ -151,9 +151,13 @@ def render_report(
     return _render(_Report(pods, gpus, findings, title, generated_at, cluster_ids, max_rank_plots))
 
 
-def _render(report: _Report) -> str:
-    """The page: every section in order, then the footer."""
-    parts = [section(report) for section in SECTIONS]
+def _render(report: _Report, sections: Sequence[_Section] = SECTIONS) -> str:
+    """The page: each section in order (an empty one is left out), then the footer.
+
+    A new section is a function of one ``_Report``; pass ``sections`` with it inserted
+    where it belongs (e.g. a window over history before the plots).
+    """
+    parts = [section(report) for section in sections]
     return _page(report.title, [p for p in parts if p] + [_FOOTER])
 
 
