@@ -9,14 +9,15 @@ Baselines, run interleaved with it in the same session:
   frames of the same 500 clusters from the same sandbox: what any report must pay
   before it can say anything. ``report / load`` is the cost of the analysis, the
   figures and the file, as a multiple of the load;
-- **the small report**: the same command on the sandbox's own 6-cluster, 65-pod
-  fleet: how the report's time grows from a small fleet to a large one (its fixed
+- **the small report**: the same command on the sandbox's own fleet (7 clusters,
+  70 pods): how the report's time grows from a small fleet to a large one (its fixed
   part being imports and the figures that do not grow with the fleet).
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -57,6 +58,15 @@ def _run(cmd: list[str], env: dict[str, str]) -> Callable[[], None]:
     return lambda: subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, check=True)
 
 
+def _cpu_seconds(cmd: list[str], env: dict[str, str]) -> float:
+    """User + system CPU time of one run of ``cmd`` (less sensitive than wall time to a
+    busy machine; the report is single-threaded, so on an idle machine wall ~ CPU)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def bench() -> None:
     print(
         f"5. report: {CLUSTERS} clusters x {PODS} pods, whole process, target <= {TARGET_S:g} s",
@@ -72,17 +82,16 @@ def bench() -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "fleet.html"
-            t = interleaved(
-                {
-                    "report": _run([exe, "report", *ids, "-o", str(out)], _env(big.url)),
-                    "load": _run([sys.executable, "-c", load_code], _env(big.url)),
-                    "small": _run(
-                        [exe, "report", *small_ids, "-o", str(Path(tmp) / "small.html")],
-                        _env(small.url),
-                    ),
-                },
-                repeat=REPEAT,
-            )
+            commands = {
+                "report": ([exe, "report", *ids, "-o", str(out)], _env(big.url)),
+                "load": ([sys.executable, "-c", load_code], _env(big.url)),
+                "small": (
+                    [exe, "report", *small_ids, "-o", str(Path(tmp) / "small.html")],
+                    _env(small.url),
+                ),
+            }
+            t = interleaved({k: _run(*c) for k, c in commands.items()}, repeat=REPEAT)
+            cpu = {k: _cpu_seconds(*c) for k, c in commands.items()}
             size_mb = out.stat().st_size / 1e6
     finally:
         big.stop()
@@ -94,10 +103,15 @@ def bench() -> None:
         f"{t['report'] / t['load']:.2f}x",
     )
     report(
-        "same, vs the report on the 6-cluster sandbox",
+        f"same, vs the report on the {len(small_ids)}-cluster sandbox",
         f"{t['report']:.2f} s",
         f"{t['small']:.2f} s",
         f"{t['report'] / t['small']:.2f}x",
+    )
+    print(
+        f"  CPU time (user + system) of one run: report {cpu['report']:.2f} s, "
+        f"load alone {cpu['load']:.2f} s, small report {cpu['small']:.2f} s",
+        flush=True,
     )
     print(
         f"  whole process {t['report']:.2f} s (target <= {TARGET_S:g} s): "
