@@ -302,3 +302,9 @@ def test_table_of_several_files_names_each_and_sums_up(keys: dict[str, str], wri
     assert lines[4] == f"==> {second} <=="
     assert lines[5] == "no keys found"
     assert lines[-1] == "1 entry: 1 ok, 0 with warnings, 0 with errors"
+
+
+def test_a_wrong_argument_is_one_line_and_exit_2() -> None:
+    done = audit("--format", "xml")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "invalid choice: 'xml'" in done.stderr

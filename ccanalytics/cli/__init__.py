@@ -5,7 +5,8 @@ library errors into a one-line message on stderr with a non-zero exit status:
 
 - 0: success;
 - 1: the API or the network failed (cron should alert), or ``--strict`` warnings;
-- 2: bad usage or bad input (argparse's convention; also key-audit errors).
+- 2: bad usage or bad input (argparse's convention; also key-audit errors): a
+  wrong argument is one line on stderr, checked before anything runs.
 
 One module per command (``_pods``, ``_report``, ``_collect``, ``_sandbox``; ``audit-keys`` lives with
 the key audit in :mod:`ccanalytics.keys._cli`), each with ``add_parser`` and ``run``;
@@ -19,16 +20,17 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ccanalytics.cli import _collect, _pods, _report, _sandbox
-from ccanalytics.cli._common import EXIT_FAILURE, EXIT_USAGE, Formatter
+from ccanalytics.cli._common import EXIT_FAILURE, EXIT_USAGE, Formatter, Parser
 
 __all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command (also used by the docs and tests)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="ccanalytics",
         formatter_class=Formatter,
         description="GPU cluster utilization and cost, and SSH-key hygiene, "
@@ -38,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Example:\n  ccanalytics report --sandbox --output report.html",
     )
     parser.add_argument("--version", action="version", version="%(prog)s 0.1.0")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub: Any = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _pods.add_parser(sub)
     _report.add_parser(sub)
     _collect.add_parser(sub)

@@ -1,21 +1,36 @@
-"""What every command shares: exit codes, option sets, the client to use."""
+"""What every command shares: exit codes, option sets, argument types, the client to use.
+
+Arguments are checked by argparse ``type=`` functions before a command runs, and a
+wrong one is one line on stderr with exit status 2 (``Parser.error``), never a
+traceback and never a value the library would reject later.
+"""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-from collections.abc import Iterator, Sequence
-from typing import Any
+import math
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NoReturn
 
 __all__ = [
     "EXIT_FAILURE",
     "EXIT_OK",
     "EXIT_USAGE",
     "FORMATS",
+    "FORMAT_BY_EXTENSION",
     "Formatter",
+    "Parser",
+    "UsageError",
     "add_api_options",
     "add_output_options",
     "api_client",
+    "non_negative_seconds",
+    "output_format",
+    "port_number",
+    "positive_int",
+    "positive_seconds",
 ]
 
 EXIT_OK = 0
@@ -29,6 +44,66 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
     """Keeps the ``Example:`` epilogs as written."""
 
 
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line: ``PROG: what is wrong (...)``.
+
+    Subcommand parsers are made with the class of their parent, so every command of
+    ``ccanalytics`` reports a wrong argument the same way, with exit status 2.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+
+class UsageError(ValueError):
+    """Arguments that are each valid but do not go together; exit status 2."""
+
+
+# --------------------------------------------------------------------------- argument types
+
+
+def _number(text: str, convert: Callable[[str], float], what: str) -> float:
+    try:
+        value = convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, not {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected {what}, not {text!r}")
+    return value
+
+
+def port_number(text: str) -> int:
+    """A TCP port, 0 to 65535 (0: any free port)."""
+    port = int(_number(text, int, "a port number"))
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, not {port}")
+    return port
+
+
+def positive_int(text: str) -> int:
+    """A whole number of at least 1."""
+    value = int(_number(text, int, "a whole number"))
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, not {value}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """A duration in seconds, more than 0."""
+    value = _number(text, float, "a number of seconds")
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, not {text}")
+    return value
+
+
+def non_negative_seconds(text: str) -> float:
+    """A duration in seconds, 0 or more."""
+    value = _number(text, float, "a number of seconds")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, 0 or more, not {text}")
+    return value
+
+
 def add_api_options(parser: argparse.ArgumentParser) -> None:
     """Options shared by every command that talks to the API."""
     group = parser.add_argument_group("API")
@@ -38,18 +113,60 @@ def add_api_options(parser: argparse.ArgumentParser) -> None:
         help="run against the embedded sandbox instead of CCANALYTICS_BASE_URL",
     )
     group.add_argument(
-        "--timeout", type=float, default=None, metavar="SECONDS", help="per-request timeout"
+        "--timeout",
+        type=positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="per-request timeout in seconds (above 0)",
     )
 
 
+#: What ``-o FILE`` means without ``--format``, by the file's extension.
+FORMAT_BY_EXTENSION = {
+    ".csv": "csv",
+    ".json": "json",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".txt": "table",
+    ".table": "table",
+}
+
+
 def add_output_options(parser: argparse.ArgumentParser, formats: Sequence[str]) -> None:
-    """``--format`` and ``--output``, the same everywhere."""
+    """``--format`` and ``--output``, the same everywhere (see ``output_format``)."""
+    extensions = ", ".join(f"{ext} {fmt}" for ext, fmt in FORMAT_BY_EXTENSION.items())
     parser.add_argument(
-        "--format", choices=formats, default="table", help="output format (default: table)"
+        "--format",
+        choices=formats,
+        default=None,
+        help=f"output format (default: from the -o extension: {extensions}; else table)",
     )
     parser.add_argument(
         "-o", "--output", metavar="FILE", help="write to FILE instead of standard output"
     )
+
+
+def output_format(fmt: str | None, output: str | None) -> str:
+    """The format to write: ``--format`` if given, else the one ``-o``'s extension names.
+
+    Raises ``UsageError`` for an extension that names no format (rather than, say,
+    an aligned table in a ``.csv``), and for a missing directory, before anything loads.
+    """
+    if output is None or output == "-":
+        return fmt or "table"
+    directory = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(directory):
+        raise UsageError(f"cannot write {output}: the directory {directory} does not exist")
+    if fmt is not None:
+        return fmt
+    extension = os.path.splitext(output)[1].lower()
+    if extension not in FORMAT_BY_EXTENSION:
+        known = ", ".join(FORMAT_BY_EXTENSION)
+        raise UsageError(
+            f"cannot tell the format of {output} from its extension ({known});"
+            " add --format table|csv|json|parquet"
+        )
+    return FORMAT_BY_EXTENSION[extension]
 
 
 def _client_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -62,6 +179,8 @@ def api_client(args: argparse.Namespace) -> Iterator[tuple[Any, list[str]]]:
     from ccanalytics.api import Client
 
     options = _client_options(args)
+    if not args.sandbox:
+        _check_configuration()
     if args.sandbox:
         from ccanalytics.sandbox import FULL_ACCESS_KEY, IN_PROCESS_URL, SandboxTransport
 
@@ -72,3 +191,20 @@ def api_client(args: argparse.Namespace) -> Iterator[tuple[Any, list[str]]]:
         client, default_ids = Client(**options), []
     with client:
         yield client, default_ids
+
+
+def _check_configuration() -> None:
+    """The library's "no API key" names ``api_key=``; a CLI user needs the CLI's ways."""
+    from ccanalytics.api._config import API_KEY_ENV, BASE_URL_ENV
+    from ccanalytics.errors import ConfigurationError
+
+    if not os.environ.get(API_KEY_ENV):
+        raise ConfigurationError(
+            f"no API key: set {API_KEY_ENV} (and {BASE_URL_ENV}), or add --sandbox to"
+            " run against the embedded sandbox"
+        )
+    if not os.environ.get(BASE_URL_ENV):
+        raise ConfigurationError(
+            f"no base URL: set {BASE_URL_ENV} (e.g. https://api.example.com), or add"
+            " --sandbox to run against the embedded sandbox"
+        )

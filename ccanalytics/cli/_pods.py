@@ -1,8 +1,13 @@
-"""``ccanalytics pods``: one or more clusters' pods as a table, CSV, JSON or Parquet."""
+"""``ccanalytics pods``: one or more clusters' pods as a table, CSV, JSON or Parquet.
+
+The table shows a readable set of columns (``TABLE_COLUMNS``); files for programs
+(CSV, JSON, Parquet) keep every column. ``--columns`` chooses for any format.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from ccanalytics.cli._common import (
@@ -12,7 +17,45 @@ from ccanalytics.cli._common import (
     add_api_options,
     add_output_options,
     api_client,
+    output_format,
 )
+
+__all__ = ["TABLE_COLUMNS", "add_parser", "column_list", "run"]
+
+#: The table's columns unless ``--columns`` says otherwise: who, what, how busy, what cost.
+TABLE_COLUMNS = (
+    "cluster_id",
+    "name",
+    "status",
+    "rank",
+    "gpu_type",
+    "gpu_count",
+    "gpu_util_mean",
+    "cost",
+    "uptime_s",
+)
+
+
+def _known_columns() -> list[str]:
+    from ccanalytics.frames._columns import POD_COLUMNS
+
+    return [*POD_COLUMNS, "observed_at"]
+
+
+def column_list(text: str) -> list[str] | None:
+    """``--columns a,b,c`` (checked against the pods frame's columns) or ``all`` (None)."""
+    if text.strip().lower() == "all":
+        return None
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("name at least one column, or 'all'")
+    known = _known_columns()
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"no column {', '.join(map(repr, unknown))}; the columns are: {','.join(known)}"
+        )
+    return list(dict.fromkeys(names))
 
 
 def add_parser(sub: Any) -> None:
@@ -20,19 +63,41 @@ def add_parser(sub: Any) -> None:
         "pods",
         help="list the pods of one or more clusters as a table, CSV, JSON or Parquet",
         formatter_class=Formatter,
-        epilog="Example:\n  ccanalytics pods cl-llama70b-train --sandbox --format csv -o pods.csv",
+        epilog="Example:\n"
+        "  ccanalytics pods cl-llama70b-train --sandbox -o pods.csv\n"
+        "  ccanalytics pods cl-infer-prod --sandbox --columns name,gpu_util_max,cost",
     )
     pods.add_argument("cluster_ids", nargs="+", metavar="CLUSTER_ID")
     add_output_options(pods, FORMATS)
+    pods.add_argument(
+        "--columns",
+        type=column_list,
+        metavar="A,B,C",
+        help="columns to show, or 'all' (default: a readable set for the table: "
+        + ",".join(TABLE_COLUMNS)
+        + "; every column in files)",
+    )
+    pods.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (shown on stderr for multi-cluster loads when it is a terminal)",
+    )
     add_api_options(pods)
-    pods.set_defaults(func=run)
+    pods.set_defaults(func=run, columns=False)
 
 
 def run(args: argparse.Namespace) -> int:
+    fmt = output_format(args.format, args.output)  # before loading: fail fast
     from ccanalytics.cli._output import write_frame
     from ccanalytics.frames import load_cluster_pods
 
+    progress = sys.stderr.isatty() and not args.no_progress
     with api_client(args) as (client, _):
-        frame = load_cluster_pods(args.cluster_ids, client=client, progress=False)
-    write_frame(frame, args.format, args.output)
+        frame = load_cluster_pods(args.cluster_ids, client=client, progress=progress)
+    columns = args.columns
+    if columns is False:  # not given: readable for people, everything for programs
+        columns = list(TABLE_COLUMNS) if fmt == "table" else None
+    if columns is not None:
+        frame = frame[[name for name in columns if name in frame.columns]]
+    write_frame(frame, fmt, args.output)
     return EXIT_OK

@@ -6,7 +6,15 @@ import argparse
 from datetime import UTC, datetime
 from typing import Any
 
-from ccanalytics.cli._common import EXIT_OK, Formatter
+from ccanalytics.cli._common import (
+    EXIT_OK,
+    Formatter,
+    UsageError,
+    non_negative_seconds,
+    port_number,
+    positive_int,
+    positive_seconds,
+)
 
 #: Where ``--speed`` alone starts the simulated clock (the sandbox's default start).
 _DEFAULT_SIMULATED_START = "2026-11-02T00:00Z"
@@ -46,11 +54,23 @@ def add_parser(sub: Any) -> None:
         "so a simulated day passes in 24 minutes; responses carry its Date):\n"
         "  ccanalytics sandbox --simulated-start 2026-11-02T00:00Z --speed 60",
     )
-    sandbox.add_argument("--port", type=int, default=8765, help="TCP port (0: any free port)")
+    sandbox.add_argument(
+        "--port", type=port_number, default=8765, help="TCP port, 0-65535 (0: any free port)"
+    )
     sandbox.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
-    sandbox.add_argument("--quota", type=int, help="requests per --window (default: generous)")
-    sandbox.add_argument("--window", type=float, default=60.0, help="window length in seconds")
-    sandbox.add_argument("--latency", type=float, default=0.0, help="seconds added to each answer")
+    sandbox.add_argument(
+        "--quota", type=positive_int, help="requests per --window (default: generous)"
+    )
+    sandbox.add_argument(
+        "--window", type=positive_seconds, metavar="SECONDS", help="quota window length"
+    )
+    sandbox.add_argument(
+        "--latency",
+        type=non_negative_seconds,
+        default=0.0,
+        metavar="SECONDS",
+        help="seconds added to each answer",
+    )
     clock = sandbox.add_argument_group("simulated clock (the timeline fleet)")
     clock.add_argument(
         "--simulated-start",
@@ -72,6 +92,8 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from ccanalytics.sandbox import SimulatedClock, serve
 
+    if (args.quota is None) != (args.window is None):
+        raise UsageError("--quota and --window go together: --quota N --window SECONDS")
     options: dict[str, Any] = {"latency": args.latency}
     if args.quota is not None:
         options["rate_limits"] = {"minute": (args.quota, args.window)}

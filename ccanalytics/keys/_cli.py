@@ -24,7 +24,7 @@ import stat
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, BinaryIO, TextIO
+from typing import TYPE_CHECKING, BinaryIO, NoReturn, TextIO
 
 from ccanalytics.keys._source import is_utf16
 
@@ -423,9 +423,16 @@ def _short_comment(comment: str | None) -> str:
     return text if len(text) <= _COMMENT_WIDTH else text[: _COMMENT_WIDTH - 1] + "…"
 
 
+class _OneLineErrors(argparse.ArgumentParser):
+    """A wrong argument is one line and exit status 2, as under ``ccanalytics``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_ERRORS, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m ccanalytics.keys._cli``: the ``audit-keys`` command on its own."""
-    parser = argparse.ArgumentParser(
+    parser = _OneLineErrors(
         prog=_PROG,
         description=_DESCRIPTION,
         epilog=_EPILOG,
