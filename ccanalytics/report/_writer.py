@@ -151,14 +151,17 @@ def render_report(
     return _render(_Report(pods, gpus, findings, title, generated_at, cluster_ids, max_rank_plots))
 
 
-def _render(report: _Report, window_html: str = "") -> str:
-    """The page: every section in order, then the footer.
+def _render(
+    report: _Report, window_html: str = "", sections: Sequence[_Section] = SECTIONS
+) -> str:
+    """The page: each section in order (an empty one is left out), then the footer.
 
     ``window_html``: the "over the last ..." section from a history store
-    (:mod:`ccanalytics.report._window`), put right after the header.
+    (:mod:`ccanalytics.report._window`), put right after the header. Another section is
+    a function of one ``_Report``: pass ``sections`` with it inserted where it belongs.
     """
-    parts = [section(report) for section in SECTIONS]
-    parts.insert(1, window_html)  # SECTIONS open with the header
+    parts = [section(report) for section in sections]
+    parts.insert(1, window_html)  # the sections open with the header
     return _page(report.title, [p for p in parts if p] + [_FOOTER])
 
 
