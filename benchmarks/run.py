@@ -1,7 +1,7 @@
 """ccanalytics benchmarks: each figure against its natural baseline, measured in the same run.
 
     python benchmarks/run.py            # everything (a few minutes on 2 cores)
-    python benchmarks/run.py loader     # one figure (see FIGURES); each is benchmarks/<name>.py
+    python benchmarks/run.py report     # one figure (see FIGURES); each is benchmarks/<name>.py
 
 Absolute times on a shared 2-core machine are noise; the ratios are the result.
 Each timing is the median of several runs, ours and the baseline's interleaved so
@@ -19,6 +19,7 @@ import fleet
 import keys_audit
 import loader
 import pandas as pd
+import report
 
 #: Figure name -> its module's ``bench``; each figure lives in ``benchmarks/<module>.py``.
 FIGURES = {
@@ -26,6 +27,7 @@ FIGURES = {
     "keys": keys_audit.bench,
     "fleet": fleet.bench,
     "coldstart": coldstart.bench,
+    "report": report.bench,
 }
 
 

@@ -3,23 +3,28 @@
 Every function takes the frame :func:`ccanalytics.pods_frame` (or
 :func:`ccanalytics.load_cluster_pods`) returns and gives a new, small frame:
 
-- :func:`cluster_summary`: per cluster, pods, GPUs, cost per hour, mean and
-  cost-weighted GPU utilization, and the share of GPU spend that is idle;
-- :func:`idle_pods`: paid-for GPU pods whose every GPU is below a utilization
-  threshold, with the cost per hour they waste;
+- :func:`cluster_summary`: per cluster, pods by status, GPUs, cost per hour, mean and
+  cost-weighted GPU utilization, idle and unused-capacity cost, stragglers;
+- :func:`idle_pods`: running GPU pods whose every GPU is below a utilization
+  threshold, with the cost per hour they waste and what they cost since they started;
 - :func:`stragglers`: ranks whose GPU utilization falls well below their
   cluster's typical rank, judged by a robust statistic (median and MAD);
 - :func:`cost_per_gpu_hour`: by GPU type, what one *utilized* GPU-hour costs.
 
-Utilization is in percent (0-100) and ``cost`` is the pod's price per hour, as in
-the pods frame (the spec does not state units; see :data:`ccanalytics.frames.POD_COLUMNS`).
-Pods without runtime metrics (pending, starting, exited) cannot be judged idle or
-straggling: they are counted in the summary but never flagged.
+Importing this module also gives every DataFrame a ``df.cc`` accessor with the same
+functions as methods (``df.cc.idle_pods()``; see :class:`CCAccessor`).
+
+Units as the service sends them: ``cost`` in USD per hour, utilization in percent
+(0-100), uptime in seconds. Only ``RUNNING`` pods have runtime metrics, so only they
+are judged idle or straggling; pods in any other state (``PROVISIONING``,
+``STARTING``, ``EXITED``, ``ERROR``, ``TERMINATED``) are counted under their state.
+A pod whose status is unknown (``<NA>``: an older payload) is judged by its metrics.
+Every helper is vectorised (one ``groupby`` per question, no per-row Python).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Final
 
 import numpy as np
 import pandas as pd
@@ -28,21 +33,32 @@ __all__ = [
     "DEFAULT_IDLE_THRESHOLD",
     "DEFAULT_STRAGGLER_MIN_GAP",
     "DEFAULT_STRAGGLER_Z",
+    "MIN_RANKS_FOR_STRAGGLERS",
+    "POD_STATES",
+    "CCAccessor",
     "cluster_summary",
     "cost_per_gpu_hour",
     "idle_pods",
     "stragglers",
 ]
 
+
+def __dir__() -> list[str]:
+    # Only the public names: no np, pd or typing helpers in tab completion.
+    return sorted(__all__)
+
+
 #: A GPU pod is idle when its busiest GPU is below this utilization (percent).
-DEFAULT_IDLE_THRESHOLD = 10.0
+DEFAULT_IDLE_THRESHOLD: Final = 10.0
 #: A rank straggles when its robust z-score is below minus this...
-DEFAULT_STRAGGLER_Z = 3.5
+DEFAULT_STRAGGLER_Z: Final = 3.5
 #: ...and it is at least this many utilization points below its cluster's median
 #: (so a perfectly uniform cluster, whose MAD is ~0, does not flag noise).
-DEFAULT_STRAGGLER_MIN_GAP = 10.0
+DEFAULT_STRAGGLER_MIN_GAP: Final = 10.0
 #: Fewer ranks reporting than this, and "typical" has no meaning.
-MIN_RANKS_FOR_STRAGGLERS = 4
+MIN_RANKS_FOR_STRAGGLERS: Final = 4
+#: A pod's lifecycle states, in the order a pod goes through them (provider notes).
+POD_STATES: Final = ("PROVISIONING", "STARTING", "RUNNING", "EXITED", "ERROR", "TERMINATED")
 
 _MAD_SCALE = 0.6745  # makes MAD-based z comparable to a standard z for normal data
 
@@ -59,21 +75,47 @@ def _has_gpus(frame: pd.DataFrame) -> pd.Series:
     return frame["gpu_count"].fillna(0).gt(0)
 
 
-def _reporting(frame: pd.DataFrame) -> pd.Series:
-    return frame["gpu_util_mean"].notna()
+def _may_be_judged(frame: pd.DataFrame) -> pd.Series:
+    """Pods that may be idle or straggle: ``RUNNING``, or of unknown status."""
+    if "status" not in frame.columns:
+        return pd.Series(True, index=frame.index)
+    return frame["status"].eq("RUNNING").fillna(True).astype(bool)
+
+
+def _gpu_reporting(frame: pd.DataFrame) -> pd.Series:
+    """GPU pods that may be judged and report GPU utilization."""
+    return _has_gpus(frame) & _may_be_judged(frame) & frame["gpu_util_mean"].notna()
+
+
+def _without_metrics(frame: pd.DataFrame) -> pd.Series:
+    """Pods with no metric for their kind: GPU utilization on GPU pods, CPU on the others."""
+    has_gpus = _has_gpus(frame)
+    return (has_gpus & frame["gpu_util_mean"].isna()) | (~has_gpus & frame["cpu_util"].isna())
+
+
+def _idle_mask(frame: pd.DataFrame, threshold: float) -> pd.Series:
+    if not 0 <= threshold <= 100:
+        raise ValueError("the idle threshold is a utilization in percent (0-100)")
+    below = frame["gpu_util_max"].lt(threshold).fillna(False).astype(bool)
+    return _has_gpus(frame) & _may_be_judged(frame) & below
+
+
+def _costs(frame: pd.DataFrame) -> pd.Series:
+    """Cost per hour as float, a missing cost counting as 0."""
+    return frame["cost"].astype("Float64").fillna(0.0).astype("float64")
 
 
 def idle_pods(frame: pd.DataFrame, *, threshold: float = DEFAULT_IDLE_THRESHOLD) -> pd.DataFrame:
-    """GPU pods that are paid for while every GPU is below ``threshold`` percent.
+    """Running GPU pods that are paid for while every GPU is below ``threshold`` percent.
 
     Returns one row per idle pod, most expensive first, with ``cluster_id, pod_id,
-    name, rank, gpu_type, gpu_count, gpu_util_mean, gpu_util_max, cost`` and
-    ``wasted_cost_per_hour`` (the pod's whole cost: an idle GPU pod buys nothing).
+    name, rank, gpu_type, gpu_count, gpu_util_mean, gpu_util_max, cost`` (USD per
+    hour), ``wasted_cost_per_hour`` (the pod's whole cost: an idle GPU pod buys
+    nothing), ``uptime_s`` (seconds since its container started) and
+    ``cost_so_far`` (USD: ``cost * uptime_s / 3600``, what it has cost since then;
+    ``<NA>`` when the uptime is unknown). Pods that are not ``RUNNING`` are never idle.
     """
     _require(frame, ["cluster_id", "pod_id", "gpu_count", "gpu_util_max", "cost"])
-    if not 0 <= threshold <= 100:
-        raise ValueError("threshold is a utilization in percent (0-100)")
-    mask = _has_gpus(frame) & frame["gpu_util_max"].lt(threshold).fillna(False)
     cols = [
         "cluster_id",
         "pod_id",
@@ -84,12 +126,28 @@ def idle_pods(frame: pd.DataFrame, *, threshold: float = DEFAULT_IDLE_THRESHOLD)
         "gpu_util_mean",
         "gpu_util_max",
         "cost",
+        "uptime_s",
     ]
-    out = frame.loc[mask, [c for c in cols if c in frame.columns]].copy()
-    out["wasted_cost_per_hour"] = out["cost"].fillna(0.0).astype("Float64")
+    out = frame.loc[_idle_mask(frame, threshold), [c for c in cols if c in frame.columns]].copy()
+    out["wasted_cost_per_hour"] = out["cost"].astype("Float64").fillna(0.0)
+    uptime = out["uptime_s"] if "uptime_s" in out.columns else pd.Series(pd.NA, index=out.index)
+    out["uptime_s"] = uptime.astype("Float64")
+    out["cost_so_far"] = out["wasted_cost_per_hour"] * out["uptime_s"] / 3600.0
     return out.sort_values(
-        ["wasted_cost_per_hour", "cluster_id"], ascending=[False, True]
+        ["wasted_cost_per_hour", "cluster_id"], ascending=[False, True], kind="stable"
     ).reset_index(drop=True)
+
+
+_STRAGGLER_DTYPES: Final = {
+    "cluster_id": "string",
+    "rank": "Int64",
+    "pod_id": "string",
+    "name": "string",
+    "gpu_util_mean": "Float64",
+    "cluster_median": "Float64",
+    "deficit": "Float64",
+    "robust_z": "Float64",
+}
 
 
 def stragglers(
@@ -101,136 +159,58 @@ def stragglers(
 ) -> pd.DataFrame:
     """Ranks whose mean GPU utilization is far below their cluster's typical rank.
 
-    Per cluster, over GPU pods that report utilization, have a rank, and are not
-    idle (idle pods, every GPU below ``idle_threshold``, are what :func:`idle_pods`
+    Per cluster, over running GPU pods that report utilization, have a rank, and are
+    not idle (idle pods, every GPU below ``idle_threshold``, are what :func:`idle_pods`
     reports: a rank doing nothing is not slow, it is stuck or forgotten; pass
-    ``idle_threshold=0`` to judge them here too): the
-    median of ``gpu_util_mean`` and its median absolute deviation (MAD). A rank
-    straggles when ``0.6745 * (util - median) / MAD < -z`` *and* it is at least
-    ``min_gap`` points below the median. With MAD 0 (all other ranks equal) the
-    gap alone decides. Robust: one slow rank cannot drag the median or MAD toward
-    itself as it would a mean and standard deviation.
+    ``idle_threshold=0`` to judge them here too): the median of ``gpu_util_mean``
+    and its median absolute deviation (MAD). A rank straggles when
+    ``0.6745 * (util - median) / MAD < -z`` *and* it is at least ``min_gap`` points
+    below the median. With MAD 0 (all other ranks equal) the gap alone decides.
+    Robust: one slow rank cannot drag the median or MAD toward itself as it would a
+    mean and standard deviation. Clusters with fewer than 4 such ranks are not judged.
 
     Returns ``cluster_id, rank, pod_id, name, gpu_util_mean, cluster_median,
     deficit`` (points below the median) and ``robust_z``, worst first.
     """
     _require(frame, ["cluster_id", "rank", "pod_id", "gpu_util_mean", "gpu_util_max", "gpu_count"])
-    busy = frame["gpu_util_max"].ge(idle_threshold).fillna(False)
-    usable = frame[_has_gpus(frame) & _reporting(frame) & frame["rank"].notna() & busy]
-    rows: list[dict[str, Any]] = []
-    for cluster_id, group in usable.groupby("cluster_id", sort=True):
-        if len(group) < MIN_RANKS_FOR_STRAGGLERS:
-            continue
-        util = group["gpu_util_mean"].astype("float64").to_numpy()
-        median = float(np.median(util))
-        mad = float(np.median(np.abs(util - median)))
-        for (_, pod), value in zip(group.iterrows(), util, strict=True):
-            deficit = median - value
-            robust_z = (
-                _MAD_SCALE * (value - median) / mad
-                if mad > 0
-                else (-np.inf if deficit > 0 else 0.0)
-            )
-            if deficit >= min_gap and robust_z < -z:
-                rows.append(
-                    {
-                        "cluster_id": cluster_id,
-                        "rank": pod["rank"],
-                        "pod_id": pod["pod_id"],
-                        "name": pod.get("name", pd.NA),
-                        "gpu_util_mean": value,
-                        "cluster_median": median,
-                        "deficit": deficit,
-                        "robust_z": robust_z,
-                    }
-                )
+    busy = frame["gpu_util_max"].ge(idle_threshold).fillna(False).astype(bool)
+    usable = frame.loc[_gpu_reporting(frame) & frame["rank"].notna() & busy]
+    usable = usable[usable["cluster_id"].notna()]
+    util = usable["gpu_util_mean"].astype("float64")
+    by_cluster = util.groupby(usable["cluster_id"], sort=False)
+    median = by_cluster.transform("median")
+    mad = (util - median).abs().groupby(usable["cluster_id"], sort=False).transform("median")
+    deficit = median - util
+    with np.errstate(divide="ignore", invalid="ignore"):
+        robust_z = np.where(
+            mad > 0, _MAD_SCALE * (util - median) / mad, np.where(deficit > 0, -np.inf, 0.0)
+        )
+    enough = by_cluster.transform("size") >= MIN_RANKS_FOR_STRAGGLERS
+    flagged = enough & (deficit >= min_gap) & (robust_z < -z)
     out = pd.DataFrame(
-        rows,
-        columns=[
-            "cluster_id",
-            "rank",
-            "pod_id",
-            "name",
-            "gpu_util_mean",
-            "cluster_median",
-            "deficit",
-            "robust_z",
-        ],
-    )
-    out = out.astype(
         {
-            "cluster_id": "string",
-            "rank": "Int64",
-            "pod_id": "string",
-            "name": "string",
-            "gpu_util_mean": "Float64",
-            "cluster_median": "Float64",
-            "deficit": "Float64",
-            "robust_z": "Float64",
-        }
-    )
-    return out.sort_values("deficit", ascending=False).reset_index(drop=True)
+            "cluster_id": usable["cluster_id"],
+            "rank": usable["rank"],
+            "pod_id": usable["pod_id"],
+            "name": usable["name"] if "name" in usable.columns else pd.NA,
+            "gpu_util_mean": util,
+            "cluster_median": median,
+            "deficit": deficit,
+            "robust_z": robust_z,
+        },
+        columns=list(_STRAGGLER_DTYPES),
+    )[flagged.to_numpy()]
+    out = out.astype(_STRAGGLER_DTYPES).sort_values("cluster_id", kind="stable")
+    return out.sort_values("deficit", ascending=False, kind="stable").reset_index(drop=True)
 
 
-def cluster_summary(
-    frame: pd.DataFrame, *, idle_threshold: float = DEFAULT_IDLE_THRESHOLD
-) -> pd.DataFrame:
-    """One row per cluster: what it runs, what it costs, how busy its GPUs are.
-
-    Columns: ``pods``, ``pods_reporting`` (with runtime metrics), ``gpus``,
-    ``cost_per_hour``, ``gpu_cost_per_hour``, ``gpu_util_mean`` (mean over every
-    reporting GPU), ``gpu_util_cost_weighted`` (pods' mean GPU utilization weighted
-    by their cost: what the money buys), ``idle_pods``, ``idle_cost_per_hour`` and
-    ``idle_share`` (idle cost over GPU cost, 0-1), ``stragglers``.
-    """
-    _require(
-        frame, ["cluster_id", "cost", "gpu_count", "gpu_util_mean", "gpu_util_max", "cpu_util"]
-    )
-    idle = idle_pods(frame, threshold=idle_threshold)
-    slow = stragglers(frame, idle_threshold=idle_threshold)
-    rows = []
-    for cluster_id, group in frame.groupby("cluster_id", sort=True):
-        gpu_pods = group[_has_gpus(group)]
-        cost = group["cost"].fillna(0.0).astype("float64")
-        gpu_cost = float(gpu_pods["cost"].fillna(0.0).sum())
-        reporting = gpu_pods[_reporting(gpu_pods)]
-        n_reporting = (
-            reporting.get("gpus_reporting", reporting["gpu_count"]).fillna(0).astype("float64")
-        )
-        util = reporting["gpu_util_mean"].astype("float64")
-        weights = reporting["cost"].fillna(0.0).astype("float64")
-        cluster_idle = idle[idle["cluster_id"] == cluster_id]
-        idle_cost = float(cluster_idle["wasted_cost_per_hour"].sum())
-        rows.append(
-            {
-                "cluster_id": cluster_id,
-                "pods": len(group),
-                "pods_reporting": int(
-                    (group["gpu_util_mean"].notna() | group["cpu_util"].notna()).sum()
-                ),
-                "gpus": int(group["gpu_count"].fillna(0).sum()),
-                "cost_per_hour": float(cost.sum()),
-                "gpu_cost_per_hour": gpu_cost,
-                "gpu_util_mean": float(np.average(util, weights=n_reporting))
-                if n_reporting.sum() > 0
-                else np.nan,
-                "gpu_util_cost_weighted": float(np.average(util, weights=weights))
-                if weights.sum() > 0
-                else np.nan,
-                "idle_pods": len(cluster_idle),
-                "idle_cost_per_hour": idle_cost,
-                "idle_share": idle_cost / gpu_cost if gpu_cost > 0 else np.nan,
-                "stragglers": int((slow["cluster_id"] == cluster_id).sum()),
-            }
-        )
-    out = pd.DataFrame(rows, columns=list(_SUMMARY_DTYPES))
-    return out.astype(_SUMMARY_DTYPES)
-
-
-_SUMMARY_DTYPES = {
+_SUMMARY_DTYPES: Final = {
     "cluster_id": "string",
     "pods": "Int64",
+    **{f"pods_{state.lower()}": "Int64" for state in POD_STATES},
+    "pods_other_status": "Int64",
     "pods_reporting": "Int64",
+    "running_without_metrics": "Int64",
     "gpus": "Int64",
     "cost_per_hour": "Float64",
     "gpu_cost_per_hour": "Float64",
@@ -239,72 +219,184 @@ _SUMMARY_DTYPES = {
     "idle_pods": "Int64",
     "idle_cost_per_hour": "Float64",
     "idle_share": "Float64",
+    "unused_cost_per_hour": "Float64",
     "stragglers": "Int64",
 }
 
 
-def cost_per_gpu_hour(frame: pd.DataFrame) -> pd.DataFrame:
-    """By GPU type: GPUs, cost per hour, mean utilization, and cost per *utilized* GPU-hour.
+def cluster_summary(
+    frame: pd.DataFrame, *, idle_threshold: float = DEFAULT_IDLE_THRESHOLD
+) -> pd.DataFrame:
+    """One row per cluster: what it runs, what it costs, how busy its GPUs are.
 
-    ``utilized_gpus`` is the sum over reporting pods of ``gpu_count * util / 100``:
-    how many GPUs' worth of work the fleet does. ``cost_per_utilized_gpu_hour`` is
-    the reporting pods' cost per hour divided by it: the price actually paid for one
-    GPU-hour of work, which idle GPUs push above the list price. Pods without
-    metrics are excluded from both (their utilization is unknown).
+    Columns: ``pods``; ``pods_provisioning``, ``pods_starting``, ``pods_running``,
+    ``pods_exited``, ``pods_error``, ``pods_terminated`` and ``pods_other_status``
+    (any other or no status) by lifecycle state; ``pods_reporting`` (with runtime
+    metrics); ``running_without_metrics`` (``RUNNING`` pods without the metric of their kind:
+    GPU utilization on GPU pods, CPU utilization on the others);
+    ``gpus``; ``cost_per_hour`` and ``gpu_cost_per_hour`` (USD per hour; an
+    ``EXITED`` pod costs 0.0 and adds nothing); ``gpu_util_mean`` (percent, mean
+    over every reporting GPU); ``gpu_util_cost_weighted`` (pods' mean GPU
+    utilization weighted by their cost: what the money buys); ``idle_pods``,
+    ``idle_cost_per_hour`` and ``idle_share`` (idle cost over GPU cost, 0-1; see
+    :func:`idle_pods`); ``unused_cost_per_hour`` (the sum over running GPU pods
+    reporting utilization of ``cost * (1 - gpu_util_mean / 100)``: the part of the
+    GPU spend no work uses, idle pods included); ``stragglers``.
+    """
+    _require(
+        frame, ["cluster_id", "cost", "gpu_count", "gpu_util_mean", "gpu_util_max", "cpu_util"]
+    )
+    return _cluster_summary(frame, idle_threshold, stragglers(frame, idle_threshold=idle_threshold))
+
+
+def _cluster_summary(
+    frame: pd.DataFrame, idle_threshold: float, slow: pd.DataFrame
+) -> pd.DataFrame:
+    """:func:`cluster_summary` with the stragglers already found (the report reuses them)."""
+    cost = _costs(frame)
+    has_gpus = _has_gpus(frame)
+    gpu_rep = _gpu_reporting(frame)
+    idle = _idle_mask(frame, idle_threshold)
+    util = frame["gpu_util_mean"].astype("Float64").fillna(0.0).astype("float64")
+    weight = frame["gpus_reporting"] if "gpus_reporting" in frame.columns else frame["gpu_count"]
+    n_reporting = weight.astype("Float64").fillna(0.0).astype("float64").where(gpu_rep, 0.0)
+    reporting = frame["gpu_util_mean"].notna() | frame["cpu_util"].notna()
+    status = frame["status"] if "status" in frame.columns else pd.Series(pd.NA, index=frame.index)
+    parts = {
+        "pods": pd.Series(1, index=frame.index),
+        **{f"pods_{s.lower()}": status.eq(s).fillna(False).astype(int) for s in POD_STATES},
+        "pods_other_status": (~status.isin(POD_STATES)).astype(int),
+        "pods_reporting": reporting.astype(int),
+        "running_without_metrics": (
+            status.eq("RUNNING").fillna(False) & _without_metrics(frame)
+        ).astype(int),
+        "gpus": frame["gpu_count"].astype("Float64").fillna(0).astype("float64"),
+        "cost_per_hour": cost,
+        "gpu_cost_per_hour": cost.where(has_gpus, 0.0),
+        "_util_x_gpus": util * n_reporting,
+        "_gpus_reporting": n_reporting,
+        "_util_x_cost": (util * cost).where(gpu_rep, 0.0),
+        "_cost_reporting": cost.where(gpu_rep, 0.0),
+        "idle_pods": idle.astype(int),
+        "idle_cost_per_hour": cost.where(idle, 0.0),
+        "unused_cost_per_hour": (cost * (1.0 - util / 100.0)).where(gpu_rep, 0.0),
+    }
+    sums = pd.DataFrame(parts).groupby(frame["cluster_id"], sort=True).sum()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sums["gpu_util_mean"] = sums["_util_x_gpus"] / sums["_gpus_reporting"].where(
+            sums["_gpus_reporting"] > 0
+        )
+        sums["gpu_util_cost_weighted"] = sums["_util_x_cost"] / sums["_cost_reporting"].where(
+            sums["_cost_reporting"] > 0
+        )
+        sums["idle_share"] = sums["idle_cost_per_hour"] / sums["gpu_cost_per_hour"].where(
+            sums["gpu_cost_per_hour"] > 0
+        )
+    sums["stragglers"] = slow["cluster_id"].value_counts().reindex(sums.index, fill_value=0)
+    out = sums.rename_axis("cluster_id").reset_index()
+    return out[list(_SUMMARY_DTYPES)].astype(_SUMMARY_DTYPES)
+
+
+_BY_GPU_DTYPES: Final = {
+    "gpu_type": "string",
+    "pods": "Int64",
+    "gpus": "Int64",
+    "cost_per_hour": "Float64",
+    "list_cost_per_gpu_hour": "Float64",
+    "gpu_util_mean": "Float64",
+    "utilized_gpus": "Float64",
+    "cost_per_utilized_gpu_hour": "Float64",
+}
+
+
+def cost_per_gpu_hour(frame: pd.DataFrame) -> pd.DataFrame:
+    """By GPU type, over running GPU pods that report utilization: what a GPU-hour of work costs.
+
+    Every column of a row describes the same pods: the GPU pods of that type that are
+    running and report GPU utilization (pods without metrics, or not running, are
+    left out, since their utilization is unknown). ``pods``, ``gpus``,
+    ``cost_per_hour`` (USD per hour), ``list_cost_per_gpu_hour`` (cost over GPUs),
+    ``gpu_util_mean`` (percent, weighted by GPU count), ``utilized_gpus`` (the sum of
+    ``gpu_count * util / 100``: how many GPUs' worth of work they do) and
+    ``cost_per_utilized_gpu_hour`` (cost over utilized GPUs: the price actually paid
+    for one GPU-hour of work, which idle GPUs push above the list price).
     """
     _require(frame, ["gpu_type", "gpu_count", "gpu_util_mean", "cost"])
-    gpu = frame[_has_gpus(frame) & frame["gpu_type"].notna()]
-    rows = []
-    for gpu_type, group in gpu.groupby("gpu_type", sort=True):
-        rep = group[_reporting(group)]
-        count = rep["gpu_count"].astype("float64")
-        util = rep["gpu_util_mean"].astype("float64")
-        utilized = float((count * util / 100.0).sum())
-        rep_cost = float(rep["cost"].fillna(0.0).sum())
-        rows.append(
-            {
-                "gpu_type": gpu_type,
-                "gpus": int(group["gpu_count"].sum()),
-                "cost_per_hour": float(group["cost"].fillna(0.0).sum()),
-                "list_cost_per_gpu_hour": rep_cost / count.sum() if count.sum() > 0 else np.nan,
-                "gpu_util_mean": float(np.average(util, weights=count))
-                if count.sum() > 0
-                else np.nan,
-                "utilized_gpus": utilized,
-                "cost_per_utilized_gpu_hour": rep_cost / utilized if utilized > 0 else np.nan,
-            }
+    mask = _gpu_reporting(frame) & frame["gpu_type"].notna()
+    pods = frame.loc[mask]
+    count = pods["gpu_count"].astype("float64")
+    util = pods["gpu_util_mean"].astype("float64")
+    parts = pd.DataFrame(
+        {
+            "pods": 1,
+            "gpus": count,
+            "cost_per_hour": _costs(pods),
+            "_util_x_gpus": util * count,
+            "utilized_gpus": count * util / 100.0,
+        },
+        index=pods.index,
+    )
+    sums = parts.groupby(pods["gpu_type"], sort=True).sum()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gpus = sums["gpus"].where(sums["gpus"] > 0)
+        sums["list_cost_per_gpu_hour"] = sums["cost_per_hour"] / gpus
+        sums["gpu_util_mean"] = sums["_util_x_gpus"] / gpus
+        sums["cost_per_utilized_gpu_hour"] = sums["cost_per_hour"] / sums["utilized_gpus"].where(
+            sums["utilized_gpus"] > 0
         )
-    dtypes = {
-        "gpu_type": "string",
-        "gpus": "Int64",
-        "cost_per_hour": "Float64",
-        "list_cost_per_gpu_hour": "Float64",
-        "gpu_util_mean": "Float64",
-        "utilized_gpus": "Float64",
-        "cost_per_utilized_gpu_hour": "Float64",
-    }
-    out = pd.DataFrame(rows, columns=list(dtypes)).astype(dtypes)
-    return out.sort_values("cost_per_hour", ascending=False).reset_index(drop=True)
+    out = sums.rename_axis("gpu_type").reset_index()[list(_BY_GPU_DTYPES)].astype(_BY_GPU_DTYPES)
+    return out.sort_values("cost_per_hour", ascending=False, kind="stable").reset_index(drop=True)
 
 
 @pd.api.extensions.register_dataframe_accessor("cc")
 class CCAccessor:
-    """``df.cc.summary()``, ``df.cc.idle()``, ``df.cc.stragglers()``, ``df.cc.cost_by_gpu_type()``.
+    """This module's functions as methods of a pods frame: ``df.cc.idle_pods()``.
 
-    A thin shortcut to this module's functions for a pods frame.
+    Each method has the signature and docstring of the function it calls, with the
+    frame left out: :meth:`cluster_summary`, :meth:`idle_pods`, :meth:`stragglers`
+    and :meth:`cost_per_gpu_hour`. Shorter aliases, the same methods:
+    ``summary`` = ``cluster_summary``, ``idle`` = ``idle_pods``,
+    ``cost_by_gpu_type`` = ``cost_per_gpu_hour``.
     """
 
     def __init__(self, frame: pd.DataFrame) -> None:
         self._frame = frame
 
-    def summary(self, **kw: Any) -> pd.DataFrame:
-        return cluster_summary(self._frame, **kw)
+    def __repr__(self) -> str:
+        frame = self._frame
+        clusters = frame["cluster_id"].nunique() if "cluster_id" in frame.columns else 0
+        pods = f"{len(frame)} pod{'' if len(frame) == 1 else 's'}"
+        return (
+            f"<ccanalytics accessor on {pods} in {clusters} cluster{'' if clusters == 1 else 's'}: "
+            ".cc.cluster_summary(), .cc.idle_pods(), .cc.stragglers(), "
+            ".cc.cost_per_gpu_hour()>"
+        )
 
-    def idle(self, **kw: Any) -> pd.DataFrame:
-        return idle_pods(self._frame, **kw)
+    def cluster_summary(self, *, idle_threshold: float = DEFAULT_IDLE_THRESHOLD) -> pd.DataFrame:
+        return cluster_summary(self._frame, idle_threshold=idle_threshold)
 
-    def stragglers(self, **kw: Any) -> pd.DataFrame:
-        return stragglers(self._frame, **kw)
+    def idle_pods(self, *, threshold: float = DEFAULT_IDLE_THRESHOLD) -> pd.DataFrame:
+        return idle_pods(self._frame, threshold=threshold)
 
-    def cost_by_gpu_type(self) -> pd.DataFrame:
+    def stragglers(
+        self,
+        *,
+        z: float = DEFAULT_STRAGGLER_Z,
+        min_gap: float = DEFAULT_STRAGGLER_MIN_GAP,
+        idle_threshold: float = DEFAULT_IDLE_THRESHOLD,
+    ) -> pd.DataFrame:
+        return stragglers(self._frame, z=z, min_gap=min_gap, idle_threshold=idle_threshold)
+
+    def cost_per_gpu_hour(self) -> pd.DataFrame:
         return cost_per_gpu_hour(self._frame)
+
+    # The functions' own docstrings, so help(df.cc.idle_pods) reads as help(idle_pods).
+    cluster_summary.__doc__ = globals()["cluster_summary"].__doc__
+    idle_pods.__doc__ = globals()["idle_pods"].__doc__
+    stragglers.__doc__ = globals()["stragglers"].__doc__
+    cost_per_gpu_hour.__doc__ = globals()["cost_per_gpu_hour"].__doc__
+
+    # Documented aliases (the names the README has used).
+    summary = cluster_summary
+    idle = idle_pods
+    cost_by_gpu_type = cost_per_gpu_hour

@@ -170,11 +170,13 @@ class ApiError(_Located, CCAnalyticsError):
         self.title = title
         self.detail = detail
         self.errors = list(errors)
-        self.headers = {
-            k.lower(): v for k, v in (headers or {}).items() if k.lower() in _SAFE_HEADERS
-        }
+        self._keep_headers(headers or {})
         self._locate(method, path, url, host)
         super().__init__(_one_line(message or self._default_message()))
+
+    def _keep_headers(self, headers: Mapping[str, str]) -> None:
+        """Keep the response headers that help support (request id, rate limits), no others."""
+        self.headers = {k.lower(): v for k, v in headers.items() if k.lower() in _SAFE_HEADERS}
 
     def _default_message(self) -> str:
         text = f"{self.status} {self.title}".rstrip()

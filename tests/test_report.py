@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from html.parser import HTMLParser
@@ -21,7 +22,7 @@ import pytest
 from ccanalytics import Client, FleetLoadError, NotFoundError
 from ccanalytics.cli import main
 from ccanalytics.frames._build import gpus_frame, pods_frame
-from ccanalytics.report import CSV_FILES, render_report, write_report
+from ccanalytics.report import CSV_FILES, ReportOutputError, render_report, write_report
 from ccanalytics.sandbox import (
     FULL_ACCESS_KEY,
     IN_PROCESS_URL,
@@ -134,25 +135,36 @@ def test_figures_are_embedded_png(page: Page) -> None:
 # The first screen
 
 
-def test_first_paragraph_states_cost_idle_stragglers_and_silent_pods(page: Page) -> None:
+def test_first_paragraph_states_cost_idle_stragglers_and_states(
+    page: Page, frames: tuple[pd.DataFrame, pd.DataFrame]
+) -> None:
+    pods, _ = frames
     first = page.paragraphs[0]
-    assert "1,010.09 USD/h in total" in first
-    assert "7.95 USD/h of that (0.8%)" in first and "6 idle GPU pods" in first
+    total = pods["cost"].sum()
+    assert f"{total:,.2f} USD/h in total" in first
+    assert (
+        f"about {total * 24:,.0f} USD per day and {total * 24 * 30:,.0f} USD per 30 days" in first
+    )
+    assert "7.95 USD/h (0.8%) for 6 idle GPU pods" in first
     assert "rank 13 of cl-llama70b-train at 46.9%" in first and "median of 93.2%" in first
-    # The exited pod costs 0.0 (the document): 3 x 23.92 USD/h.
-    assert "4 pods (71.76 USD/h) report no metrics" in first
-    assert "1 exited, 2 provisioning, 1 starting" in first
+    assert "Every running pod reports metrics." in first
+    not_running = pods[pods["status"] != "RUNNING"]
+    states = not_running["status"].str.lower().value_counts()
+    assert f"{len(not_running)} pods are not running (" in first
+    for state, n in states.items():
+        assert f"{n} {state}" in first
 
 
 def test_title_and_generation_time_come_first(page: Page, document: str) -> None:
     assert page.headings[0] == "GPU fleet report"
     assert "Generated 2026-11-20 12:05 UTC" in document
-    assert document.index("Generated") < document.index("1,010.09 USD/h")
+    assert document.index("Generated") < document.index("USD/h in total")
 
 
 def test_tables_for_clusters_idle_pods_stragglers_gpu_types_and_silent_pods(page: Page) -> None:
     assert {"Clusters", "Idle pods", "Straggling ranks", "Cost by GPU type"} <= set(page.headings)
-    assert "Pods without metrics" in page.headings
+    assert {"Running pods without metrics", "Pods not running"} <= set(page.headings)
+    # no "Running pods without metrics" table: every running sandbox pod reports
     assert len(page.all("table")) == 5
 
 
@@ -176,8 +188,12 @@ def test_a_plot_per_multi_rank_gpu_cluster(page: Page) -> None:
 def test_rank_plots_are_capped(frames: tuple[pd.DataFrame, pd.DataFrame]) -> None:
     pods, gpus = frames
     page = Page(render_report(pods, gpus, max_rank_plots=2))
-    assert [h for h in page.headings if h.startswith("cl-")] == ["cl-llama70b-train", "cl-bringup"]
-    assert any("Not drawn rank by rank" in p for p in page.paragraphs)
+    # Clusters with findings first (stragglers, idle pods), then the most expensive.
+    assert [h for h in page.headings if h.startswith("cl-")] == [
+        "cl-llama70b-train",
+        "cl-infer-prod",
+    ]
+    assert any("Not drawn (see the tables): " in p for p in page.paragraphs)
 
 
 # ---------------------------------------------------------------------------------
@@ -235,8 +251,8 @@ def test_a_cpu_only_fleet_says_nothing_is_idle(frames: tuple[pd.DataFrame, pd.Da
     page = Page(render_report(pods[pods["cluster_id"] == "cl-etl-cpu"], gpus.iloc[:0]))
     first = page.paragraphs[0]
     assert "The 1 cluster (5 pods) costs 1.44 USD/h" in first
-    assert "No GPU pod is idle" in first and "No rank straggles." in first
-    assert "Every pod reports metrics." in first
+    assert "No running GPU pod is idle" in first and "No rank straggles." in first
+    assert "Every running pod reports metrics." in first
 
 
 def test_several_stragglers_are_each_named_with_their_median() -> None:
@@ -278,7 +294,9 @@ def test_write_report_is_deterministic_except_the_time(client: Client, tmp_path:
     first, second = tmp_path / "a.html", tmp_path / "b.html"
     write_report(ALL_CLUSTERS, first, client=client, now=NOW)
     write_report(ALL_CLUSTERS, second, client=client, now=NOW)
-    assert first.read_bytes() == second.read_bytes()
+    # The reading's time (when the service answered) is the only thing that may differ.
+    stamp = re.compile(rb"taken at \d{4}-\d\d-\d\d \d\d:\d\d UTC")
+    assert stamp.sub(b"", first.read_bytes()) == stamp.sub(b"", second.read_bytes())
 
 
 def test_a_single_cluster_id_string_is_accepted(client: Client, tmp_path: Path) -> None:
@@ -289,7 +307,7 @@ def test_a_single_cluster_id_string_is_accepted(client: Client, tmp_path: Path) 
 def test_missing_output_directory_fails_before_any_request(tmp_path: Path) -> None:
     app = SandboxApp()
     client = Client(FULL_ACCESS_KEY, IN_PROCESS_URL, transport=SandboxTransport(app))
-    with client, pytest.raises(FileNotFoundError, match="does not exist"):
+    with client, pytest.raises(ReportOutputError, match="does not exist"):
         write_report(ALL_CLUSTERS, tmp_path / "nope" / "r.html", client=client)
     assert app.count("GET", "/v2/clusters/cl-etl-cpu/pods") == 0
 

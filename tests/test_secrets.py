@@ -16,6 +16,7 @@ import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -50,7 +51,8 @@ from ccanalytics.sandbox import (
     SandboxApp,
 )
 
-SECRET_KEY = "sk-live-4f1c9e0b7a2d4c88b1e3aa90"
+#: Characters that repr, JSON and percent-encoding each escape differently: / + = \ "
+SECRET_KEY = 'sk-live/4f1c+9e0b=7a2d\\4c88"b1e3aa90'
 NO_ACCESS_SECRET = "sk-live-noaccess-77e0c1d2f3a4b5c6"
 LIMITED_SECRET = "sk-live-limited-0a9b8c7d6e5f4a3b"
 WRONG_SECRET = "sk-live-revoked-5e5e5e5e5e5e5e5e"
@@ -68,22 +70,47 @@ def secrets_of(app: SandboxApp) -> list[str]:
     return values
 
 
+def escaped(secret: str) -> list[str]:
+    """``secret`` and the forms an echo or a careless log may give it."""
+    percent = quote(secret, safe="")
+    forms = [
+        secret,
+        repr(secret)[1:-1],
+        repr(secret.encode())[2:-1],
+        json.dumps(secret)[1:-1],
+        json.dumps(secret)[1:-1].replace("/", "\\/"),
+        percent,
+        percent.lower(),
+    ]
+    return list(dict.fromkeys(forms))
+
+
 def assert_clean(texts: Iterable[str], secrets: list[str], *, also: Iterable[str] = ()) -> None:
-    forbidden = [*secrets, SECRET_PREFIX, *also]
+    forbidden = [form for s in [*secrets, *also] for form in escaped(s)] + [SECRET_PREFIX]
     for text in texts:
         for secret in forbidden:
             assert secret not in text, f"{secret[:12]}... leaked in: {text[:300]!r}"
 
 
-def error_texts(err: BaseException) -> list[str]:
-    """Everything an exception shows: message, repr, attributes, the formatted traceback."""
-    return [
-        str(err),
-        repr(err),
-        str(vars(err)),
-        str(err.args),
-        "".join(traceback.format_exception(err)),
-    ]
+def error_texts(err: BaseException, *, with_locals: bool = True) -> list[str]:
+    """Everything an exception shows: message, repr, attributes, the formatted traceback,
+    its whole chain (``__cause__``/``__context__``), and every library frame's locals as
+    an error reporter that captures them (Sentry) would send them."""
+    texts = ["".join(traceback.format_exception(err))]
+    if err.__traceback__ is not None and with_locals:
+        # The first frame caught the error in this file; the ones below are the library's.
+        below = err.__traceback__.tb_next
+        report = traceback.TracebackException(type(err), err, below, capture_locals=True)
+        texts.append("".join(report.format()))
+    current: BaseException | None = err
+    while current is not None:
+        texts += [str(current), repr(current), str(vars(current)), str(current.args)]
+        for inner in (
+            getattr(current, "errors", {}).values() if isinstance(current, FleetLoadError) else ()
+        ):
+            texts += error_texts(inner)
+        current = current.__cause__ or current.__context__
+    return texts
 
 
 def log_texts(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -117,10 +144,12 @@ def test_a_realistic_session_leaks_no_secret(
     seen: list[str] = []
     url = secret_sandbox.url
 
-    def expect(kind: type[CCAnalyticsError], call: Callable[[], Any]) -> CCAnalyticsError:
+    def expect(
+        kind: type[CCAnalyticsError], call: Callable[[], Any], *, with_locals: bool = True
+    ) -> CCAnalyticsError:
         with pytest.raises(kind) as info:
             call()
-        seen.extend(error_texts(info.value))
+        seen.extend(error_texts(info.value, with_locals=with_locals))
         return info.value
 
     with Client(SECRET_KEY, url, timeout=0.5, max_retries=2) as client:
@@ -142,7 +171,13 @@ def test_a_realistic_session_leaks_no_secret(
         expect(NotFoundError, lambda: client.list_cluster_pods("cl-missing"))
         app.add_fault("status", status=422, path="/v2/account/ssh-keys")
         expect(UnprocessableEntityError, lambda: client.update_ssh_keys([ED25519]))
-        expect(InvalidSshKeysError, lambda: client.update_ssh_keys([ED25519, SECRET_KEY]))
+        # A secret passed as a key line must not be quoted in the error; it is in the
+        # library frames' locals as the caller's own argument, which no code can avoid.
+        expect(
+            InvalidSshKeysError,
+            lambda: client.update_ssh_keys([ED25519, SECRET_KEY]),
+            with_locals=False,
+        )
 
         # Retries through faults (each recovers), then one that does not.
         for kind in ("html", "reset", "truncate", "slow", "rate_limited", "malformed_ratelimit"):
@@ -159,6 +194,11 @@ def test_a_realistic_session_leaks_no_secret(
             fault = app.add_fault(kind, times=None, seconds=0.0 if kind == "rate_limited" else 1.0)
             expect(error, lambda: client.get_registry("reg-ghcr"))
             fault.times = 0
+        # A listing cut in half: what was read holds pod env values, and the frames an
+        # error passes through (captured locals included) must not.
+        fault = app.add_fault("invalid_json", times=None, path="/v2/clusters/")
+        expect(MalformedResponseError, lambda: client.list_cluster_pods("cl-llama70b-train"))
+        fault.times = 0
         seen.append(repr(client))
 
     # Other keys: no access, limited, revoked.
@@ -187,17 +227,19 @@ def test_an_echoing_server_cannot_plant_the_key_in_an_error(debug_logs) -> None:
 
     def handler(request: httpx.Request) -> httpx.Response:
         echo = request.headers["authorization"]
+        # Raw, as a bytes repr, and percent-encoded, as proxies and frameworks show it.
+        as_bytes, as_url = repr(echo.encode()), quote(echo, safe="")
         return httpx.Response(
             502,
             headers={
                 "Content-Type": "text/html",
                 "X-Request-Id": echo,
-                "Server": echo,
-                "Via": echo,
+                "Server": as_bytes,
+                "Via": as_url,
                 "Set-Cookie": f"session={echo}",
                 "WWW-Authenticate": echo,
             },
-            content=f"<html><body>upstream said: {echo}</body></html>".encode(),
+            content=f"<html><body>upstream said: {echo} {as_bytes} {as_url}</body></html>".encode(),
         )
 
     transport = httpx.MockTransport(handler)

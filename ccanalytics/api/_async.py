@@ -22,7 +22,7 @@ from ccanalytics.api._operations import (
 )
 from ccanalytics.api._response import RawListing, ReadStopped
 from ccanalytics.api.models import Pod, Registry, SshKeys
-from ccanalytics.errors import CCAnalyticsError, RateLimitError
+from ccanalytics.errors import ApiTimeoutError, CCAnalyticsError, RateLimitError
 
 __all__ = ["AsyncClient"]
 
@@ -123,7 +123,18 @@ class AsyncClient(_BaseClient):
         return None
 
     async def _attempt(self, call: _Call) -> Any:
-        """Send once and read the answer: the result, or the error it ends in (returned)."""
+        """Send once and read the answer: the result, or the error it ends in (returned).
+
+        The whole exchange, status line and headers included, runs under the call's
+        deadline (a drip of bytes never trips a per-read timeout).
+        """
+        try:
+            async with asyncio.timeout(call.remaining()):
+                return await self._exchange(call)
+        except TimeoutError:
+            return ApiTimeoutError("timed out: the call's deadline passed")
+
+    async def _exchange(self, call: _Call) -> Any:
         request = self._http.build_request(
             call.method,
             call.path,

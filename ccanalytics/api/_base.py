@@ -142,7 +142,8 @@ class _BaseClient:
         return size
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(base_url={self.base_url!r}, api_key='***')"
+        # getattr: a client whose construction failed may be shown in a traceback's locals.
+        return f"{type(self).__name__}(base_url={getattr(self, 'base_url', None)!r}, api_key='***')"
 
     @property
     def rate_limit(self) -> RateLimitStatus | None:
@@ -204,9 +205,10 @@ class _BaseClient:
         if call.shape is None:
             return RawListing(content, observed_at(response), call.path)
         data = decode_json(content, headers.get("content-type", "no content type"), status)
-        if isinstance(data, MalformedResponseError):
-            return data
-        return call.shape(data)
+        result = data if isinstance(data, MalformedResponseError) else call.shape(data)
+        if isinstance(result, MalformedResponseError):
+            result._keep_headers(headers)  # a request id helps support; _finished scrubs them
+        return result
 
     def _transport_error(self, exc: Exception, call: _Call) -> ApiConnectionError:
         kind = type(exc).__name__

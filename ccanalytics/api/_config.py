@@ -5,9 +5,10 @@ max_response_size=...)``):
 
 - ``timeout`` bounds each network operation (connect, one read, one write, waiting
   for a pooled connection): a server that stops answering is an ``ApiTimeoutError``.
-- The *deadline* bounds the whole call: every attempt, the reading of every body,
-  and the backoff pauses between attempts. It exists because a server that drips
-  one byte at a time never trips a per-read timeout. Waits for the rate limit
+- The *deadline* bounds the whole call: every attempt (connecting, sending, the
+  status line and headers, the body) and the backoff pauses between attempts. It
+  exists because a server that drips one byte at a time never trips a per-read
+  timeout. Waits for the rate limit
   (pacing, ``Retry-After``) are not counted: they have their own caps below. The
   default is derived from the timeout (:func:`default_deadline`): enough for every
   attempt to take twice its timeout and every backoff its longest delay, so it

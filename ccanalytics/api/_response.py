@@ -106,10 +106,10 @@ class ReadStopped(Exception):
 class BodyLimits:
     """Collects a streamed body, stopping at ``max_size`` bytes or at ``deadline``.
 
-    ``deadline`` is a :func:`time.monotonic` instant (``None``: none). Each check
-    happens as a chunk arrives, so a body that drips past the deadline ends within
-    one read timeout of it (and that timeout is itself cut to what was left of the
-    deadline when the attempt began).
+    ``deadline`` is a :func:`time.monotonic` instant (``None``: none), checked as
+    each chunk arrives; the wait for a chunk is bounded by the transport (each read
+    cut to the deadline: ``_deadline`` for the sync client, ``asyncio.timeout`` for
+    the async one; a caller's own transport, by its read timeout).
     """
 
     def __init__(self, status: int, headers: Any, *, max_size: int, deadline: float | None) -> None:

@@ -10,6 +10,7 @@ import httpx
 
 from ccanalytics.api import _config
 from ccanalytics.api._base import Shape, _BaseClient, _Call
+from ccanalytics.api._deadline import call_deadline, install_deadline_backend
 from ccanalytics.api._operations import (
     SSH_KEYS_PATH,
     pods_or_error,
@@ -64,6 +65,8 @@ class Client(_BaseClient):
         )
         self._transport = transport
         self._http = httpx.Client(base_url=self.base_url, timeout=self.timeout, transport=transport)
+        if transport is None:
+            install_deadline_backend(self._http)  # the deadline also bounds status and headers
 
     def _async_twin(self) -> AsyncClient:
         """An AsyncClient with this client's configuration and the *same* rate-limit pacer.
@@ -139,7 +142,15 @@ class Client(_BaseClient):
         return None
 
     def _attempt(self, call: _Call) -> Any:
-        """Send once and read the answer: the result, or the error it ends in (returned)."""
+        """Send once and read the answer: the result, or the error it ends in (returned).
+
+        Every network operation of the exchange, status line and headers included,
+        ends by the call's deadline (see :mod:`ccanalytics.api._deadline`).
+        """
+        with call_deadline(call.deadline_at):
+            return self._exchange(call)
+
+    def _exchange(self, call: _Call) -> Any:
         request = self._http.build_request(
             call.method,
             call.path,

@@ -80,8 +80,10 @@ def _parsed(url: str) -> httpx.URL:
     try:
         return httpx.URL(url)
     except Exception:
-        # The parser's message may quote the URL, and a URL may carry a password.
-        raise ConfigurationError("the base URL cannot be parsed as a URL") from None
+        pass
+    # Raised outside the except block, so the parser's error (which may quote the URL,
+    # and a URL may carry a password) is not even the hidden __context__.
+    raise ConfigurationError("the base URL cannot be parsed as a URL")
 
 
 def checked_base_url(url: str) -> BaseUrl:
@@ -155,4 +157,5 @@ def path_segment(value: object, what: str) -> str:
     try:
         return quote(value, safe="")
     except UnicodeEncodeError:
-        raise ValueError(f"{what} is not valid Unicode text (lone surrogate)") from None
+        pass
+    raise ValueError(f"{what} is not valid Unicode text (lone surrogate)")  # no __context__

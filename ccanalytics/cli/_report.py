@@ -1,4 +1,10 @@
-"""``ccanalytics report``: a self-contained HTML report, and optionally the frames as CSV."""
+"""``ccanalytics report``: a self-contained HTML report, and optionally the frames as CSV.
+
+Exit status, for cron: 0 the report was written; 1 a cluster could not be loaded
+(without ``--keep-going`` nothing was written; with it the report was written for the
+others, with a "Could not load" section) or the API failed; 2 bad usage or an output
+that cannot be written (checked before anything is loaded).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,50 @@ import argparse
 import sys
 from typing import Any
 
-from ccanalytics.cli._common import EXIT_OK, Formatter, add_api_options, api_client
+from ccanalytics.cli._common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    Formatter,
+    add_api_options,
+    api_client,
+)
+
+_EPILOG = """\
+exit status:
+  0  the report was written
+  1  a cluster could not be loaded or the API failed: nothing written, or with
+     --keep-going the report was written for the clusters that loaded
+  2  bad usage, or the output cannot be written (checked before loading anything)
+
+Example:
+  ccanalytics report --sandbox --output report.html --csv frames/
+  ccanalytics report cl-a cl-b -o /var/www/fleet.html --keep-going --idle-threshold 5"""
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"a percentage from 0 to 100, got {text}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"0 or more, got {text}")
+    return value
+
+
+# The library's defaults, copied so that ``--help`` imports no pandas (a test checks
+# they match ccanalytics.analysis.DEFAULT_IDLE_THRESHOLD and report.MAX_RANK_PLOTS).
+DEFAULT_IDLE_THRESHOLD = 10.0
+MAX_RANK_PLOTS = 6
 
 
 def add_parser(sub: Any) -> None:
@@ -14,7 +63,7 @@ def add_parser(sub: Any) -> None:
         "report",
         help="write a self-contained HTML report: cost, idle spend, stragglers",
         formatter_class=Formatter,
-        epilog="Example:\n  ccanalytics report --sandbox --output report.html --csv frames/",
+        epilog=_EPILOG,
     )
     report.add_argument(
         "cluster_ids",
@@ -22,19 +71,76 @@ def add_parser(sub: Any) -> None:
         metavar="CLUSTER_ID",
         help="clusters to report on (with --sandbox and none: every sandbox cluster)",
     )
-    report.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file")
+    report.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE",
+        help="the HTML file (a symlink is followed; '-' for standard output)",
+    )
     report.add_argument("--csv", metavar="DIR", help="also write the frames as CSV files to DIR")
+    report.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="write the report for the clusters that loaded when others fail (exit 1)",
+    )
+    report.add_argument(
+        "--idle-threshold",
+        type=_percent,
+        default=DEFAULT_IDLE_THRESHOLD,
+        metavar="PERCENT",
+        help="a running GPU pod is idle when every GPU is below this (default: %(default)g)",
+    )
+    report.add_argument(
+        "--max-rank-plots",
+        type=_count,
+        default=MAX_RANK_PLOTS,
+        metavar="N",
+        help="clusters drawn rank by rank at most, those with findings first "
+        "(default: %(default)s)",
+    )
     add_api_options(report)
     report.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ccanalytics.report import write_report
+    from ccanalytics.errors import FleetLoadError
+    from ccanalytics.report import ReportLoadError, write_report
 
     with api_client(args) as (client, default_ids):
         cluster_ids = args.cluster_ids or default_ids
         if not cluster_ids:
             raise ValueError("name at least one CLUSTER_ID (or use --sandbox)")
-        summary = write_report(cluster_ids, args.output, client=client, csv_dir=args.csv)
+        try:
+            summary = write_report(
+                cluster_ids,
+                args.output,
+                client=client,
+                csv_dir=args.csv,
+                errors="collect" if args.keep_going else "raise",
+                idle_threshold=args.idle_threshold,
+                max_rank_plots=args.max_rank_plots,
+            )
+        except FleetLoadError as err:
+            _fail(
+                f"{_clusters_failed(err.errors, len(cluster_ids))}; no report written "
+                "(--keep-going writes one for the others)"
+            )
+            return EXIT_FAILURE
+        except ReportLoadError as err:
+            _fail(f"{_clusters_failed(err.errors, len(cluster_ids))}; no report written")
+            return EXIT_FAILURE
     print(summary, file=sys.stderr if args.output == "-" else sys.stdout)
+    if summary.failed:
+        _fail(f"{_clusters_failed(summary.failed, len(cluster_ids))}; the report covers the others")
+        return EXIT_FAILURE
     return EXIT_OK
+
+
+def _clusters_failed(errors: dict[str, Any], asked: int) -> str:
+    reasons = "; ".join(f"{cid}: {' '.join(str(why).split())}" for cid, why in errors.items())
+    return f"{len(errors)} of {asked} clusters could not be loaded ({reasons})"
+
+
+def _fail(message: str) -> None:
+    print(f"ccanalytics report: {message}", file=sys.stderr)

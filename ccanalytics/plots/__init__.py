@@ -15,6 +15,16 @@ of its arguments, so notebooks, scripts and :mod:`ccanalytics.report` share it.
 - :func:`cost_breakdown`: cost per hour by GPU type or cluster, split into spend on
   GPUs in use, on idle GPUs, and on pods reporting no metrics.
 
+Over time, from the frames :class:`ccanalytics.History` returns (``util`` from
+``History.utilization``, ``costs`` from ``History.idle_cost(by="day")``):
+
+- :func:`utilization_over_time`: each cluster's GPU utilization, one line each,
+  unobserved buckets left as gaps;
+- :func:`rank_time_heatmap`: one cluster's ranks x time, a chronic straggler a
+  dark row, unobserved cells hatched;
+- :func:`idle_cost_by_day`: each day's spend stacked into idle pods, unused
+  capacity of the pods in use, and the rest.
+
 Nothing to draw (an empty frame, a cluster without GPU metrics, no pod with a cost)
 raises :class:`NoDataError`, a :class:`ValueError`: an empty axes would read as
 "zero utilization" or "costs nothing", which is a different and wrong statement.
@@ -28,7 +38,7 @@ matplotlib's mathtext. Legends sit beside or below the data, never on it; draw o
 figure with ``layout="constrained"`` (or save with ``bbox_inches="tight"``, as
 Jupyter does) so they get their room, down to a 4 x 3 in axes.
 
-One module per kind of plot (``_rank``, ``_heatmap``, ``_cost``); ``_style`` holds what
+One module per kind of plot (``_rank``, ``_heatmap``, ``_cost``, ``_time``); ``_style`` holds what
 they share (palette, labels, docstring parts, checks) and ``_layout`` where legends,
 titles and rank ticks go. Plots may import :mod:`ccanalytics.analysis` and the
 frames; the report and the CLI import them.
@@ -38,6 +48,7 @@ from ccanalytics.plots._cost import cost_breakdown, cost_vs_utilization
 from ccanalytics.plots._heatmap import gpu_heatmap
 from ccanalytics.plots._rank import utilization_by_rank
 from ccanalytics.plots._style import COLORS, NoDataError
+from ccanalytics.plots._time import idle_cost_by_day, rank_time_heatmap, utilization_over_time
 
 __all__ = [
     "COLORS",
@@ -45,7 +56,10 @@ __all__ = [
     "cost_breakdown",
     "cost_vs_utilization",
     "gpu_heatmap",
+    "idle_cost_by_day",
+    "rank_time_heatmap",
     "utilization_by_rank",
+    "utilization_over_time",
 ]
 
 

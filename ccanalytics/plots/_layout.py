@@ -54,6 +54,10 @@ def _legend_width_pt(labels: Sequence[str], ncol: int = 1) -> float:
     return ncol * (longest * _CHAR_EM + 3.5) * _points("small")
 
 
+def _lines(text: str) -> int:
+    return text.count("\n") + 1 if text else 0
+
+
 def _columns(entries: int) -> int:
     return 1 + max(entries - 1, 0) // _ROWS_PER_COLUMN
 
@@ -99,7 +103,25 @@ def legend_right(ax: Axes, handles: Sequence[Artist], *, title: str | None = Non
     )
 
 
-def legend_below(ax: Axes, handles: Sequence[Artist]) -> Legend:
+def legend_beside(
+    ax: Axes, handles: Sequence[Artist], *, title: str | None = None
+) -> Legend | None:
+    """A legend right of the axes when that leaves the data most of the width, else below.
+
+    Returns the legend when it went to the right (pass it to :func:`set_title` as
+    ``beside``), ``None`` when it went below.
+    """
+    figure_pt = _figure(ax).get_figwidth() * 72.0
+    labels = [str(h.get_label()) for h in handles] + ([title] if title else [])
+    if figure_pt - _Y_LABELS_PT - _legend_width_pt(labels, _columns(len(handles))) >= (
+        0.55 * figure_pt
+    ):
+        return legend_right(ax, handles, title=title)
+    legend_below(ax, handles, title=title)
+    return None
+
+
+def legend_below(ax: Axes, handles: Sequence[Artist], *, title: str | None = None) -> Legend:
     """A legend under the x axis's tick labels and label, in as many columns as fit.
 
     The offset below the axes is the height of what sits there (ticks, their labels
@@ -110,7 +132,7 @@ def legend_below(ax: Axes, handles: Sequence[Artist]) -> Legend:
         + rcParams["xtick.major.pad"]
         + _points(rcParams["xtick.labelsize"]) * 1.2
         + rcParams["axes.labelpad"]
-        + (_points(rcParams["axes.labelsize"]) * 1.2 if ax.get_xlabel() else 0.0)
+        + _points(rcParams["axes.labelsize"]) * 1.2 * _lines(ax.get_xlabel())
         + 4.0
     )
     anchor = offset_copy(ax.transAxes, fig=_figure(ax), y=-below_pt, units="points")
@@ -126,6 +148,8 @@ def legend_below(ax: Axes, handles: Sequence[Artist]) -> Legend:
         ncol=ncol,
         frameon=False,
         fontsize="small",
+        title=title,
+        title_fontsize="small",
     )
 
 

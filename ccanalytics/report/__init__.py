@@ -1,9 +1,11 @@
 """The scheduled report: one self-contained HTML file on what a fleet costs and wastes.
 
-- ``_writer``: ``render_report`` (frames to HTML, pure) and ``write_report`` (load,
-  render, write atomically, optional CSVs);
+- ``_writer``: ``render_report`` (frames to HTML, pure) and ``write_report`` (check the
+  output, load, render, write atomically, optional CSVs);
 - ``_findings``: what the report says, computed once, and its plain sentences;
-- ``_html``: escaping, tables, embedded figures, CSS and the page.
+- ``_sections`` and ``_figures``: one function per section of the page, in order;
+- ``_html``: escaping, tables, cards, embedded figures, CSS and the page;
+- ``_output``: where the report may go, checked before loading; atomic writes.
 
 It may import the frames, :mod:`ccanalytics.analysis` and :mod:`ccanalytics.plots`
 (and history, for windows over time); only the CLI imports it.
@@ -15,8 +17,20 @@ from ccanalytics.report._writer import (
     CSV_FILES,
     DEFAULT_TITLE,
     MAX_RANK_PLOTS,
+    ReportLoadError,
+    ReportOutputError,
+    ReportSummary,
     render_report,
     write_report,
 )
 
-__all__ = ["CSV_FILES", "DEFAULT_TITLE", "MAX_RANK_PLOTS", "render_report", "write_report"]
+__all__ = [
+    "CSV_FILES",
+    "DEFAULT_TITLE",
+    "MAX_RANK_PLOTS",
+    "ReportLoadError",
+    "ReportOutputError",
+    "ReportSummary",
+    "render_report",
+    "write_report",
+]

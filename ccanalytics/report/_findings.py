@@ -1,48 +1,73 @@
 """What the report says, computed once: the findings and the opening sentences.
 
-:func:`_findings` condenses a pods frame into the numbers the report leads with (what
-the fleet costs, how much of it is idle, which ranks straggle, how many pods report no
-metrics); :func:`_sentences` says them in plain sentences, which open the HTML report
-and make up the summary ``ccanalytics report`` prints. Plain text: no markup here,
-the HTML layer escapes it.
+:func:`_findings` condenses the frames into everything the report shows (the tables of
+:mod:`ccanalytics.analysis`, each computed once, and the numbers the report leads
+with); :func:`_sentences` says them in plain sentences, which open the HTML report and
+make up the summary ``ccanalytics report`` prints. Plain text: no markup here, the
+HTML layer escapes it. Sections, CSV files and plots all read the same findings, so
+no figure is computed twice or two ways.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Final
 
 import pandas as pd
 
-from ccanalytics.analysis import idle_pods, stragglers
+from ccanalytics.analysis import (
+    POD_STATES,
+    _cluster_summary,
+    _gpu_reporting,
+    _may_be_judged,
+    _without_metrics,
+    cost_per_gpu_hour,
+    idle_pods,
+    stragglers,
+)
 
 # Underscored names are for ``report``, not public API.
 __all__ = [
     "MAX_NAMED_STRAGGLERS",
     "_Findings",
     "_findings",
-    "_not_reporting",
     "_plural",
     "_sentences",
+    "_state_counts",
     "_usd",
 ]
 
 #: Straggling ranks named in the opening paragraph at most (all are in the table).
 MAX_NAMED_STRAGGLERS: Final = 5
+HOURS_PER_DAY: Final = 24
+DAYS_PER_MONTH: Final = 30
 
 
 @dataclass(frozen=True)
 class _Findings:
+    """Everything the report shows, from one pass over the frames."""
+
     clusters: int
     pods: int
     total_cost: float
+    idle_threshold: float
+    summary: pd.DataFrame
     idle: pd.DataFrame
     stragglers: pd.DataFrame
-    silent_pods: int
-    silent_cost: float
-    silent_states: dict[str, int]
+    by_gpu: pd.DataFrame
+    unused_cost: float
+    #: Running pods (or of unknown status) without the metric of their kind.
+    silent: pd.DataFrame
+    #: Pods in any state but RUNNING, and how many in each (lower-case state -> count).
+    not_running: pd.DataFrame
+    states: dict[str, int]
     uncosted_pods: int
-    idle_threshold: float
+    #: When the service answered (``observed_at``): earliest and latest; None: unknown.
+    reading: tuple[datetime, datetime] | None
+    #: Clusters that could not be loaded: id -> why.
+    failed: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def idle_pods(self) -> int:
@@ -53,30 +78,75 @@ class _Findings:
         return float(self.idle["wasted_cost_per_hour"].sum())
 
     @property
+    def idle_cost_so_far(self) -> float:
+        return float(self.idle["cost_so_far"].sum())
+
+    @property
     def idle_share(self) -> float:
         return self.idle_cost / self.total_cost if self.total_cost > 0 else 0.0
 
+    @property
+    def unused_share(self) -> float:
+        return self.unused_cost / self.total_cost if self.total_cost > 0 else 0.0
 
-def _not_reporting(pods: pd.DataFrame) -> pd.Series:
-    """Pods with no runtime metrics at all (the rule of ``cluster_summary``'s ``pods_reporting``)."""
-    return pods["gpu_util_mean"].isna() & pods["cpu_util"].isna()
+    @property
+    def silent_cost(self) -> float:
+        return float(self.silent["cost"].fillna(0.0).sum())
+
+    @property
+    def not_running_cost(self) -> float:
+        return float(self.not_running["cost"].fillna(0.0).sum())
+
+    @property
+    def clusters_with_findings(self) -> set[str]:
+        """Clusters with an idle pod or a straggling rank."""
+        return set(self.idle["cluster_id"].dropna()) | set(self.stragglers["cluster_id"].dropna())
 
 
-def _findings(pods: pd.DataFrame, idle_threshold: float) -> _Findings:
-    idle = idle_pods(pods, threshold=idle_threshold)
-    silent = pods[_not_reporting(pods)]
-    states = silent["status"].fillna("unknown state").str.lower().value_counts()
+def _state_counts(status: pd.Series) -> dict[str, int]:
+    """Lower-case state -> count, lifecycle states first in their order, then the rest."""
+    counts = status.fillna("unknown state").astype(str).value_counts()
+    order = [s for s in POD_STATES if s in counts.index]
+    order += sorted(s for s in counts.index if s not in POD_STATES)
+    return {state.lower(): int(counts[state]) for state in order}
+
+
+def _reading(pods: pd.DataFrame) -> tuple[datetime, datetime] | None:
+    if "observed_at" not in pods.columns or pods["observed_at"].isna().all():
+        return None
+    seen = pods["observed_at"].dropna()
+    return seen.min().to_pydatetime(), seen.max().to_pydatetime()
+
+
+def _findings(
+    pods: pd.DataFrame, idle_threshold: float, failed: Mapping[str, str] | None = None
+) -> _Findings:
+    """The report's findings, each analysis run once over ``pods``."""
+    slow = stragglers(pods, idle_threshold=idle_threshold)
+    judged = _may_be_judged(pods)
+    gpu_rep = _gpu_reporting(pods)
+    cost = pods["cost"].astype("Float64").fillna(0.0).astype("float64")
+    util = pods["gpu_util_mean"].astype("Float64").fillna(0.0).astype("float64")
+    not_running = pods[~judged].sort_values(["cluster_id", "rank"], kind="stable")
+    silent = pods[judged & _without_metrics(pods)].sort_values(
+        ["cluster_id", "rank"], kind="stable"
+    )
     return _Findings(
         clusters=int(pods["cluster_id"].nunique()),
         pods=len(pods),
-        total_cost=float(pods["cost"].fillna(0.0).sum()),
-        idle=idle,
-        stragglers=stragglers(pods, idle_threshold=idle_threshold),
-        silent_pods=len(silent),
-        silent_cost=float(silent["cost"].fillna(0.0).sum()),
-        silent_states={str(k): int(v) for k, v in sorted(states.items())},
-        uncosted_pods=int(pods["cost"].isna().sum()),
+        total_cost=float(cost.sum()),
         idle_threshold=idle_threshold,
+        summary=_cluster_summary(pods, idle_threshold, slow),
+        idle=idle_pods(pods, threshold=idle_threshold),
+        stragglers=slow,
+        by_gpu=cost_per_gpu_hour(pods),
+        unused_cost=float((cost * (1.0 - util / 100.0))[gpu_rep].sum()),
+        silent=silent,
+        not_running=not_running,
+        states=_state_counts(not_running["status"]) if len(not_running) else {},
+        uncosted_pods=int(pods["cost"].isna().sum()),
+        reading=_reading(pods),
+        failed=dict(failed or {}),
     )
 
 
@@ -88,28 +158,64 @@ def _plural(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
-def _sentences(f: _Findings) -> list[str]:
-    """The opening paragraph as plain sentences (no markup: escaped by the caller)."""
-    out = [
+def _when(moment: datetime) -> str:
+    return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+
+
+def _reading_text(f: _Findings) -> str:
+    if f.reading is None:
+        return "a single reading"
+    first, last = f.reading
+    if _when(first) == _when(last):
+        return f"a single reading taken at {_when(first)}"
+    return f"a single reading taken between {_when(first)} and {_when(last)}"
+
+
+def _cost_sentence(f: _Findings) -> str:
+    day = f.total_cost * HOURS_PER_DAY
+    return (
         f"The {_plural(f.clusters, 'cluster')} ({_plural(f.pods, 'pod')}) "
-        f"{'costs' if f.clusters == 1 else 'cost'} {_usd(f.total_cost)} in total."
-    ]
-    if f.idle_pods:
-        out.append(
-            f"{_usd(f.idle_cost)} of that ({f.idle_share:.1%}) pays for "
-            f"{_plural(f.idle_pods, 'idle GPU pod')}, whose every GPU is below "
-            f"{f.idle_threshold:g}% utilization."
+        f"{'costs' if f.clusters == 1 else 'cost'} {_usd(f.total_cost)} in total, from "
+        f"{_reading_text(f)}: at this rate about {day:,.0f} USD per day and "
+        f"{day * DAYS_PER_MONTH:,.0f} USD per {DAYS_PER_MONTH} days."
+    )
+
+
+def _idle_sentence(f: _Findings) -> str:
+    if not f.idle_pods:
+        return (
+            f"No running GPU pod is idle (idle: every GPU below {f.idle_threshold:g}% utilization)."
         )
-    else:
-        out.append(f"No GPU pod is idle (every GPU below {f.idle_threshold:g}% utilization).")
+    so_far = ""
+    if f.idle["cost_so_far"].notna().any():
+        so_far = (
+            f"; since their containers started they have cost {f.idle_cost_so_far:,.0f} USD "
+            "(uptime × cost per hour, per pod in the table)"
+        )
+    return (
+        f"Idle-pod cost, the whole cost of running GPU pods whose every GPU is below "
+        f"{f.idle_threshold:g}% utilization, is {_usd(f.idle_cost)} ({f.idle_share:.1%}) for "
+        f"{_plural(f.idle_pods, 'idle GPU pod')}{so_far}."
+    )
+
+
+def _unused_sentence(f: _Findings) -> str:
+    return (
+        f"Unused-capacity cost, each running GPU pod's cost times the share of its GPUs "
+        f"left unused, Σ cost × (1 − utilization/100), is {_usd(f.unused_cost)} "
+        f"({f.unused_share:.1%}), idle pods included."
+    )
+
+
+def _straggler_sentence(f: _Findings) -> str:
     slow = f.stragglers
     if len(slow) == 1:
         row = next(slow.itertuples())
-        out.append(
+        return (
             f"1 rank straggles: rank {row.rank} of {row.cluster_id} at {row.gpu_util_mean:.1f}% "
             f"GPU utilization against its cluster's median of {row.cluster_median:.1f}%."
         )
-    elif len(slow):
+    if len(slow):
         named = [
             f"rank {row.rank} of {row.cluster_id} at {row.gpu_util_mean:.1f}% "
             f"(median {row.cluster_median:.1f}%)"
@@ -117,21 +223,55 @@ def _sentences(f: _Findings) -> list[str]:
         ]
         more = len(slow) - len(named)
         tail = f"; and {more} more (see the table)" if more > 0 else ""
-        out.append(
+        return (
             f"{len(slow)} ranks straggle, by GPU utilization against their cluster's median: "
             f"{'; '.join(named)}{tail}."
         )
-    else:
-        out.append("No rank straggles.")
-    if f.silent_pods:
-        states = ", ".join(f"{n} {state}" for state, n in f.silent_states.items())
-        verb = "reports" if f.silent_pods == 1 else "report"
-        out.append(
-            f"{_plural(f.silent_pods, 'pod')} ({_usd(f.silent_cost)}) {verb} no metrics "
-            f"({states}), so {'its' if f.silent_pods == 1 else 'their'} utilization is unknown."
-        )
-    else:
-        out.append("Every pod reports metrics.")
+    return "No rank straggles."
+
+
+def _silent_sentence(f: _Findings) -> str:
+    n = len(f.silent)
+    if not n:
+        return "Every running pod reports metrics."
+    return (
+        f"{_plural(n, 'running pod')} ({_usd(f.silent_cost)}) "
+        f"{'reports' if n == 1 else 'report'} no metrics, so "
+        f"{'its' if n == 1 else 'their'} utilization is unknown."
+    )
+
+
+def _not_running_sentence(f: _Findings) -> str | None:
+    n = len(f.not_running)
+    if not n:
+        return None
+    states = ", ".join(f"{count} {state}" for state, count in f.states.items())
+    return (
+        f"{_plural(n, 'pod')} {'is' if n == 1 else 'are'} not running ({states}), "
+        f"costing {_usd(f.not_running_cost)}; they are never counted as idle."
+    )
+
+
+def _failed_sentence(f: _Findings) -> str | None:
+    if not f.failed:
+        return None
+    n = len(f.failed)
+    return (
+        f"{_plural(n, 'cluster')} could not be loaded ({', '.join(f.failed)}: see "
+        f"“Could not load”); every figure here leaves {'it' if n == 1 else 'them'} out."
+    )
+
+
+def _sentences(f: _Findings) -> list[str]:
+    """The opening paragraph as plain sentences (no markup: escaped by the caller)."""
+    out = [
+        _cost_sentence(f),
+        _idle_sentence(f),
+        _unused_sentence(f),
+        _straggler_sentence(f),
+        _silent_sentence(f),
+    ]
+    out += [s for s in (_not_running_sentence(f), _failed_sentence(f)) if s is not None]
     if f.uncosted_pods:
         out.append(f"{_plural(f.uncosted_pods, 'pod')} carry no cost and count as 0.")
     return out

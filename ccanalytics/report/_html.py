@@ -21,10 +21,22 @@ from matplotlib.figure import Figure
 from ccanalytics import plots
 
 # Underscored names are for ``report``, not public API.
-__all__ = ["DPI", "_columns", "_figure", "_page", "_table", "_text"]
+__all__ = [
+    "DPI",
+    "PIXEL_RATIO",
+    "_cards",
+    "_columns",
+    "_figure",
+    "_note",
+    "_page",
+    "_table",
+    "_text",
+]
 
-#: Resolution of the embedded figures: sharp on screen, ~50-100 kB per figure.
+#: CSS pixels per inch of a figure: the size it takes on the page.
 DPI: Final = 100
+#: Image pixels per CSS pixel: 2 makes the figures sharp on high-DPI ("retina") screens.
+PIXEL_RATIO: Final = 2
 
 
 def _text(value: object) -> str:
@@ -50,14 +62,23 @@ def _fmt_plain(value: object) -> str:
     return "–" if value is None or value is pd.NA else str(value)
 
 
+def _fmt_duration(value: object) -> str:
+    """Seconds as hours below two days, else days: ``5.2 h``, ``12.5 d``."""
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+        return "–"
+    hours = float(value) / 3600.0  # type: ignore[arg-type]
+    return f"{hours:,.1f} h" if hours < 48 else f"{hours / 24:,.1f} d"
+
+
 #: A table column: frame column, header, formatter, numeric (right-aligned).
 _Col = tuple[str, str, Callable[[object], str], bool]
 
 
 def _columns(*cols: tuple[str, str, str]) -> list[_Col]:
-    """Columns from (name, header, kind); kind: text, int, usd, pct, share, num."""
+    """Columns from (name, header, kind); kind: text, int, usd, pct, share, num, duration."""
     kinds: dict[str, tuple[Callable[[object], str], bool]] = {
         "text": (_fmt_plain, False),
+        "duration": (_fmt_duration, True),
         "int": (_fmt_plain, True),
         "usd": (_fmt_float(2), True),
         "pct": (_fmt_float(1), True),
@@ -100,7 +121,8 @@ def _png(draw: Callable[[Axes], object], size: tuple[float, float]) -> tuple[str
         return None
     buffer = io.BytesIO()
     # No "Software" stamp: the bytes depend only on the data (and library versions).
-    figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
+    # Drawn at PIXEL_RATIO x the page size, shown at the page size: sharp on high-DPI screens.
+    figure.savefig(buffer, format="png", dpi=DPI * PIXEL_RATIO, metadata={"Software": None})
     width, height = (round(v * DPI) for v in size)
     return base64.b64encode(buffer.getvalue()).decode("ascii"), width, height
 
@@ -115,6 +137,27 @@ def _figure(
     return (
         f'<figure><img src="data:image/png;base64,{data}" width="{width}" height="{height}" '
         f'alt="{_text(alt)}"><figcaption>{_text(caption)}</figcaption></figure>'
+    )
+
+
+def _note(text: str) -> str:
+    return f"<p class=note>{_text(text)}</p>"
+
+
+#: A headline card: label, value, the line under it, and whether it calls for action.
+_Card = tuple[str, str, str, bool]
+
+
+def _cards(cards: Sequence[_Card]) -> str:
+    return (
+        '<div class="cards">'
+        + "".join(
+            f'<div class="card{" alert" if alert else ""}"><div class="label">{_text(label)}'
+            f'</div><div class="value">{_text(value)}</div>'
+            f'<div class="sub">{_text(sub)}</div></div>'
+            for label, value, sub, alert in cards
+        )
+        + "</div>"
     )
 
 

@@ -1,15 +1,19 @@
 """The sandbox API itself: a pure request -> response function with state.
 
 :class:`SandboxApp` knows nothing of sockets; :mod:`._server` serves it over
-loopback HTTP and :mod:`._transport` in process. It implements the three
-operations of the spec, bearer auth with scoped keys, RFC 9457 problem+json
-errors, 422 validation of the PUT body, and a fixed-window rate limiter per API
-key that sends ``RateLimit``/``RateLimit-Policy`` on every authenticated response
-and ``Retry-After`` on 429.
+loopback HTTP and in process. It implements the three operations of the spec,
+bearer auth with scoped keys, RFC 9457 problem+json errors (405 with ``Allow``;
+415 for a PUT that is not ``application/json``, 413 past :data:`MAX_BODY_BYTES`,
+400 for bodies that are not JSON or nest too deeply, 422 for the PUT body's schema),
+and the fixed-window rate limits of :mod:`._windows`, announced with
+``RateLimit``/``RateLimit-Policy`` on every authenticated answer and ``Retry-After``
+on 429.
 
-Faults (issue: reliability) are configured with :class:`Fault` rules; each rule
-applies to the first ``times`` matching requests (or all), and the server counts
-every request it receives in :attr:`SandboxApp.stats`.
+On a :class:`SimulatedClock` the listing is the timeline fleet of :mod:`._timeline`
+at the clock's time, every answer carries that time as ``Date`` and the windows
+count simulated seconds. Faults (:mod:`._faults`) apply to the first ``times``
+matching requests (or all), and the app counts every request in
+:attr:`SandboxApp.stats`.
 """
 
 from __future__ import annotations
@@ -29,18 +33,29 @@ from urllib.parse import unquote
 from ccanalytics.keys._api_rule import API_KEY_PATTERN, matches_api_pattern
 from ccanalytics.sandbox._clock import SimulatedClock, http_date
 from ccanalytics.sandbox._data import SandboxData, make_data
+from ccanalytics.sandbox._faults import FAULT_KINDS, Fault
+from ccanalytics.sandbox._problems import (
+    SandboxResponse,
+    not_allowed,
+    problem,
+    title,
+)
 from ccanalytics.sandbox._timeline import Timeline
+from ccanalytics.sandbox._windows import DEFAULT_RATE_LIMITS, DOCUMENT_RATE_LIMITS, RateLimiter
 
 __all__ = [
     "DEFAULT_RATE_LIMITS",
     "DOCUMENT_RATE_LIMITS",
     "EXEMPT_KEY",
+    "FAULT_KINDS",
     "FULL_ACCESS_KEY",
     "LIMITED_KEY",
+    "MAX_BODY_BYTES",
     "NO_ACCESS_KEY",
     "Fault",
     "SandboxApp",
     "SandboxResponse",
+    "validate_update_ssh_keys",
 ]
 
 #: Bearer keys the sandbox accepts. The full key reads and writes everything.
@@ -52,79 +67,12 @@ LIMITED_KEY = "sbx-limited-key"
 #: A full-access key that is exempt from rate limiting (no RateLimit headers).
 EXEMPT_KEY = "sbx-exempt-key"
 
-#: Window name -> (quota, window seconds). Generous: notebooks never hit them.
-DEFAULT_RATE_LIMITS: dict[str, tuple[int, float]] = {
-    "minute": (600, 60.0),
-    "hour": (20_000, 3600.0),
-    "day": (200_000, 86400.0),
-}
-
-#: The published document's example policy: the limits of a sandbox on a simulated clock.
-DOCUMENT_RATE_LIMITS: dict[str, tuple[int, float]] = {
-    "minute": (60, 60.0),
-    "hour": (3000, 3600.0),
-    "day": (50_000, 86400.0),
-}
+#: The largest request body the sandbox reads (bytes); a larger one is a 413.
+MAX_BODY_BYTES = 1 << 20
 
 _PODS = re.compile(r"^/v2/clusters/([^/]*)/pods$")
 _REGISTRY = re.compile(r"^/v2/registries/([^/]*)$")
 _SSH_KEYS = "/v2/account/ssh-keys"
-
-#: Fault kinds understood by the app (``reset``/``slow``/``truncate`` act on the wire).
-FAULT_KINDS = frozenset(
-    {
-        "status",  # answer with ``status`` and a problem+json body
-        "html",  # answer with ``status`` (default 502) and an HTML page, as a proxy does
-        "empty",  # answer with ``status`` and no body
-        "invalid_json",  # 200 with a body that is not JSON
-        "wrong_content_type",  # 200 with the right JSON labelled text/html
-        "wrong_shape",  # 200 with valid JSON of the wrong shape
-        "malformed_ratelimit",  # normal response, RateLimit headers that do not parse
-        "exhausted_ratelimit",  # normal response announcing r=0 for ``seconds``
-        "rate_limited",  # 429 with Retry-After ``seconds`` (persistent with times=None)
-        "leak_credentials",  # registry response wrongly includes username/password
-        "reset",  # close the connection without a response
-        "slow",  # wait ``seconds`` before answering
-        "truncate",  # send a Content-Length larger than the body, then close
-    }
-)
-
-
-@dataclass
-class Fault:
-    """A fault rule: ``kind`` applies to requests whose path starts with ``path``.
-
-    ``times`` is how many matching requests it affects (``None``: all of them).
-    """
-
-    kind: str
-    times: int | None = 1
-    path: str = "/"
-    status: int = 502
-    seconds: float = 1.0
-    method: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in FAULT_KINDS:
-            raise ValueError(f"unknown fault kind {self.kind!r}; known: {sorted(FAULT_KINDS)}")
-
-
-@dataclass
-class SandboxResponse:
-    """What the app answers; ``wire_fault`` tells a server to misbehave on the wire."""
-
-    status: int
-    headers: dict[str, str]
-    body: bytes
-    wire_fault: Fault | None = None
-
-
-@dataclass
-class _Window:
-    quota: int
-    seconds: float
-    start: float
-    used: int = 0
 
 
 @dataclass
@@ -163,7 +111,6 @@ class SandboxApp:
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
-        self._windows: dict[str, dict[str, _Window]] = {}
         self._timeline: Timeline | None = None
         self._seconds: Callable[[], float] = time.monotonic
         if isinstance(self.clock, SimulatedClock):
@@ -175,7 +122,8 @@ class SandboxApp:
             simulated = self._timeline is not None
             self.rate_limits = dict(DOCUMENT_RATE_LIMITS if simulated else DEFAULT_RATE_LIMITS)
         # Simulated windows align on UTC (POSIX epoch); real ones on the app's start.
-        self._epoch = 0.0 if self._timeline is not None else self._seconds()
+        epoch = 0.0 if self._timeline is not None else self._seconds()
+        self._limiter = RateLimiter(self.rate_limits, epoch)
         #: Requests received, by ``"METHOD path"``, and by status answered.
         self.stats: Counter[str] = Counter()
         self.statuses: Counter[int] = Counter()
@@ -226,6 +174,35 @@ class SandboxApp:
             self.stats[f"{method} {path}"] += 1
             fault = self._take_fault(method, path)
         response = self._dispatch(method, path, headers, body, fault, now, when)
+        return self._record(now, when, method, path, response)
+
+    def reject(
+        self,
+        method: str,
+        raw_path: str,
+        status: int,
+        detail: str,
+        headers: Mapping[str, str] | None = None,
+    ) -> SandboxResponse:
+        """A problem+json answer to a request the server could not even read.
+
+        For requests refused before :meth:`handle` (a bad ``Content-Length``, a body
+        too large): stamped and counted like any other answer, and, when ``headers``
+        carry a valid rate-limited key, counted against its windows and announced.
+        """
+        path = raw_path.split("?", 1)[0]
+        now = self._seconds()
+        with self._lock:
+            self.stats[f"{method} {path}"] += 1
+        response = problem(status, title(status), detail)
+        key = _bearer(headers or {})
+        if key is not None and self.api_keys.get(key) not in (None, "exempt"):
+            response.headers.update(self._limiter.count(key, now)[1])
+        return self._record(now, self.now(), method, path, response)
+
+    def _record(
+        self, now: float, when: datetime | None, method: str, path: str, response: SandboxResponse
+    ) -> SandboxResponse:
         if when is not None:
             response.headers["Date"] = http_date(when)
         with self._lock:
@@ -268,22 +245,22 @@ class SandboxApp:
         if fault and fault.kind == "empty":
             return SandboxResponse(fault.status, {"Content-Length": "0"}, b"")
         if fault and fault.kind == "status":
-            return _problem(fault.status, _TITLES.get(fault.status, "Error"), "injected fault")
+            return problem(fault.status, title(fault.status), "injected fault")
 
         key = _bearer(headers)
         if key is None:
-            return _problem(401, "Unauthorized", "missing bearer token")
+            return problem(401, "Unauthorized", "missing bearer token")
         scope = self.api_keys.get(key)
         if scope is None:
-            return _problem(401, "Unauthorized", "invalid bearer token")
+            return problem(401, "Unauthorized", "invalid bearer token")
 
         rl_headers: dict[str, str] = {}
         if scope != "exempt":
-            allowed, rl_headers, retry_after, window = self._rate_limit(key, now)
+            allowed, rl_headers, retry_after, window = self._limiter.count(key, now)
             if fault and fault.kind == "rate_limited":
                 allowed, retry_after, window = False, math.ceil(fault.seconds), "minute"
             if not allowed:
-                resp = _problem(
+                resp = problem(
                     429, "Too Many Requests", f"rate limit exceeded for the {window} window"
                 )
                 resp.headers.update(rl_headers)
@@ -298,38 +275,9 @@ class SandboxApp:
                 "RateLimit-Policy": f'"minute";q=60;w={max(w, 60)}',
             }
 
-        response = self._route(method, path, scope, body, fault, when)
+        response = self._route(method, path, scope, body, fault, when, headers)
         response.headers.update(rl_headers)
         return response
-
-    def _rate_limit(self, key: str, now: float) -> tuple[bool, dict[str, str], int, str]:
-        """Count one request for ``key``; (allowed, headers, retry_after, exceeded window)."""
-        with self._lock:
-            windows = self._windows.setdefault(key, {})
-            state = []
-            for name, (quota, seconds) in (self.rate_limits or {}).items():
-                w = windows.get(name)
-                # Fixed windows aligned on the sandbox's start time.
-                start = self._epoch + seconds * math.floor((now - self._epoch) / seconds)
-                if w is None or w.start != start:
-                    w = windows[name] = _Window(quota=quota, seconds=seconds, start=start)
-                state.append((name, w))
-            exceeded = [(n, w) for n, w in state if w.used >= w.quota]
-            if not exceeded:
-                for _, w in state:
-                    w.used += 1
-            headers = {
-                "RateLimit": ", ".join(
-                    f'"{n}";r={max(0, w.quota - w.used)};t={_reset(w, now)}' for n, w in state
-                ),
-                "RateLimit-Policy": ", ".join(
-                    f'"{n}";q={w.quota};w={_num(w.seconds)}' for n, w in state
-                ),
-            }
-        if exceeded:
-            name, w = max(exceeded, key=lambda nw: _reset(nw[1], now))
-            return False, headers, _reset(w, now), name
-        return True, headers, 0, ""
 
     def _route(
         self,
@@ -339,48 +287,63 @@ class SandboxApp:
         body: bytes,
         fault: Fault | None,
         when: datetime | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> SandboxResponse:
         if path == _SSH_KEYS:
             if method != "PUT":
-                return _problem(405, "Method Not Allowed", f"{method} is not allowed here")
+                return not_allowed(method, "PUT")
             if scope in ("none", "limited"):
-                return _problem(403, "Forbidden", "access denied")
-            return self._put_ssh_keys(body, fault)
+                return problem(403, "Forbidden", "access denied")
+            return self._put_ssh_keys(body, fault, headers or {})
         if m := _PODS.match(path):
             if method != "GET":
-                return _problem(405, "Method Not Allowed", f"{method} is not allowed here")
+                return not_allowed(method, "GET")
             cluster_id = unquote(m.group(1))
             if scope == "none":
-                return _problem(403, "Forbidden", "access denied")
+                return problem(403, "Forbidden", "access denied")
             pods = self._pods(cluster_id, when)
             if pods is None:
-                return _problem(404, "Not Found", "resource not found")
+                return problem(404, "Not Found", "resource not found")
             if scope == "limited" and cluster_id not in self.limited_clusters:
-                return _problem(403, "Forbidden", "access denied")
+                return problem(403, "Forbidden", "access denied")
             return self._ok({"pods": pods}, fault)
         if m := _REGISTRY.match(path):
             if method != "GET":
-                return _problem(405, "Method Not Allowed", f"{method} is not allowed here")
+                return not_allowed(method, "GET")
             if scope in ("none", "limited"):
-                return _problem(403, "Forbidden", "access denied")
+                return problem(403, "Forbidden", "access denied")
             reg = self.data.registries.get(unquote(m.group(1)))
             if reg is None:
-                return _problem(404, "Not Found", "resource not found")
+                return problem(404, "Not Found", "resource not found")
             shown = dict(reg)
             if not (fault and fault.kind == "leak_credentials"):
                 shown.pop("username", None)
                 shown.pop("password", None)
             return self._ok(shown, fault)
-        return _problem(404, "Not Found", "resource not found")
+        return problem(404, "Not Found", "resource not found")
 
-    def _put_ssh_keys(self, body: bytes, fault: Fault | None) -> SandboxResponse:
+    def _put_ssh_keys(
+        self, body: bytes, fault: Fault | None, headers: Mapping[str, str]
+    ) -> SandboxResponse:
+        # Checked before anything is parsed: a refused PUT changes nothing.
+        ctype = _header(headers, "content-type") or ""
+        media = ctype.split(";", 1)[0].strip().lower()
+        if media != "application/json":  # the document's only request media type
+            shown = repr(media[:60]) if media else "none"
+            return problem(
+                415, "Unsupported Media Type", f"the body must be application/json, not {shown}"
+            )
+        if len(body) > MAX_BODY_BYTES:
+            return problem(413, "Content Too Large", f"the body exceeds {MAX_BODY_BYTES} bytes")
         try:
             payload = json.loads(body)
+        except RecursionError:  # json's C parser recurses per nesting level
+            return problem(400, "Bad Request", "request body is nested too deeply")
         except (ValueError, UnicodeDecodeError):
-            return _problem(400, "Bad Request", "request body is not valid JSON")
+            return problem(400, "Bad Request", "request body is not valid JSON")
         errors = validate_update_ssh_keys(payload)
         if errors:
-            return _problem(422, "Unprocessable Entity", "Request validation failed.", errors)
+            return problem(422, "Unprocessable Entity", "Request validation failed.", errors)
         with self._lock:
             self.data.ssh_keys = list(payload["keys"])
             keys = list(self.data.ssh_keys)
@@ -416,49 +379,18 @@ def validate_update_ssh_keys(payload: Any) -> list[str]:
     return errors
 
 
-_TITLES = {
-    400: "Bad Request",
-    401: "Unauthorized",
-    403: "Forbidden",
-    404: "Not Found",
-    405: "Method Not Allowed",
-    422: "Unprocessable Entity",
-    429: "Too Many Requests",
-    500: "Internal Server Error",
-    502: "Bad Gateway",
-    503: "Service Unavailable",
-    504: "Gateway Timeout",
-}
-
-
-def _problem(
-    status: int, title: str, detail: str, errors: list[str] | None = None
-) -> SandboxResponse:
-    body: dict[str, Any] = {"title": title, "status": status, "detail": detail}
-    if errors:
-        body["errors"] = errors
-    return SandboxResponse(
-        status, {"Content-Type": "application/problem+json"}, json.dumps(body).encode()
-    )
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    return next((v for k, v in headers.items() if k.lower() == name), None)
 
 
 def _bearer(headers: Mapping[str, str]) -> str | None:
-    value = next((v for k, v in headers.items() if k.lower() == "authorization"), None)
+    value = _header(headers, "authorization")
     if not value:
         return None
     scheme, _, token = value.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return None
     return token.strip()
-
-
-def _reset(w: _Window, now: float) -> int:
-    """Whole seconds until the window resets, rounded up (never early)."""
-    return max(1, math.ceil(w.start + w.seconds - now))
-
-
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:.3f}"
 
 
 def _json_type(value: Any) -> str:

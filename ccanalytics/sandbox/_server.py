@@ -3,33 +3,109 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import http.client
 import logging
 import socket
 import threading
 import time
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
 
 import httpx
 
-from ccanalytics.sandbox._app import FULL_ACCESS_KEY, SandboxApp, SandboxResponse
+from ccanalytics.sandbox._app import (
+    FULL_ACCESS_KEY,
+    MAX_BODY_BYTES,
+    SandboxApp,
+    SandboxResponse,
+)
 from ccanalytics.sandbox._clock import SimulatedClock
 
 __all__ = ["Sandbox", "SandboxTransport", "serve"]
 
 logger = logging.getLogger("ccanalytics.sandbox")
 
+_REASONS = {status.value: status.phrase for status in HTTPStatus}
+#: A too-large body up to this size (bytes) is read and dropped after the 413.
+_DRAIN_LIMIT = 16 << 20
+
 
 class _Handler(BaseHTTPRequestHandler):
+    """Every method, and every request the parser refuses, gets problem+json.
+
+    ``BaseHTTPRequestHandler`` answers unknown methods and unparsable requests with an
+    HTML page; :meth:`send_error` is overridden so that never happens, and any method
+    name is served (the app answers 405 with ``Allow``).
+    """
+
     server: _Server
     protocol_version = "HTTP/1.1"  # keep-alive, so clients reuse connections
+    # Headers and body leave in two writes: with Nagle's algorithm on, the body waits
+    # for the client's delayed ACK (~40 ms per answer on loopback).
+    disable_nagle_algorithm = True
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("do_"):  # any method: GET, HEAD, OPTIONS, TRACE, FOO...
+            return self._serve
+        raise AttributeError(name)
 
     def _serve(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length > 0 else b""
         app = self.server.app
-        response = app.handle(self.command, self.path, dict(self.headers.items()), body)
+        body, refusal = self._read_body()
+        try:
+            if refusal is not None:
+                headers = dict(self.headers.items())
+                response = app.reject(self.command, self.path, *refusal, headers=headers)
+            else:
+                response = app.handle(self.command, self.path, dict(self.headers.items()), body)
+        except Exception:  # a bug must still answer in the documented shape
+            logger.exception("sandbox: error answering %s", self.command)
+            response = app.reject(self.command, self.path, 500, "internal sandbox error")
+        self._send(response)
+
+    def _read_body(self) -> tuple[bytes, tuple[int, str] | None]:
+        """The request body, or (status, detail) when it cannot be read safely.
+
+        A refused body is never read, so the connection is closed after the answer
+        (what follows on the socket cannot be framed).
+        """
+        if self.headers.get("Transfer-Encoding"):
+            self.close_connection = True
+            return b"", (411, "send the body with a Content-Length, not Transfer-Encoding")
+        values = self.headers.get_all("Content-Length") or []
+        if not values:
+            return b"", None
+        text = values[0].strip()
+        if len(values) > 1 or not text.isdigit() or not text.isascii():
+            self.close_connection = True
+            return b"", (400, "Content-Length must be one non-negative integer")
+        length = int(text)
+        if length > MAX_BODY_BYTES:
+            # Discard a body we can afford to read, so the client sees the 413 and not a
+            # reset; past that, close without reading.
+            if length > _DRAIN_LIMIT or not self._discard(length):
+                self.close_connection = True
+            return b"", (413, f"the body exceeds {MAX_BODY_BYTES} bytes")
+        body = self.rfile.read(length) if length else b""
+        if len(body) < length:
+            self.close_connection = True
+            return b"", (400, "the body is shorter than its Content-Length")
+        return body, None
+
+    def _discard(self, length: int) -> bool:
+        """Read and drop ``length`` bytes; False when the client sent fewer."""
+        while length > 0:
+            chunk = self.rfile.read(min(length, 1 << 16))
+            if not chunk:
+                return False
+            length -= len(chunk)
+        return True
+
+    def _send(self, response: SandboxResponse) -> None:
+        app = self.server.app
         fault = response.wire_fault
         if app.latency:
             time.sleep(app.latency)
@@ -57,14 +133,28 @@ class _Handler(BaseHTTPRequestHandler):
             if name.lower() != "content-length":
                 self.send_header(name, value)
         self.send_header("Content-Length", str(declared))
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         try:
-            self.wfile.write(body)
+            if self.command != "HEAD":  # a HEAD answer has headers only
+                self.wfile.write(body)
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
             self.close_connection = True
 
-    do_GET = do_PUT = do_POST = do_DELETE = do_PATCH = _serve
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Refusals of the request parser (bad request line, huge headers): problem+json."""
+        self.close_connection = True
+        command = getattr(self, "command", None) or "-"
+        path = getattr(self, "path", None) or "-"
+        if not hasattr(self, "headers"):  # the request line itself was refused
+            self.headers = http.client.HTTPMessage()
+        if self.request_version == "HTTP/0.9":  # unparsed: answer in HTTP/1.1 anyway
+            self.request_version = self.protocol_version
+        detail = message or _REASONS.get(code, "request refused")
+        with contextlib.suppress(OSError):  # the client is already gone
+            self._send(self.server.app.reject(command, path, code, detail))
 
     def log_message(self, format: str, *args: Any) -> None:
         # Request lines only at DEBUG: never headers (they carry the bearer key).
@@ -115,6 +205,10 @@ class Sandbox:
         host, port = self._server.server_address[:2]
         host = host.decode() if isinstance(host, bytes) else host
         return f"http://{host}:{port}"
+
+    def __repr__(self) -> str:
+        state = "serving" if self._thread is not None else "not started"
+        return f"<Sandbox {self.url} {state}, {len(self.app.data.clusters)} clusters>"
 
     @property
     def api_key(self) -> str:

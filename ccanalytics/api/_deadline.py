@@ -1,0 +1,113 @@
+"""The call's deadline down at the socket, for the synchronous client.
+
+httpx bounds each read by ``timeout`` but has no total deadline, so a server that
+drips its status line and headers a byte at a time holds a call for as long as it
+likes (the body is checked chunk by chunk in ``_response.BodyLimits``). The async
+client puts the whole attempt under ``asyncio.timeout``; threads have no such
+thing, so the synchronous client wraps httpcore's network backend: every connect,
+read and write has its timeout cut to what is left of the deadline of the call
+running on this thread (a context variable set around each attempt).
+
+The wrapper is installed on the transports httpx builds itself (the default one
+and any proxy mounts); a transport passed by the caller is left alone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+import httpcore
+import httpx
+
+__all__ = ["call_deadline", "install_deadline_backend"]
+
+_deadline_at: ContextVar[float | None] = ContextVar("ccanalytics_deadline_at", default=None)
+
+
+@contextmanager
+def call_deadline(at: float | None) -> Iterator[None]:
+    """Network operations in this block end by ``at`` (a :func:`time.monotonic` instant)."""
+    token = _deadline_at.set(at)
+    try:
+        yield
+    finally:
+        _deadline_at.reset(token)
+
+
+def _cut(timeout: float | None) -> float | None:
+    at = _deadline_at.get()
+    if at is None:
+        return timeout
+    left = at - time.monotonic()
+    if left <= 0:
+        raise httpcore.ReadTimeout("the call's deadline passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _cut(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _cut(timeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, _cut(timeout)))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    def __init__(self, inner: httpcore.NetworkBackend) -> None:
+        self._inner = inner
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        stream = self._inner.connect_tcp(host, port, _cut(timeout), local_address, socket_options)
+        return _DeadlineStream(stream)
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.NetworkStream:
+        stream = self._inner.connect_unix_socket(path, _cut(timeout), socket_options)
+        return _DeadlineStream(stream)
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+def install_deadline_backend(http: httpx.Client) -> None:
+    """Wrap the network backend of every transport ``http`` built itself.
+
+    Reaches into httpx's and httpcore's private attributes; where they are not
+    what this expects, nothing is installed and the body checks still bound a call.
+    """
+    transports = [http._transport, *(t for t in http._mounts.values() if t is not None)]
+    for transport in transports:
+        if type(transport) is not httpx.HTTPTransport:
+            continue  # not one httpx made (the caller passed a transport)
+        pool = getattr(transport, "_pool", None)
+        backend = getattr(pool, "_network_backend", None)
+        if isinstance(backend, httpcore.NetworkBackend) and not isinstance(
+            backend, _DeadlineBackend
+        ):
+            pool._network_backend = _DeadlineBackend(backend)  # type: ignore[union-attr]

@@ -1,0 +1,139 @@
+"""The report's plot section: fleet-wide charts, then some clusters rank by rank.
+
+Charts stay readable and the file small at any fleet size: the cost charts draw at
+most :data:`MAX_COST_BARS` bars (the most expensive groups, then "N others"), and at most ``max_rank_plots`` clusters are drawn rank by rank, those with
+findings (idle pods, straggling ranks) first, then the most expensive.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import pandas as pd
+
+from ccanalytics import plots
+from ccanalytics.report._findings import _Findings
+from ccanalytics.report._html import _figure, _note, _text
+from ccanalytics.report._sections import _Report
+
+# Underscored names are for ``report``, not public API.
+__all__ = ["MAX_COST_BARS", "MAX_RANK_PLOTS", "_plots", "_rank_clusters"]
+
+#: Clusters drawn rank by rank at most by default; every cluster is in the tables.
+MAX_RANK_PLOTS: Final = 6
+#: Bars of a cost chart at most: the most expensive groups, then one bar for the others
+#: (so the figure keeps its size at any fleet size).
+MAX_COST_BARS: Final = 20
+#: Height of a GPU heatmap at most, inches: 100 ranks still get 7 pixels each (14 at 2x).
+MAX_HEATMAP_HEIGHT: Final = 8.0
+#: Clusters not drawn that the note under the plots names at most.
+MAX_NAMED_UNDRAWN: Final = 20
+
+
+def _rank_clusters(pods: pd.DataFrame, gpus: pd.DataFrame, findings: _Findings) -> list[str]:
+    """GPU clusters with at least two ranks reporting: with findings first, then by cost."""
+    reporting = gpus[gpus["util"].notna() & gpus["rank"].notna()]
+    ranks = reporting.groupby("cluster_id")["rank"].nunique()
+    multi = ranks[ranks >= 2].index.astype(str)
+    cost = pods.groupby("cluster_id")["cost"].sum().astype("float64")
+    flagged = sorted(findings.clusters_with_findings)
+    order = pd.DataFrame(
+        {
+            "cluster_id": multi,
+            "plain": ~multi.isin(flagged),
+            "cost": -cost.reindex(multi).fillna(0.0).to_numpy(),
+        }
+    ).sort_values(["plain", "cost", "cluster_id"], kind="stable")
+    return order["cluster_id"].tolist()
+
+
+def _groups(pods: pd.DataFrame, by: str) -> int:
+    """How many bars a cost chart by ``by`` would need without a cap."""
+    groups = pods[by].astype("string").nunique(dropna=True)
+    return int(groups) + int(by == "gpu_type" and bool(pods[by].isna().any()))
+
+
+def _cost_chart(r: _Report, by: str, what: str) -> str:
+    n_groups = _groups(r.pods, by)
+    n_bars = min(n_groups, MAX_COST_BARS)
+    threshold = r.findings.idle_threshold
+    caption = (
+        f"Each bar is a {what}'s cost per hour, split into pods in use, idle GPU pods "
+        "(hatched) and pods without metrics (dotted)."
+    )
+    if n_groups > MAX_COST_BARS:
+        caption += (
+            f" The {MAX_COST_BARS - 1} most expensive of {n_groups} {what}s; the last bar "
+            "sums the others (every one is in the tables)."
+        )
+    return _figure(
+        lambda ax: plots.cost_breakdown(
+            r.pods,
+            by=by,  # type: ignore[arg-type]
+            idle_threshold=threshold,
+            max_bars=MAX_COST_BARS,
+            ax=ax,
+        ),
+        (10.0, 1.4 + 0.45 * max(n_bars, 1)),
+        f"Cost per hour by {what}",
+        caption,
+    )
+
+
+def _scatter(r: _Report) -> str:
+    threshold = r.findings.idle_threshold
+    return _figure(
+        lambda ax: plots.cost_vs_utilization(r.pods, idle_threshold=threshold, ax=ax),
+        (10.0, 5.0),
+        "Cost vs GPU utilization per pod",
+        "One point per GPU pod. Points in the shaded band on the left are paid for "
+        "and doing nothing.",
+    )
+
+
+def _one_cluster(r: _Report, cid: str, n_ranks: int) -> str:
+    slow = r.findings.stragglers
+    return "\n".join(
+        [
+            f"<h3>{_text(cid)}</h3>",
+            _figure(
+                lambda ax: plots.utilization_by_rank(
+                    r.pods, cluster_id=cid, stragglers=slow, ax=ax
+                ),
+                (10.0, 4.4),
+                f"{cid}: utilization by rank",
+                "Bars: mean GPU utilization per rank, with the range over its GPUs; "
+                "markers: CPU and memory. Straggling ranks are vermillion and hatched.",
+            ),
+            _figure(
+                lambda ax: plots.gpu_heatmap(r.gpus, cluster_id=cid, ax=ax),
+                (8.0, min(max(2.2 + 0.11 * n_ranks, 3.0), MAX_HEATMAP_HEIGHT)),
+                f"{cid}: utilization per GPU",
+                "One cell per GPU; a dark row is a rank lagging, a dark cell one GPU.",
+            ),
+        ]
+    )
+
+
+def _plots(r: _Report) -> str:
+    parts = [
+        '<h2 id="plots">Plots</h2>',
+        _cost_chart(r, "cluster_id", "cluster"),
+        _cost_chart(r, "gpu_type", "GPU type"),
+        _scatter(r),
+    ]
+    ranked = _rank_clusters(r.pods, r.gpus, r.findings)
+    drawn = ranked[: max(r.max_rank_plots, 0)]
+    ranks = r.gpus[r.gpus["cluster_id"].isin(drawn)].groupby("cluster_id")["rank"].nunique()
+    parts += [_one_cluster(r, cid, int(ranks.get(cid, 0))) for cid in drawn]
+    if len(ranked) > len(drawn):
+        rest = ", ".join(ranked[len(drawn) : len(drawn) + MAX_NAMED_UNDRAWN])
+        if len(ranked) > len(drawn) + MAX_NAMED_UNDRAWN:
+            rest += f" and {len(ranked) - len(drawn) - MAX_NAMED_UNDRAWN} more"
+        parts.append(
+            _note(
+                f"Drawn rank by rank: the clusters with idle pods or stragglers first, then "
+                f"the most expensive. Not drawn (see the tables): {rest}."
+            )
+        )
+    return "\n".join(parts)

@@ -1,0 +1,302 @@
+"""The report's sections, one function each, in the order the page shows them.
+
+Every section is a function of one :class:`_Report` (the frames, the findings computed
+once, and the options) returning HTML; :data:`SECTIONS` lists them in page order, so
+a new section (a window over history, say) is one function and one entry. The plot
+section lives in :mod:`ccanalytics.report._figures`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Final
+
+import pandas as pd
+
+from ccanalytics.analysis import POD_STATES
+from ccanalytics.report._findings import (
+    DAYS_PER_MONTH,
+    HOURS_PER_DAY,
+    _Findings,
+    _plural,
+    _sentences,
+    _usd,
+)
+from ccanalytics.report._html import _Card, _cards, _columns, _note, _table, _text
+
+# Underscored names are for ``report``, not public API.
+__all__ = ["TEXT_SECTIONS", "_Report", "_Section"]
+
+
+@dataclass(frozen=True)
+class _Report:
+    """What every section reads: the frames, their findings, and the page's options."""
+
+    pods: pd.DataFrame
+    gpus: pd.DataFrame
+    findings: _Findings
+    title: str
+    generated_at: datetime | None
+    cluster_ids: Sequence[str] | None
+    max_rank_plots: int
+
+
+_Section = Callable[[_Report], str]
+
+
+def _header(r: _Report) -> str:
+    f = r.findings
+    meta = []
+    if r.generated_at is not None:
+        meta.append(f"Generated {r.generated_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC")
+    loaded = sorted(str(c) for c in r.pods["cluster_id"].dropna().unique())
+    meta.append(f"{_plural(f.clusters, 'cluster')}: " + ", ".join(loaded))
+    return f"<h1>{_text(r.title)}</h1><div class=meta>{_text('. '.join(meta))}.</div>"
+
+
+def _headline(r: _Report) -> str:
+    return f'<p class="headline">{_text(" ".join(_sentences(r.findings)))}</p>'
+
+
+def _headline_cards(r: _Report) -> str:
+    f = r.findings
+    slow = f.stragglers
+    slow_note = ", ".join(f"{row.cluster_id} rank {row.rank}" for row in slow.head(3).itertuples())
+    if len(slow) > 3:
+        slow_note += f", +{len(slow) - 3} more"
+    day = f.total_cost * HOURS_PER_DAY
+    states = ", ".join(f"{n} {state}" for state, n in f.states.items())
+    cards: list[_Card] = [
+        (
+            "cost per hour",
+            _usd(f.total_cost),
+            f"{day:,.0f} USD/day, {day * DAYS_PER_MONTH:,.0f} USD/{DAYS_PER_MONTH} days",
+            False,
+        ),
+        (
+            "idle-pod cost",
+            _usd(f.idle_cost),
+            f"{f.idle_share:.1%} of the total, {_plural(f.idle_pods, 'pod')}",
+            f.idle_cost > 0,
+        ),
+        (
+            "unused-capacity cost",
+            _usd(f.unused_cost),
+            f"{f.unused_share:.1%} of the total, idle pods included",
+            False,
+        ),
+        ("straggling ranks", str(len(slow)), slow_note or "none", len(slow) > 0),
+        (
+            "running, no metrics",
+            str(len(f.silent)),
+            _usd(f.silent_cost) if len(f.silent) else "none",
+            len(f.silent) > 0,
+        ),
+        ("not running", str(len(f.not_running)), states or "none", False),
+    ]
+    if f.failed:
+        cards.append(("could not load", str(len(f.failed)), ", ".join(f.failed), True))
+    return _cards(cards)
+
+
+def _notes(r: _Report) -> str:
+    parts = []
+    empty = sorted(
+        set(r.cluster_ids or ()) - set(r.pods["cluster_id"].dropna()) - set(r.findings.failed)
+    )
+    if empty:
+        parts.append(_note(f"Clusters with no pods: {', '.join(empty)}."))
+    parts.append(
+        _note(
+            "Costs are each pod's price in USD per hour; utilization is in percent. "
+            "Projections per day and per 30 days assume today's rate holds. "
+            f"A running GPU pod is idle when every one of its GPUs is below "
+            f"{r.findings.idle_threshold:g}%; a rank straggles when its mean GPU utilization "
+            "is far below its cluster's median (robust z-score and at least 10 points). "
+            "Only running pods report metrics, so only they are judged."
+        )
+    )
+    return "\n".join(parts)
+
+
+def _nav(r: _Report) -> str:
+    links = [
+        ("clusters", "Clusters"),
+        ("idle", "Idle pods"),
+        ("stragglers", "Stragglers"),
+        ("gpu-types", "GPU types"),
+        ("no-metrics", "No metrics"),
+        ("not-running", "Not running"),
+    ]
+    if r.findings.failed:
+        links.append(("could-not-load", "Could not load"))
+    links.append(("plots", "Plots"))
+    return "<nav>" + "".join(f'<a href="#{a}">{_text(t)}</a>' for a, t in links) + "</nav>"
+
+
+def _heading(anchor: str, title: str) -> str:
+    return f'<h2 id="{anchor}">{_text(title)}</h2>'
+
+
+def _states_text(summary: pd.DataFrame) -> pd.Series:
+    """Per cluster, its pods not running by state: ``2 provisioning, 1 exited`` (or ``–``)."""
+    text = pd.Series("", index=summary.index, dtype="object")
+    states = [s.lower() for s in POD_STATES if s != "RUNNING"]
+    for state, column in [*((s, f"pods_{s}") for s in states), ("other", "pods_other_status")]:
+        counts = summary[column].fillna(0).astype(int)
+        piece = counts.astype(str) + f" {state}"
+        joined = text.where(text == "", text + ", ") + piece
+        text = text.where(counts == 0, joined)
+    return text.where(text != "", "–")
+
+
+def _clusters(r: _Report) -> str:
+    summary = r.findings.summary.sort_values("cost_per_hour", ascending=False, kind="stable")
+    summary = summary.assign(not_running=_states_text(summary))
+    return _heading("clusters", "Clusters") + _table(
+        summary,
+        _columns(
+            ("cluster_id", "cluster", "text"),
+            ("pods", "pods", "int"),
+            ("pods_running", "running", "int"),
+            ("not_running", "not running", "text"),
+            ("running_without_metrics", "running, no metrics", "int"),
+            ("gpus", "GPUs", "int"),
+            ("cost_per_hour", "USD/h", "usd"),
+            ("gpu_util_mean", "GPU util %", "pct"),
+            ("gpu_util_cost_weighted", "cost-weighted GPU util %", "pct"),
+            ("idle_pods", "idle pods", "int"),
+            ("idle_cost_per_hour", "idle USD/h", "usd"),
+            ("idle_share", "idle share of GPU spend", "share"),
+            ("unused_cost_per_hour", "unused-capacity USD/h", "usd"),
+            ("stragglers", "stragglers", "int"),
+        ),
+        "No pods.",
+    )
+
+
+def _idle(r: _Report) -> str:
+    return (
+        _heading("idle", "Idle pods")
+        + _table(
+            r.findings.idle,
+            _columns(
+                ("cluster_id", "cluster", "text"),
+                ("name", "pod", "text"),
+                ("pod_id", "pod id", "text"),
+                ("rank", "rank", "int"),
+                ("gpu_type", "GPU type", "text"),
+                ("gpu_count", "GPUs", "int"),
+                ("gpu_util_mean", "GPU util %", "pct"),
+                ("gpu_util_max", "busiest GPU %", "pct"),
+                ("wasted_cost_per_hour", "idle USD/h", "usd"),
+                ("uptime_s", "uptime", "duration"),
+                ("cost_so_far", "cost so far, USD", "usd"),
+            ),
+            "No idle GPU pods.",
+        )
+        + _note(
+            "Uptime: since the pod's container last started. Cost so far: uptime × USD per "
+            "hour, a lower bound if the container restarted."
+        )
+    )
+
+
+def _stragglers(r: _Report) -> str:
+    return _heading("stragglers", "Straggling ranks") + _table(
+        r.findings.stragglers,
+        _columns(
+            ("cluster_id", "cluster", "text"),
+            ("rank", "rank", "int"),
+            ("name", "pod", "text"),
+            ("pod_id", "pod id", "text"),
+            ("gpu_util_mean", "GPU util %", "pct"),
+            ("cluster_median", "cluster median %", "pct"),
+            ("deficit", "points below median", "pct"),
+            ("robust_z", "robust z", "num"),
+        ),
+        "No straggling ranks.",
+    )
+
+
+def _gpu_types(r: _Report) -> str:
+    return (
+        _heading("gpu-types", "Cost by GPU type")
+        + _note(
+            "Every column of a row describes the same pods: the running GPU pods of that "
+            "type that report utilization (pods without metrics are in their own table)."
+        )
+        + _table(
+            r.findings.by_gpu,
+            _columns(
+                ("gpu_type", "GPU type", "text"),
+                ("pods", "pods", "int"),
+                ("gpus", "GPUs", "int"),
+                ("cost_per_hour", "USD/h", "usd"),
+                ("list_cost_per_gpu_hour", "USD per GPU-hour", "usd"),
+                ("gpu_util_mean", "GPU util %", "pct"),
+                ("utilized_gpus", "GPUs' worth of work", "num"),
+                ("cost_per_utilized_gpu_hour", "USD per utilized GPU-hour", "usd"),
+            ),
+            "No running GPU pod reports utilization.",
+        )
+        + _note(
+            "USD per utilized GPU-hour: USD/h over GPUs' worth of work (GPUs × utilization), "
+            "what one GPU-hour of actual work costs; idle GPUs push it above the list price."
+        )
+    )
+
+
+_POD_COLUMNS: Final = (
+    ("cluster_id", "cluster", "text"),
+    ("name", "pod", "text"),
+    ("pod_id", "pod id", "text"),
+    ("rank", "rank", "int"),
+    ("status", "status", "text"),
+    ("gpu_type", "GPU type", "text"),
+    ("gpu_count", "GPUs", "int"),
+    ("cost", "USD/h", "usd"),
+)
+
+
+def _no_metrics(r: _Report) -> str:
+    return _heading("no-metrics", "Running pods without metrics") + _table(
+        r.findings.silent, _columns(*_POD_COLUMNS), "Every running pod reports metrics."
+    )
+
+
+def _not_running(r: _Report) -> str:
+    return _heading("not-running", "Pods not running") + _table(
+        r.findings.not_running, _columns(*_POD_COLUMNS), "Every pod is running."
+    )
+
+
+def _could_not_load(r: _Report) -> str:
+    failed = r.findings.failed
+    if not failed:
+        return ""
+    frame = pd.DataFrame({"cluster_id": list(failed), "reason": list(failed.values())})
+    return (
+        _heading("could-not-load", "Could not load")
+        + _note("These clusters are missing from every figure and table of this report.")
+        + _table(frame, _columns(("cluster_id", "cluster", "text"), ("reason", "why", "text")), "")
+    )
+
+
+#: The sections before the plots, in page order.
+TEXT_SECTIONS: Final[tuple[_Section, ...]] = (
+    _header,
+    _headline,
+    _headline_cards,
+    _notes,
+    _nav,
+    _could_not_load,
+    _clusters,
+    _idle,
+    _stragglers,
+    _gpu_types,
+    _no_metrics,
+    _not_running,
+)
