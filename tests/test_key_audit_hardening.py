@@ -167,3 +167,27 @@ def test_a_file_is_audited_one_line_at_a_time(tmp_path: Path) -> None:
     entries = iter_audit(path)
     assert next(entries).status == "ok"  # a generator: nothing read beyond what is asked
     assert [e.line_no for e in entries] == [2, 3]
+
+
+def test_the_digest_table_remembers_every_first_position_as_it_grows() -> None:
+    import hashlib
+
+    from ccanalytics.keys._seen import _DigestTable
+
+    table = _DigestTable(capacity=8)
+    digests = [hashlib.sha256(str(i).encode()).digest()[:16] for i in range(50_000)]
+    assert all(table.setdefault(d, i) == i for i, d in enumerate(digests))
+    assert all(table.setdefault(d, -1) == i for i, d in enumerate(digests))
+    # 16 digest bytes and 8 position bytes a slot, at most half full after growing.
+    held = len(table._digests) + table._positions.itemsize * len(table._positions)
+    assert held <= 50_000 * 2 * 2 * 24
+
+
+def test_duplicates_name_the_first_line_without_a_source_name() -> None:
+    from ccanalytics.keys._seen import Duplicates
+
+    plain = parse_authorized_key(ED25519)
+    assert plain.public_key is not None
+    seen = Duplicates()
+    assert seen.earlier(plain, 1) is None
+    assert seen.earlier(plain, 2) == "line 1"

@@ -207,6 +207,14 @@ def test_certificate_fingerprint_is_the_certified_keys(keys: Keys) -> None:
     assert cert.bits == plain.bits == 256
 
 
+def test_a_certificate_and_its_plain_key_are_not_duplicates(keys: Keys) -> None:
+    cert, plain = keys.line("cert_ed25519_by_ed25519"), keys.line("ed25519")
+    assert parse_authorized_key(cert).fingerprint == parse_authorized_key(plain).fingerprint
+    entries = audit_lines([cert, plain, cert])
+    assert not any("Duplicate" in p for e in entries[:2] for p in e.problems)
+    assert entries[2].problems[-1] == "Duplicate key: the same key is already on line 1."
+
+
 def test_certificate_fields_are_parsed(keys: Keys) -> None:
     cert = parse_authorized_key(keys.line("cert_ed25519_by_ed25519")).certificate
     assert cert is not None

@@ -7,12 +7,15 @@ and OpenSSH on the pods (``key_valid``: the key material as ``sshd`` reads it).
 - ``_audit``: auditing (``audit_keys``, ``audit_lines``, ``parse_authorized_key``),
   entry by entry, with duplicates found across sources;
 - ``_replace``: replacing the account's keys (``normalize_key_lines``, ``diff_ssh_keys``);
-- ``_line``: one authorized_keys line (options, key, comment, problems);
+- ``_line``: one authorized_keys line (key, comment, problems); ``_options``: sshd's
+  options in front of it;
 - ``_reasons``: why a line is refused, in words that never quote a secret;
-- ``_source``: paths, text, bytes and lines read into entries;
+- ``_source``: paths, text, bytes and lines read into entries, line by line;
+- ``_seen``: the keys already seen, for duplicates (16 digest bytes a key);
 - ``_sshbuf``, ``_sshwire``, ``_sshsig``: the SSH wire format, key blobs and curve checks;
 - ``_api_rule``: the spec's key pattern, as the server's validator judges it;
-- ``_cli``: the ``audit-keys`` command (no pandas: it must start fast).
+- ``_cli``: the ``audit-keys`` command (no pandas: it must start fast), ``_output``
+  its table, CSV and JSON writers.
 
 It imports only the standard library and :mod:`ccanalytics.errors` (pandas inside
 ``audit_keys``); the API client imports ``_api_rule`` from here, never the reverse.

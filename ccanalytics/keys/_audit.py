@@ -21,7 +21,6 @@ called, so the command line (``_cli``) stays fast.
 
 from __future__ import annotations
 
-import binascii
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 # Re-exported: a public constant of this module before the split.
 from ccanalytics.keys._line import RECOMMENDED_RSA_BITS as RECOMMENDED_RSA_BITS
 from ccanalytics.keys._line import AuthorizedKey, Status, _judge_line
+from ccanalytics.keys._seen import Duplicates
 from ccanalytics.keys._source import (
     _RFC4716_BEGIN,
     KeySource,
@@ -151,43 +151,6 @@ def audit_lines(source: KeySource) -> list[AuditEntry]:
     (same type and fingerprint) get a warning naming the first line.
     """
     return list(iter_audit(source))
-
-
-class Duplicates:
-    """Where each key was first seen, across every source of one audit.
-
-    A key is its fingerprint's 32 digest bytes (with the type, for certificates,
-    which share their plain key's fingerprint), mapped to one int: not an entry, so
-    200,000 keys hold about 30 MB however long their lines.
-    """
-
-    __slots__ = ("_first", "_names")
-
-    def __init__(self) -> None:
-        self._first: dict[bytes, int] = {}
-        self._names: list[str | None] = []
-
-    def begin(self, name: str | None) -> None:
-        """The entries noted from now on come from the source called ``name``."""
-        self._names.append(name)
-
-    def earlier(self, key: AuthorizedKey, line_no: int) -> str | None:
-        """Where ``key`` was seen before (``line 3`` or ``line 3 of NAME``), if it was."""
-        if key.public_key is None or key.fingerprint is None:
-            return None
-        ident = binascii.a2b_base64(key.fingerprint[7:] + "=")
-        if key.public_key.certificate is not None:
-            ident += key.public_key.key_type.encode()
-        if not self._names:
-            self._names.append(None)
-        here = (len(self._names) - 1) << 40 | line_no
-        first = self._first.setdefault(ident, here)
-        if first == here:
-            return None
-        source, first_line = first >> 40, first & (1 << 40) - 1
-        if source == len(self._names) - 1 or self._names[source] is None:
-            return f"line {first_line}"
-        return f"line {first_line} of {self._names[source]}"
 
 
 def iter_audit(

@@ -17,13 +17,13 @@ from functools import lru_cache
 from typing import Literal, TypeAlias
 
 from ccanalytics.keys._api_rule import ECMA_WHITESPACE, matches_api_pattern
+from ccanalytics.keys._options import advance_past_options, parse_options
 from ccanalytics.keys._reasons import (
     BOTH_REJECT,
     REJECT,
     Reason,
     api_reasons,
     described_word,
-    shown_option,
 )
 from ccanalytics.keys._sshwire import (
     KEY_TYPE_NAMES,
@@ -114,38 +114,6 @@ class _Findings:
 # --------------------------------------------------------------------------- one line
 
 _ECMA_SPACE = frozenset(ECMA_WHITESPACE)
-_OPTION_NAME = re.compile(r"[A-Za-z0-9-]*")
-_OPTION_FLAGS = frozenset(
-    [
-        "restrict",
-        "cert-authority",
-        *(
-            prefix + flag
-            for flag in (
-                "port-forwarding",
-                "agent-forwarding",
-                "x11-forwarding",
-                "touch-required",
-                "verify-required",
-                "pty",
-                "user-rc",
-            )
-            for prefix in ("", "no-")
-        ),
-    ]
-)
-_OPTION_VALUES = frozenset(
-    (
-        "command",
-        "principals",
-        "environment",
-        "from",
-        "expiry-time",
-        "permitopen",
-        "permitlisten",
-        "tunnel",
-    )
-)
 
 
 def _strcspn(text: str, start: int = 0) -> int:
@@ -156,7 +124,7 @@ def _strcspn(text: str, start: int = 0) -> int:
     return space if tab == -1 else min(space, tab)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=1024)
 def _read_key(type_name: str, key_text: str) -> PublicKey | KeyFormatError:
     """``read_public_key``, remembered: files repeat the same keys with other comments."""
     try:
@@ -188,55 +156,6 @@ def _sshkey_read(text: str) -> _Read:
     end = _strcspn(rest)
     comment = rest[end:].lstrip(" \t").rstrip() or None
     return _Read(type_token, rest[:end], comment, _read_key(type_token, rest[:end]))
-
-
-def _advance_past_options(text: str) -> int | None:
-    """``sshkey_advance_past_options``: end of the options, or None for an open quote."""
-    quoted = False
-    i, n = 0, len(text)
-    while i < n and (quoted or text[i] not in " \t"):
-        if text[i] == "\\" and text[i + 1 : i + 2] == '"':
-            i += 1
-        elif text[i] == '"':
-            quoted = not quoted
-        i += 1
-    return None if quoted else i
-
-
-def _parse_options(text: str) -> tuple[list[tuple[str, str | None]], str | None]:
-    """``sshauthopt_parse``'s syntax: the options, and why sshd would refuse them."""
-    options: list[tuple[str, str | None]] = []
-    i, n = 0, len(text)
-    while i < n:
-        match = _OPTION_NAME.match(text, i)
-        assert match is not None
-        name = match.group()
-        i = match.end()
-        value = None
-        if i < n and text[i] == "=":
-            if i + 1 >= n or text[i + 1] != '"':
-                return options, "an option value is not in double quotes"
-            j = i + 2
-            chars = []
-            while j < n and text[j] != '"':
-                if text[j] == "\\" and text[j + 1 : j + 2] == '"':
-                    j += 1
-                chars.append(text[j])
-                j += 1
-            if j >= n:
-                return options, "an option value has no closing quote"
-            value, i = "".join(chars), j + 1
-        known = _OPTION_VALUES if value is not None else _OPTION_FLAGS
-        if name.lower() not in known:
-            word = re.match(r"[^,=]*", text[match.start() :])
-            assert word is not None  # the whole word, not a quotable fragment of a token
-            return options, f"the option{shown_option(word.group())} is not one sshd knows"
-        options.append((name, value))
-        if i < n:
-            if text[i] != ",":
-                return options, "the options are not separated by commas"
-            i += 1
-    return options, None
 
 
 def _key_advice(found: _Findings, key: PublicKey) -> None:
@@ -284,13 +203,13 @@ def _read_line(view: str) -> _LineRead:
     first = _sshkey_read(view)
     if isinstance(first.result, PublicKey):
         return _LineRead(first)
-    end = _advance_past_options(view)
+    end = advance_past_options(view)
     if end is None:
         return _LineRead(first, options_error="an option has an unterminated double quote")
     second = _sshkey_read(view[end:].lstrip(" \t"))
     # Options explain the line if a key follows them, or if no key type led the line.
     if isinstance(second.result, PublicKey) or (first.type_token is None and second.type_token):
-        options, error = _parse_options(view[:end])
+        options, error = parse_options(view[:end])
         return _LineRead(second, tuple(options), error, True)
     return _LineRead(first)
 
@@ -322,26 +241,14 @@ _CONSEQUENCES = {"type": {"no-key"}, "path": {"no-key", "type"}}
 
 
 def _judge_line(text: str) -> AuthorizedKey:
-    """Judge a single authorized_keys line (any ``str``)."""
+    """Judge a single authorized_keys line (any ``str``): read it, find faults, build."""
     api_valid = matches_api_pattern(text)
     view, truncated = _openssh_view(text)
     line = _read_line(view)
-    read = line.read
-    key = read.result if isinstance(read.result, PublicKey) else None
-    refusal = None
-    if key is not None and text.lstrip(" \t").startswith("\ufeff"):
-        key = None  # sshd sees the mark's bytes glued to the key type
-        refusal = _Refusal(
-            "bom",
-            "OpenSSH would refuse this key: the byte order mark hides its type.",
-            "it starts with an invisible byte order mark (U+FEFF), as some Windows editors"
-            " write, which also hides the key type from OpenSSH",
-        )
-    elif key is None and (line.options_error is None or line.has_options):
-        refusal = _key_problem(view, read)
+    key, refusal = _openssh_verdict(text, view, line)
+    found = _Findings()
     api = [] if api_valid else api_reasons(text, line.has_options)
     api_messages, refusal_message = _one_message_per_fault(api, refusal)
-    found = _Findings()
     for message in api_messages:
         found.error(message)
     if truncated:
@@ -350,14 +257,8 @@ def _judge_line(text: str) -> AuthorizedKey:
         found.error(f"sshd will ignore this line: {line.options_error}.")
     if refusal_message is not None:
         found.error(refusal_message)
-    if key is not None:
-        _key_advice(found, key)
-        if read.type_token is not None and read.type_token != key.key_type:
-            found.warning(f"OpenSSH writes this key type as {key.key_type}, not {read.type_token}.")
-    stripped = text.rstrip("\r\n")
-    ends_blank = stripped and (stripped[-1].isspace() or stripped[-1] in _ECMA_SPACE)
-    if ends_blank and read.key_token is not None:  # no key: that is the problem, not the blank
-        found.warning("The line ends with whitespace, which the API keeps in the comment.")
+    _advice(found, text, line.read, key)
+    read = line.read
     return AuthorizedKey(
         line=text,
         options=line.options,
@@ -371,6 +272,37 @@ def _judge_line(text: str) -> AuthorizedKey:
         status=found.status,
         public_key=key,
     )
+
+
+def _openssh_verdict(
+    text: str, view: str, line: _LineRead
+) -> tuple[PublicKey | None, _Refusal | None]:
+    """The key sshd would accept on the line, or why it refuses the line."""
+    read = line.read
+    key = read.result if isinstance(read.result, PublicKey) else None
+    if key is not None and text.lstrip(" \t").startswith("\ufeff"):
+        # sshd sees the mark's bytes glued to the key type.
+        return None, _Refusal(
+            "bom",
+            "OpenSSH would refuse this key: the byte order mark hides its type.",
+            "it starts with an invisible byte order mark (U+FEFF), as some Windows editors"
+            " write, which also hides the key type from OpenSSH",
+        )
+    if key is None and (line.options_error is None or line.has_options):
+        return None, _key_problem(view, read)
+    return key, None
+
+
+def _advice(found: _Findings, text: str, read: _Read, key: PublicKey | None) -> None:
+    """Warnings on a line sshd accepts: the key itself, its type's spelling, a blank end."""
+    if key is not None:
+        _key_advice(found, key)
+        if read.type_token is not None and read.type_token != key.key_type:
+            found.warning(f"OpenSSH writes this key type as {key.key_type}, not {read.type_token}.")
+    stripped = text.rstrip("\r\n")
+    ends_blank = stripped and (stripped[-1].isspace() or stripped[-1] in _ECMA_SPACE)
+    if ends_blank and read.key_token is not None:  # no key: that is the problem, not the blank
+        found.warning("The line ends with whitespace, which the API keeps in the comment.")
 
 
 def _one_message_per_fault(

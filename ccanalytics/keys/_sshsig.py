@@ -303,62 +303,74 @@ def _verify_signature(ca: _Material, signature: bytes, data: bytes) -> str:
     """``sshkey_verify`` with the CA key; returns the signature type or raises."""
     reader = _Reader(signature)
     sig_type = reader.cstring("signature type").decode("latin-1")
-    plain_name = canonical_type_name(ca.kind, False, ca.curve)
     if ca.kind == "rsa":
-        hash_name = _RSA_SIGNATURE_HASHES.get(sig_type)
-        if hash_name is None:
-            raise _bad_signature("its type does not match the RSA CA key")
-        raw = reader.string("RSA signature")
-        reader.finish("signature")
-        e, n = ca.ints
-        size = (n.bit_length() + 7) // 8
-        value = int.from_bytes(raw, "big")
-        digest_info = _DIGEST_INFO[hash_name] + hashlib.new(hash_name, data).digest()
-        padding = size - 3 - len(digest_info)
-        if (
-            len(raw) > size
-            or n <= e
-            or (n.bit_length() > 3072 and e.bit_length() > 64)
-            or value >= n
-            or padding < 8
-        ):
-            raise _bad_signature("it does not fit the RSA CA key")
-        expected = b"\x00\x01" + b"\xff" * padding + b"\x00" + digest_info
-        if pow(value, e, n).to_bytes(size, "big") != expected:
-            raise _bad_signature("it does not verify")
+        _verify_rsa(ca, sig_type, reader, data)
         return sig_type
+    plain_name = canonical_type_name(ca.kind, False, ca.curve)
     if sig_type != plain_name:
         raise _bad_signature(f"its type does not match the {plain_name} CA key")
-    if ca.kind == "ed25519":
-        raw = reader.string("ed25519 signature")
-        reader.finish("signature")
-        ok = _ed25519_verify(ca.ed25519, raw, data)
-    elif ca.kind == "ed25519-sk":
-        raw = reader.string("ed25519 signature")
-        flags = reader.uint(1, "security-key flags")
-        counter = reader.uint(4, "security-key counter")
-        reader.finish("signature")
-        message = _sk_message(ca, flags, counter, data)
-        ok = _ed25519_verify(ca.ed25519, raw, message)
+    if ca.kind in ("ed25519", "ed25519-sk"):
+        ok = _verify_ed25519(ca, reader, data)
     elif ca.kind in ("ecdsa", "ecdsa-sk"):
-        assert ca.curve is not None
-        assert ca.point is not None
-        inner = _Reader(reader.string("ECDSA signature"))
-        if ca.kind == "ecdsa-sk":
-            flags = reader.uint(1, "security-key flags")
-            counter = reader.uint(4, "security-key counter")
-            digest = hashlib.sha256(_sk_message(ca, flags, counter, data)).digest()
-        else:
-            digest = hashlib.new(_CURVES[ca.curve].hash_name, data).digest()
-        reader.finish("signature")
-        r, s = inner.mpint("ECDSA signature r"), inner.mpint("ECDSA signature s")
-        inner.finish("ECDSA signature")
-        ok = _ecdsa_verify(_CURVES[ca.curve], ca.point, r, s, digest)
+        ok = _verify_ecdsa(ca, reader, data)
     else:
         ok = _dsa_verify(ca.ints, reader, data)
     if not ok:
         raise _bad_signature("it does not verify")
     return sig_type
+
+
+def _verify_rsa(ca: _Material, sig_type: str, reader: _Reader, data: bytes) -> None:
+    """RSA PKCS#1 v1.5 with the hash the signature type names, or raise."""
+    hash_name = _RSA_SIGNATURE_HASHES.get(sig_type)
+    if hash_name is None:
+        raise _bad_signature("its type does not match the RSA CA key")
+    raw = reader.string("RSA signature")
+    reader.finish("signature")
+    e, n = ca.ints
+    size = (n.bit_length() + 7) // 8
+    value = int.from_bytes(raw, "big")
+    digest_info = _DIGEST_INFO[hash_name] + hashlib.new(hash_name, data).digest()
+    padding = size - 3 - len(digest_info)
+    if (
+        len(raw) > size
+        or n <= e
+        or (n.bit_length() > 3072 and e.bit_length() > 64)
+        or value >= n
+        or padding < 8
+    ):
+        raise _bad_signature("it does not fit the RSA CA key")
+    expected = b"\x00\x01" + b"\xff" * padding + b"\x00" + digest_info
+    if pow(value, e, n).to_bytes(size, "big") != expected:
+        raise _bad_signature("it does not verify")
+
+
+def _verify_ed25519(ca: _Material, reader: _Reader, data: bytes) -> bool:
+    """Ed25519, over the data or (security keys) over the authenticator's message."""
+    raw = reader.string("ed25519 signature")
+    if ca.kind == "ed25519-sk":
+        flags = reader.uint(1, "security-key flags")
+        counter = reader.uint(4, "security-key counter")
+        data = _sk_message(ca, flags, counter, data)
+    reader.finish("signature")
+    return _ed25519_verify(ca.ed25519, raw, data)
+
+
+def _verify_ecdsa(ca: _Material, reader: _Reader, data: bytes) -> bool:
+    """ECDSA on the CA's curve (security keys: over the authenticator's message)."""
+    assert ca.curve is not None
+    assert ca.point is not None
+    inner = _Reader(reader.string("ECDSA signature"))
+    if ca.kind == "ecdsa-sk":
+        flags = reader.uint(1, "security-key flags")
+        counter = reader.uint(4, "security-key counter")
+        digest = hashlib.sha256(_sk_message(ca, flags, counter, data)).digest()
+    else:
+        digest = hashlib.new(_CURVES[ca.curve].hash_name, data).digest()
+    reader.finish("signature")
+    r, s = inner.mpint("ECDSA signature r"), inner.mpint("ECDSA signature s")
+    inner.finish("ECDSA signature")
+    return _ecdsa_verify(_CURVES[ca.curve], ca.point, r, s, digest)
 
 
 def _sk_message(ca: _Material, flags: int, counter: int, data: bytes) -> bytes:

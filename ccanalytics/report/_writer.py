@@ -151,9 +151,7 @@ def render_report(
     return _render(_Report(pods, gpus, findings, title, generated_at, cluster_ids, max_rank_plots))
 
 
-def _render(
-    report: _Report, window_html: str = "", sections: Sequence[_Section] = SECTIONS
-) -> str:
+def _render(report: _Report, window_html: str = "", sections: Sequence[_Section] = SECTIONS) -> str:
     """The page: each section in order (an empty one is left out), then the footer.
 
     ``window_html``: the "over the last ..." section from a history store
