@@ -60,14 +60,19 @@ def interleaved(fns: dict[str, Callable[[], Any]], repeat: int) -> dict[str, flo
 
 
 def child_peak_rss_mb(code: str) -> float:
-    """Peak RSS, in MB, of a fresh ``python -c code`` (imports included)."""
+    """Peak RSS, in MB, of a fresh ``python -c code`` (imports included).
+
+    Read from the child's own ``VmHWM`` in /proc: ``ru_maxrss`` survives fork and exec
+    on Linux, so a child of a large benchmark process would report its parent's peak.
+    """
     probe = (
         code
-        + "\nimport resource, sys"
-        + "\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)"
+        + "\nimport sys"
+        + "\nhwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]"
+        + "\nprint(hwm.split()[1], file=sys.stderr)"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    return int(done.stderr.strip().splitlines()[-1]) / 1024  # Linux: ru_maxrss is in KiB
+    return int(done.stderr.strip().splitlines()[-1]) / 1024  # VmHWM is in kB
 
 
 def verdict(holds: bool) -> str:

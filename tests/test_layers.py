@@ -89,7 +89,9 @@ def test_no_module_imports_a_higher_layer() -> None:
     assert not back_edges, "imports against the layers:\n" + "\n".join(back_edges)
 
 
-@pytest.mark.parametrize("package", ["api", "frames", "keys", "plots", "report", "sandbox", "cli"])
+@pytest.mark.parametrize(
+    "package", ["api", "frames", "keys", "plots", "report", "sandbox", "history", "cli"]
+)
 def test_each_subpackage_says_what_it_holds_and_may_import(package: str) -> None:
     doc = ast.get_docstring(ast.parse((PACKAGE / package / "__init__.py").read_text()))
     assert doc and "import" in doc, f"{package}/__init__.py should say what it may import"
