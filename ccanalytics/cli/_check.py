@@ -20,49 +20,22 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from ccanalytics.cli._common import EXIT_FAILURE, EXIT_OK, Formatter
+from ccanalytics.cli._common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    Formatter,
+    duration,
+    non_negative_float,
+    non_negative_int,
+)
 
-__all__ = ["EXIT_BREACHED", "STATE_FILE", "add_parser", "parse_duration", "run"]
+__all__ = ["EXIT_BREACHED", "STATE_FILE", "add_parser", "run"]
 
 EXIT_BREACHED = 3
 #: The file in the store's folder that remembers each check's last state.
 STATE_FILE = "check-state.json"
 #: Seconds to wait for the notification endpoint.
 NOTIFY_TIMEOUT = 10.0
-
-
-def parse_duration(text: str) -> timedelta:
-    """``"1h"``, ``"30min"``, ``"24h"``, ``"2d"``, ``"90s"``: a positive duration."""
-    import pandas as pd
-
-    try:
-        span = pd.Timedelta(text.strip())
-    except (TypeError, ValueError):
-        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 1h, 30min, 2d)") from None
-    if pd.isna(span) or span <= pd.Timedelta(0):
-        raise argparse.ArgumentTypeError(f"the duration must be positive: {text!r}")
-    result: timedelta = span.to_pytimedelta()
-    return result
-
-
-def _non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value >= 0:  # also rejects NaN
-        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
-    return value
 
 
 def add_parser(sub: Any) -> None:
@@ -80,20 +53,20 @@ def add_parser(sub: Any) -> None:
     check.add_argument("--store", required=True, metavar="DIR", help="the history store")
     check.add_argument(
         "--window",
-        type=parse_duration,
+        type=duration,
         default=timedelta(hours=1),
         metavar="DURATION",
         help="how far back from the newest snapshot to judge (default: 1h)",
     )
     check.add_argument(
         "--max-idle-cost",
-        type=_non_negative_float,
+        type=non_negative_float,
         metavar="USD",
         help="breached when idle GPUs cost more than this in the window",
     )
     check.add_argument(
         "--max-stragglers",
-        type=_non_negative_int,
+        type=non_negative_int,
         metavar="N",
         help="breached when more than N ranks straggled in at least half of the snapshots",
     )

@@ -36,38 +36,16 @@ from ccanalytics.cli._common import (
     Formatter,
     add_api_options,
     api_client,
+    duration,
+    fraction,
+    positive_int,
 )
-from ccanalytics.cli._schedule import budget_refusal, parse_duration
+from ccanalytics.cli._schedule import budget_refusal
 
 if TYPE_CHECKING:
     from ccanalytics.history import CollectResult
 
 __all__ = ["add_parser", "run"]
-
-
-def _duration(text: str) -> float:
-    try:
-        return parse_duration(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
-def _share(text: str) -> float:
-    try:
-        share = float(text)
-    except ValueError:
-        share = -1.0
-    if not 0 < share <= 1:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: give a fraction above 0, at most 1 (0.5: half)"
-        )
-    return share
-
-
-def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of snapshots, at least 1")
-    return int(text)
 
 
 _DESCRIPTION = "\n\n".join(
@@ -97,14 +75,14 @@ def add_parser(sub: Any) -> None:
     collect.add_argument("cluster_ids", nargs="+", metavar="CLUSTER_ID")
     collect.add_argument("--store", required=True, metavar="DIR", help="the store's folder")
     collect.add_argument(
-        "--every", type=_duration, metavar="DURATION", help="repeat every DURATION (30s, 5m, 1h)"
+        "--every", type=duration, metavar="DURATION", help="repeat every DURATION (30s, 5m, 1h)"
     )
     collect.add_argument(
-        "--count", type=_positive, metavar="N", help="with --every: stop after N snapshots"
+        "--count", type=positive_int, metavar="N", help="with --every: stop after N snapshots"
     )
     collect.add_argument(
         "--budget-share",
-        type=_share,
+        type=fraction,
         default=0.5,
         metavar="FRACTION",
         help="share of each rate-limit window the loop may use (default: 0.5)",
@@ -184,7 +162,7 @@ def _loop(args: argparse.Namespace, client: Any) -> int:
     from ccanalytics.errors import CCAnalyticsError
     from ccanalytics.history._collect import append_snapshot, take_snapshot
 
-    every, count = float(args.every), args.count
+    every, count = args.every.total_seconds(), args.count
     judged = failed = False
     taken = 0
     start = time.monotonic()

@@ -12,7 +12,10 @@ import contextlib
 import math
 import os
 from collections.abc import Callable, Iterator, Sequence
+from datetime import timedelta
 from typing import Any, NoReturn
+
+from ccanalytics.cli._schedule import parse_duration
 
 __all__ = [
     "EXIT_FAILURE",
@@ -26,8 +29,13 @@ __all__ = [
     "add_api_options",
     "add_output_options",
     "api_client",
+    "duration",
+    "fraction",
+    "non_negative_float",
+    "non_negative_int",
     "non_negative_seconds",
     "output_format",
+    "percent",
     "port_number",
     "positive_int",
     "positive_seconds",
@@ -94,6 +102,46 @@ def positive_seconds(text: str) -> float:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, not {text}")
     return value
+
+
+def non_negative_float(text: str) -> float:
+    """A number, 0 or more (an amount of USD, say)."""
+    value = _number(text, float, "a number")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number, 0 or more, not {text}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """A whole number, 0 or more."""
+    value = int(_number(text, int, "a whole number"))
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number, 0 or more, not {value}")
+    return value
+
+
+def percent(text: str) -> float:
+    """A percentage from 0 to 100."""
+    value = _number(text, float, "a percentage")
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"expected a percentage from 0 to 100, not {text}")
+    return value
+
+
+def fraction(text: str) -> float:
+    """A share above 0 and at most 1 (0.5: half)."""
+    value = _number(text, float, "a fraction")
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction above 0, at most 1, not {text}")
+    return value
+
+
+def duration(text: str) -> timedelta:
+    """A positive duration: ``30s``, ``5m``/``5min``, ``1h``, ``2d`` or a sum like ``1h30m``."""
+    try:
+        return timedelta(seconds=parse_duration(text))
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def non_negative_seconds(text: str) -> float:

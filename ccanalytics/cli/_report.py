@@ -12,13 +12,15 @@ import argparse
 import sys
 from typing import Any
 
-from ccanalytics.cli._check import parse_duration
 from ccanalytics.cli._common import (
     EXIT_FAILURE,
     EXIT_OK,
     Formatter,
     add_api_options,
     api_client,
+    duration,
+    non_negative_int,
+    percent,
 )
 
 _EPILOG = """\
@@ -32,26 +34,6 @@ Example:
   ccanalytics report --sandbox --output report.html --csv frames/
   ccanalytics report cl-a cl-b -o /var/www/fleet.html --keep-going --idle-threshold 5
   ccanalytics report cl-a cl-b -o fleet.html --store /data/cc --window 24h"""
-
-
-def _percent(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"a percentage from 0 to 100, got {text}")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"0 or more, got {text}")
-    return value
 
 
 # The library's defaults, copied so that ``--help`` imports no pandas (a test checks
@@ -86,7 +68,7 @@ def add_parser(sub: Any) -> None:
     )
     report.add_argument(
         "--window",
-        type=parse_duration,
+        type=duration,
         metavar="DURATION",
         help="with --store: how far back from the newest snapshot (default: 24h)",
     )
@@ -97,14 +79,14 @@ def add_parser(sub: Any) -> None:
     )
     report.add_argument(
         "--idle-threshold",
-        type=_percent,
+        type=percent,
         default=DEFAULT_IDLE_THRESHOLD,
         metavar="PERCENT",
         help="a running GPU pod is idle when every GPU is below this (default: %(default)g)",
     )
     report.add_argument(
         "--max-rank-plots",
-        type=_count,
+        type=non_negative_int,
         default=MAX_RANK_PLOTS,
         metavar="N",
         help="clusters drawn rank by rank at most, those with findings first "

@@ -20,12 +20,12 @@ if TYPE_CHECKING:
 
 __all__ = ["budget_refusal", "format_duration", "parse_duration"]
 
-_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-_PART = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
+_UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+_PART = re.compile(r"(\d+(?:\.\d+)?)(min|[smhd])")
 
 
 def parse_duration(text: str) -> float:
-    """Seconds in ``30s``, ``5m``, ``1h``, ``1d`` or a sum like ``1h30m``; ValueError otherwise."""
+    """Seconds in ``30s``, ``5m`` (or ``5min``), ``1h``, ``1d`` or a sum like ``1h30m``; else ValueError."""
     spec = text.strip().lower()
     parts = _PART.findall(spec)
     if not spec or "".join(n + u for n, u in parts) != spec:
