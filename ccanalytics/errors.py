@@ -309,12 +309,20 @@ class FleetLoadError(CCAnalyticsError):
     def __init__(self, errors: Mapping[str, CCAnalyticsError], frame: Any) -> None:
         self.errors = dict(errors)
         self.frame = frame
-        loaded = frame["cluster_id"].nunique() if len(frame) else 0
-        lines = [f"{cid}: {err}" for cid, err in self.errors.items()]
         super().__init__(
-            f"{len(self.errors)} of {len(self.errors) + loaded} clusters failed to load "
-            "(the others are in .frame):\n  " + "\n  ".join(lines)
+            f"{self._headline()} (the others are in .frame):\n  " + "\n  ".join(self._lines())
         )
+
+    def _headline(self) -> str:
+        loaded = self.frame["cluster_id"].nunique() if len(self.frame) else 0
+        return f"{len(self.errors)} of {len(self.errors) + loaded} clusters failed to load"
+
+    def _lines(self) -> list[str]:
+        return [f"{cid}: {err}" for cid, err in self.errors.items()]
+
+    def describe(self) -> str:
+        """The message without its pointer to ``.frame``: for people who are not in Python."""
+        return f"{self._headline()}: " + "; ".join(self._lines())
 
 
 class StoreError(CCAnalyticsError):

@@ -321,3 +321,12 @@ def test_no_base_url_tells_a_cli_user_about_sandbox_and_the_variable(capsys, mon
     code, _, err = run(capsys, "pods", "cl-etl-cpu")
     assert code == 2
     assert "set CCANALYTICS_BASE_URL" in err and "--sandbox" in err and "base_url=" not in err
+
+
+def test_a_partly_failed_fleet_load_names_the_cluster_not_a_python_attribute(capsys) -> None:
+    code, out, err = run(capsys, "pods", "cl-infer-prod", "nope", "--sandbox")
+    assert code == 1
+    assert out == ""
+    assert err.startswith("ccanalytics pods: 1 of 2 clusters failed to load: nope: ")
+    assert ".frame" not in err
+    assert len(err.strip().splitlines()) == 1

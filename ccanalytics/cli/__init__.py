@@ -69,7 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return func(args)
-    except (ApiError, ApiConnectionError, FleetLoadError) as err:  # the API failed: 1
+    except FleetLoadError as err:  # some clusters failed: 1, in words for a shell user
+        print(f"ccanalytics {args.command}: {_one_line(err.describe())}", file=sys.stderr)
+        return EXIT_FAILURE
+    except (ApiError, ApiConnectionError) as err:  # the API failed: 1
         print(f"ccanalytics {args.command}: {_one_line(err)}", file=sys.stderr)
         return EXIT_FAILURE
     except (CCAnalyticsError, ValueError, OSError) as err:
@@ -80,5 +83,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _one_line(err: BaseException) -> str:
+def _one_line(err: BaseException | str) -> str:
     return " ".join(str(err).split()) or type(err).__name__
