@@ -58,7 +58,7 @@ from ccanalytics.history._layout import (
     temp_path,
 )
 from ccanalytics.history._schema import TABLES
-from ccanalytics.history._write import fsync_dir
+from ccanalytics.history._write import fsync_dir, write_synced
 
 __all__ = ["CompactResult", "StoreReport", "compact", "verify"]
 
@@ -187,10 +187,7 @@ def _compact_folder(folder: Path) -> tuple[int, int, int]:
     final = folder / data_file_name(_first_time(table))
     temp = temp_path(final)
     try:
-        with open(temp, "xb") as sink:
-            pq.write_table(table, sink)
-            sink.flush()
-            os.fsync(sink.fileno())
+        write_synced(table, temp)
         if pq.read_metadata(temp).num_rows != table.num_rows:
             raise StoreError(f"compaction wrote a short file {temp}; nothing was changed", temp)
         marker = _write_marker(folder, final.name, [f.name for f in files])  # 2.

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["append_frame", "fsync_dir", "write_atomically"]
+__all__ = ["append_frame", "fsync_dir", "write_atomically", "write_synced"]
 
 
 def fsync_dir(folder: Path) -> None:
@@ -42,6 +42,18 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def write_synced(table: pa.Table, path: Path) -> None:
+    """Write ``table`` as Parquet to the new file ``path`` and sync it to disk.
+
+    ``"xb"``: never over an existing file. The rename that publishes it is the
+    caller's, who may have more to do between the two (compaction writes its marker).
+    """
+    with open(path, "xb") as sink:
+        pq.write_table(table, sink)
+        sink.flush()
+        os.fsync(sink.fileno())
+
+
 def write_atomically(table: pa.Table, final: Path, *, durable_rename: bool = False) -> Path:
     """Write ``table`` as Parquet to ``final`` via a hidden temporary file and a rename.
 
@@ -55,10 +67,7 @@ def write_atomically(table: pa.Table, final: Path, *, durable_rename: bool = Fal
     final.parent.mkdir(parents=True, exist_ok=True)
     temp = temp_path(final)
     try:
-        with open(temp, "xb") as sink:
-            pq.write_table(table, sink)
-            sink.flush()
-            os.fsync(sink.fileno())
+        write_synced(table, temp)
         os.replace(temp, final)
     except BaseException:
         temp.unlink(missing_ok=True)
