@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from ccanalytics._files import write_atomic
 from ccanalytics.cli._common import (
     EXIT_FAILURE,
     EXIT_OK,
@@ -148,16 +147,8 @@ def _read_states(path: Path) -> dict[str, Any]:
 
 def _write_atomically(path: Path, states: dict[str, Any]) -> None:
     """Write ``states`` to ``path`` so a reader sees the old file or the new, never half."""
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(states, out, indent=2, sort_keys=True)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    text = json.dumps(states, indent=2, sort_keys=True)
+    write_atomic(path, lambda sink: sink.write(text.encode("utf-8")))
 
 
 def _post(url: str, text: str) -> bool:

@@ -46,6 +46,7 @@ from types import MappingProxyType
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
+from ccanalytics._files import fsync_dir
 from ccanalytics.errors import StoreError
 from ccanalytics.history._layout import (
     DATA_SUFFIX,
@@ -58,7 +59,7 @@ from ccanalytics.history._layout import (
     temp_path,
 )
 from ccanalytics.history._schema import TABLES
-from ccanalytics.history._write import fsync_dir, write_synced
+from ccanalytics.history._write import write_synced
 
 __all__ = ["CompactResult", "StoreReport", "compact", "verify"]
 

@@ -12,69 +12,41 @@ partition here.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-from ccanalytics.history._layout import data_file_name, partition_dir, temp_path
+from ccanalytics._files import write_atomic, write_new
+from ccanalytics.history._layout import data_file_name, partition_dir
 from ccanalytics.history._schema import to_arrow
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["append_frame", "fsync_dir", "write_atomically", "write_synced"]
-
-
-def fsync_dir(folder: Path) -> None:
-    """Make a rename durable (a no-op where folders cannot be opened, e.g. Windows)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+__all__ = ["append_frame", "write_atomically", "write_synced"]
 
 
 def write_synced(table: pa.Table, path: Path) -> None:
     """Write ``table`` as Parquet to the new file ``path`` and sync it to disk.
 
-    ``"xb"``: never over an existing file. The rename that publishes it is the
-    caller's, who may have more to do between the two (compaction writes its marker).
+    Never over an existing file. The rename that publishes it is the caller's, who may
+    have more to do between the two (compaction writes its marker).
     """
-    with open(path, "xb") as sink:
-        pq.write_table(table, sink)
-        sink.flush()
-        os.fsync(sink.fileno())
+    write_new(path, lambda sink: pq.write_table(table, sink))
 
 
 def write_atomically(table: pa.Table, final: Path, *, durable_rename: bool = False) -> Path:
-    """Write ``table`` as Parquet to ``final`` via a hidden temporary file and a rename.
+    """Write ``table`` as Parquet to ``final`` through :func:`ccanalytics._files.write_atomic`.
 
-    The content is on disk before the rename, so after a power cut the final name
-    holds the whole file or does not exist (that run is lost, nothing is torn).
-    ``durable_rename`` also syncs the folder, so the rename itself survives one (the
-    compaction's ordering relies on it; a collect can do without). If anything fails
-    (or is interrupted) before the rename, the temporary file is removed and ``final``
-    never exists; only a killed process leaves it behind, where readers ignore it.
+    ``durable_rename`` also syncs the folder, so the rename itself survives a power cut
+    (the compaction's ordering relies on it; a collect can do without).
     """
     final.parent.mkdir(parents=True, exist_ok=True)
-    temp = temp_path(final)
-    try:
-        write_synced(table, temp)
-        os.replace(temp, final)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    if durable_rename:
-        fsync_dir(final.parent)
-    return final
+    return write_atomic(
+        final, lambda sink: pq.write_table(table, sink), durable_rename=durable_rename
+    )
 
 
 def append_frame(store: Path, table: str, frame: pd.DataFrame) -> list[Path]:

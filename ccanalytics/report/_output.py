@@ -17,13 +17,13 @@ names, no ``[Errno N]`` prefixes.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from ccanalytics._files import write_atomic
 from ccanalytics.errors import CCAnalyticsError
 
 __all__ = [
@@ -118,26 +118,11 @@ def _check_csv_dir(
 def _write_atomic(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` over ``path`` (through a symlink, to its target) atomically.
 
-    A temporary file in the target's directory, then ``os.replace``: a run that dies
-    half-way leaves the previous file intact, never half a report.
+    :func:`ccanalytics._files.write_atomic`: a run that dies half-way leaves the
+    previous file intact, never half a report.
     """
     target = _resolve_file(path)
     try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        write_atomic(target, lambda sink: sink.write(text.encode("utf-8")))
     except OSError as err:
         raise ReportOutputError(f"cannot write {os.fspath(path)}: {_reason(err)}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        # mkstemp makes the file private (0600); a report is meant to be read.
-        mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except OSError as err:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise ReportOutputError(f"cannot write {os.fspath(path)}: {_reason(err)}") from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
