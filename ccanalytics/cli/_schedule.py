@@ -1,4 +1,4 @@
-"""A collector's schedule: durations like ``5m``, and whether a schedule fits the rate limits.
+"""A collector's schedule: whether a schedule fits the rate limits.
 
 A snapshot of ``n`` clusters costs ``n`` requests. Snapshots every ``I`` seconds put
 at most ``ceil(w / I)`` snapshots into any window of ``w`` seconds, so a schedule fits
@@ -11,40 +11,17 @@ that uses the same key (reports, notebooks, other collectors).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
+
+from ccanalytics._durations import format_duration, parse_duration
 
 if TYPE_CHECKING:
     from ccanalytics.api import RateLimitWindow
 
 __all__ = ["budget_refusal", "format_duration", "parse_duration"]
 
-_UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
-_PART = re.compile(r"(\d+(?:\.\d+)?)(min|[smhd])")
-
-
-def parse_duration(text: str) -> float:
-    """Seconds in ``30s``, ``5m`` (or ``5min``), ``1h``, ``1d`` or a sum like ``1h30m``; else ValueError."""
-    spec = text.strip().lower()
-    parts = _PART.findall(spec)
-    if not spec or "".join(n + u for n, u in parts) != spec:
-        raise ValueError(f"{text!r} is not a duration like 30s, 5m, 1h or 1h30m")
-    seconds = sum(float(n) * _UNITS[u] for n, u in parts)
-    if seconds <= 0:
-        raise ValueError(f"{text!r}: the interval must be longer than zero")
-    return seconds
-
-
-def format_duration(seconds: float) -> str:
-    """``87`` -> ``1m27s``; whole seconds, rounded up."""
-    left = math.ceil(seconds)
-    out: list[str] = []
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
-        if left >= size or (unit == "s" and not out):
-            out.append(f"{left // size}{unit}")
-            left %= size
-    return "".join(out)
+# Re-exported: the CLI and the library read durations with one parser.
 
 
 def _window_text(name: str, window: float) -> str:
