@@ -18,6 +18,8 @@ PACKAGE = Path(ccanalytics.__file__).parent
 LAYERS: dict[str, float] = {
     "errors": 0,
     "_lazy": 0,
+    "_files": 0,
+    "_durations": 0,
     "keys": 1,
     "api": 2,
     "models": 2.5,  # the public path kept for ``ccanalytics.models``: re-exports api

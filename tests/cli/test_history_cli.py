@@ -216,7 +216,7 @@ def test_the_loop_goes_on_after_a_failed_snapshot(
 
 
 def start_collector(store: Path, *extra: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
     return subprocess.Popen(
         [
             sys.executable,

@@ -30,7 +30,7 @@ from ccanalytics.api.models import Pod
 from ccanalytics.frames._build import GPU_COLUMNS, POD_COLUMNS, ColumnSpec, gpus_frame, pods_frame
 from ccanalytics.frames._columns import LOAD_COLUMNS
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 CLUSTER = "cl-llama70b"
 
 #: The columns fixed by the public API (API.md), in order.

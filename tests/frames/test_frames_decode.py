@@ -23,7 +23,7 @@ from ccanalytics.errors import MalformedResponseError
 from ccanalytics.frames import _decode
 from ccanalytics.frames._build import gpus_frame, listing_frames, pods_frame
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 FIXTURES = sorted(DATA.glob("listing_*.json"))
 SECRET = "hf_s3cr3tValueThatMustNotLeak"
 

@@ -18,7 +18,7 @@ import pytest
 
 from ccanalytics.frames._build import GPU_COLUMNS, POD_COLUMNS, gpus_frame, pods_frame
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 SPEC = DATA / "provider-openapi-v2.json"  # the published document, as recorded
 EXAMPLES = DATA / "listing_document_examples.json"
 FULL = DATA / "listing_document_full.json"

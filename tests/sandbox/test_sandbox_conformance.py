@@ -38,11 +38,11 @@ from ccanalytics.sandbox import (
     SimulatedClock,
 )
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 DOCUMENT_PATH = DATA / "provider-openapi-v2.json"
 #: Where the published document sits: beside the checkout (CI), or the team's share.
 PUBLISHED = [
-    Path(__file__).resolve().parents[2] / "shared/spec/provider-openapi-v2.json",
+    Path(__file__).resolve().parents[3] / "shared/spec/provider-openapi-v2.json",
     Path("/work/shared/spec/provider-openapi-v2.json"),
 ]
 DOC = json.loads(DOCUMENT_PATH.read_text())
