@@ -27,16 +27,20 @@ if TYPE_CHECKING:
     from ccanalytics.history._history import History
     from ccanalytics.history._maintenance import CompactResult, StoreReport, compact, verify
     from ccanalytics.history._schema import SCHEMA_VERSION
+    from ccanalytics.history._spend import PERIODS, SPEND_COLUMNS, period_bounds
     from ccanalytics.history._window import resolve_window
 
 __all__ = [
+    "PERIODS",
     "SCHEMA_VERSION",
+    "SPEND_COLUMNS",
     "CollectResult",
     "CompactResult",
     "History",
     "StoreReport",
     "collect",
     "compact",
+    "period_bounds",
     "resolve_window",
     "verify",
 ]
@@ -52,6 +56,9 @@ __getattr__, __dir__ = lazy_exports(
         "compact": "ccanalytics.history._maintenance",
         "verify": "ccanalytics.history._maintenance",
         "SCHEMA_VERSION": "ccanalytics.history._schema",
+        "PERIODS": "ccanalytics.history._spend",
+        "SPEND_COLUMNS": "ccanalytics.history._spend",
+        "period_bounds": "ccanalytics.history._spend",
         "resolve_window": "ccanalytics.history._window",
     },
 )
