@@ -1,13 +1,7 @@
 """Spend so far and projections (History.spend), against hand computations to the cent.
 
-The store, written by hand (history_helpers): November 2026 (the 1st is a Sunday, so
-ISO week 46 starts on Monday the 9th).
-
-- ``cl-a``: one pod at 2.50 USD/h, a snapshot every hour from Nov 1 00:00 to Nov 10
-  12:00, except a collection gap: nothing between Nov 4 23:00 and Nov 6 00:00. Its
-  median spacing is 1 h, so ``max_gap`` is 2 h: the 23:00 snapshot stands for 2 h and
-  Nov 5 01:00 to Nov 6 00:00 (23 h) is unobserved, never spend.
-- ``cl-b``: appears mid-month, one pod at 4.00 USD/h, hourly from Nov 8 06:00 to Nov 10 12:00.
+The store is ``budget_store`` (tests/history/budget_store.py): two clusters in
+November 2026, one with a collection gap, one appearing mid-month.
 """
 
 from __future__ import annotations
@@ -17,30 +11,11 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from history_helpers import pod_row, ts, write_store
+from budget_store import A_RATE, B_RATE
+from history_helpers import ts
 
 from ccanalytics import History
 from ccanalytics.history import period_bounds
-
-A_RATE, B_RATE = 2.50, 4.00
-
-
-def _hourly(start: str, end: str) -> list[pd.Timestamp]:
-    return list(pd.date_range(ts(start), ts(end), freq="1h"))
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("spend")
-    gap = (ts("2026-11-04T23:00"), ts("2026-11-06T00:00"))
-    a_times = [t for t in _hourly("2026-11-01", "2026-11-10T12:00") if not gap[0] < t < gap[1]]
-    rows = [pod_row("cl-a", t.isoformat(), "a-0", cost=A_RATE, gpu_util_mean=80.0) for t in a_times]
-    rows += [
-        pod_row("cl-b", t.isoformat(), "b-0", cost=B_RATE)
-        for t in _hourly("2026-11-08T06:00", "2026-11-10T12:00")
-    ]
-    write_store(folder, rows)
-    return folder
 
 
 def _row(frame: pd.DataFrame, cluster: str, period: str) -> Any:
@@ -60,8 +35,9 @@ def test_periods_are_utc_day_iso_week_and_calendar_month() -> None:
 
 
 def test_at_the_newest_snapshot_spend_and_projection_match_the_hand_computation(
-    store: Path,
+    budget_store: Path,
 ) -> None:
+    store = budget_store
     with History(store) as h:
         frame = h.spend()
     # now = the newest snapshot, Nov 10 12:00.
@@ -85,7 +61,8 @@ def test_at_the_newest_snapshot_spend_and_projection_match_the_hand_computation(
     assert round(_row(frame, "cl-b", "week")["projected"], 2) == 672.00  # 144 + 4 x 132
 
 
-def test_totals_are_the_sums_of_the_clusters(store: Path) -> None:
+def test_totals_are_the_sums_of_the_clusters(budget_store: Path) -> None:
+    store = budget_store
     with History(store) as h:
         totals = h.spend(by=None).set_index("period")
     assert round(totals.loc["month", "spent"], 2) == 728.50  # 512.50 + 216.00
@@ -112,8 +89,9 @@ def test_totals_are_the_sums_of_the_clusters(store: Path) -> None:
     ],
 )
 def test_projection_at_chosen_instants(
-    store: Path, at: str, cluster: str, spent: float, burn: float, projected: float
+    budget_store: Path, at: str, cluster: str, spent: float, burn: float, projected: float
 ) -> None:
+    store = budget_store
     with History(store) as h:
         row = _row(h.spend(at), cluster, "month")
     assert round(row["spent"], 2) == round(spent, 2)
@@ -121,7 +99,8 @@ def test_projection_at_chosen_instants(
     assert round(row["projected"], 2) == round(projected, 2)
 
 
-def test_a_cluster_not_yet_seen_is_not_projected(store: Path) -> None:
+def test_a_cluster_not_yet_seen_is_not_projected(budget_store: Path) -> None:
+    store = budget_store
     with History(store) as h:
         frame = h.spend("2026-11-07T00:00")
     assert set(frame["cluster_id"]) == {"cl-a"}
