@@ -47,7 +47,7 @@ __all__ = [
     "Alert",
     "AlertState",
     "Snooze",
-    "notify_changes",
+    "notify_on_change",
     "post_message",
     "read_state",
     "snooze",
@@ -156,25 +156,29 @@ def snooze(
 
 @dataclass(frozen=True)
 class Outcome:
-    """What :func:`notify_changes` did: keys posted, keys whose POST failed, snoozed keys."""
+    """What :func:`notify_on_change` did: keys posted, (key, reason) whose POST failed, keys snoozed."""
 
     sent: tuple[str, ...] = ()
-    failed: tuple[str, ...] = ()
+    failed: tuple[tuple[str, str], ...] = ()
     snoozed: tuple[str, ...] = ()
 
 
-def notify_changes(
+def notify_on_change(
     store: str | PathLike[str],
     alerts: Sequence[Alert],
     *,
     now: datetime | None = None,
-    post: Callable[[str, str], bool] | None = None,
+    post: Callable[[str, str], str | None] | None = None,
 ) -> Outcome:
-    """Post each alert whose state changed (see the module's rules), and remember it."""
+    """Post each alert whose state changed (see the module's rules), and remember it.
+
+    ``post(url, text)`` returns None when sent, else the reason it failed (default:
+    :func:`post_message`). An alert without a URL is remembered, never posted.
+    """
     moment = _aware(now) if now is not None else datetime.now(UTC)
     send = post if post is not None else post_message
     sent: list[str] = []
-    failed: list[str] = []
+    failed: list[tuple[str, str]] = []
     snoozed: list[str] = []
     with _locked(Path(store)) as (state, save):
         due = _due(state, alerts, moment, snoozed)
@@ -182,11 +186,13 @@ def notify_changes(
             return Outcome(snoozed=tuple(snoozed))
         save()  # the new states first: if they cannot be kept, nothing is sent
         for alert in due:
-            if alert.url is None or not send(alert.url, alert.text):
-                failed.append(alert.key)
+            reason = send(alert.url, alert.text) if alert.url is not None else None
+            if reason is not None:
+                failed.append((alert.key, reason))
                 continue
             state.alerts[alert.key]["notified"] = True
-            sent.append(alert.key)
+            if alert.url is not None:
+                sent.append(alert.key)
         save()
     return Outcome(tuple(sent), tuple(failed), tuple(snoozed))
 
@@ -226,8 +232,12 @@ def webhook_problem(url: str) -> str | None:
     return None if parsed.host else "the webhook URL has no host"
 
 
-def post_message(url: str, text: str, *, deadline: float = POST_DEADLINE) -> bool:
-    """POST ``{"text": text}`` (Slack-compatible) to ``url`` within ``deadline`` seconds in all."""
+def post_message(url: str, text: str, *, deadline: float = POST_DEADLINE) -> str | None:
+    """POST ``{"text": text}`` (Slack-compatible) to ``url`` within ``deadline`` seconds in all.
+
+    None when the receiver accepted it (2xx); else why not, in words that never quote
+    the URL (``"HTTP 500"``, ``"ConnectError"``, ``"no answer within 15 s"``).
+    """
     import asyncio
 
     import httpx
@@ -239,9 +249,13 @@ def post_message(url: str, text: str, *, deadline: float = POST_DEADLINE) -> boo
 
     try:
         asyncio.run(asyncio.wait_for(send(), timeout=deadline))
-    except (httpx.HTTPError, TimeoutError, OSError):
-        return False
-    return True
+    except httpx.HTTPStatusError as err:
+        return f"HTTP {err.response.status_code}"
+    except TimeoutError:
+        return f"no answer within {deadline:g} s"
+    except (httpx.HTTPError, OSError) as err:
+        return type(err).__name__
+    return None
 
 
 # --------------------------------------------------------------------------- the file

@@ -10,11 +10,12 @@ threshold, the span, and the three pods that cost most while idle in that span.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final
 
+from ccanalytics.history._alerts import Alert, Snooze
 from ccanalytics.history._policy import Policy, Rule, Threshold
 
 if TYPE_CHECKING:
@@ -53,15 +54,43 @@ class Judgement:
 
 @dataclass(frozen=True)
 class PolicyReport:
-    """Every judgement of a policy, and warnings (a glob matching no cluster)."""
+    """Every judgement of a policy, warnings (a glob matching no cluster), active snoozes."""
 
     judgements: tuple[Judgement, ...]
     warnings: tuple[str, ...]
     now: Any  #: pandas.Timestamp of the newest snapshot judged, or None for an empty store
+    #: judgement key -> the snooze silencing its rule now
+    snoozed: Mapping[str, Snooze] = field(default_factory=dict)
 
     @property
     def breaches(self) -> tuple[Judgement, ...]:
+        """The judgements over their limit, snoozed or not."""
         return tuple(j for j in self.judgements if j.breached)
+
+    @property
+    def unsnoozed_breaches(self) -> tuple[Judgement, ...]:
+        return tuple(j for j in self.breaches if j.key not in self.snoozed)
+
+    def with_snoozes(self, snoozed: Mapping[str, Snooze]) -> PolicyReport:
+        return replace(self, snoozed=dict(snoozed))
+
+    def lines(self, *, every: bool = False) -> list[str]:
+        """One sentence per breach (per judgement with ``every``), snoozed ones marked."""
+        chosen = self.judgements if every else self.breaches
+        return [
+            j.sentence + (f" ({self.snoozed[j.key].describe()})" if j.key in self.snoozed else "")
+            for j in chosen
+        ]
+
+    def alerts(self, policy: Policy, default_url: str | None = None) -> list[Alert]:
+        """Each judgement as an alert routed by its rule (else to ``default_url``)."""
+        found = []
+        for j in self.judgements:
+            rule = policy.rule(j.threshold.rule)
+            prefix = "ccanalytics check: " if j.breached else "ccanalytics check: fine again. "
+            url = rule.webhook() or default_url
+            found.append(Alert(j.key, j.breached, prefix + j.sentence, url, rule.name))
+        return found
 
 
 def judge_policy(policy: Policy, history: History, *, at: Any = None) -> PolicyReport:
@@ -135,9 +164,9 @@ def _share(value: float) -> str:
 
 
 def _duration(span: timedelta) -> str:
-    from ccanalytics._durations import format_duration
+    from ccanalytics._durations import describe_duration
 
-    return format_duration(span.total_seconds())
+    return describe_duration(span)
 
 
 def _number(column: pd.Series) -> float:

@@ -16,7 +16,7 @@ from ccanalytics.history import _alerts
 from ccanalytics.history._alerts import (
     STATE_FILE,
     Alert,
-    notify_changes,
+    notify_on_change,
     post_message,
     read_state,
     snooze,
@@ -35,11 +35,11 @@ class Receiver:
         self.sent: list[tuple[str, str]] = []
         self._lock = threading.Lock()
 
-    def __call__(self, url: str, text: str) -> bool:
+    def __call__(self, url: str, text: str) -> str | None:
         time.sleep(self.delay)
         with self._lock:
             self.sent.append((url, text))
-        return self.ok
+        return None if self.ok else "HTTP 500"
 
 
 def _alert(breached: bool, key: str = "rule/max_idle_cost@cl-a", rule: str = "rule") -> Alert:
@@ -49,7 +49,7 @@ def _alert(breached: bool, key: str = "rule/max_idle_cost@cl-a", rule: str = "ru
 def test_a_message_is_sent_only_when_the_state_changes(tmp_path: Path) -> None:
     post = Receiver()
     for breached in (False, True, True, True, False, False):
-        notify_changes(tmp_path, [_alert(breached)], now=T0, post=post)
+        notify_on_change(tmp_path, [_alert(breached)], now=T0, post=post)
     assert [text for _, text in post.sent] == ["breached", "fine again"]
     saved = json.loads((tmp_path / STATE_FILE).read_text())
     assert saved["alerts"]["rule/max_idle_cost@cl-a"]["state"] == "fine"
@@ -60,7 +60,9 @@ def test_overlapping_runs_send_one_message_for_one_change(tmp_path: Path) -> Non
     post = Receiver(delay=0.2)  # each POST slow enough for the runs to overlap
     runs = [
         threading.Thread(
-            target=notify_changes, args=(tmp_path, [_alert(True)]), kwargs={"now": T0, "post": post}
+            target=notify_on_change,
+            args=(tmp_path, [_alert(True)]),
+            kwargs={"now": T0, "post": post},
         )
         for _ in range(3)
     ]
@@ -76,7 +78,7 @@ def test_two_checks_keep_each_others_state(tmp_path: Path) -> None:
     a, b = _alert(True, key="a"), _alert(True, key="b")
     threads = [
         threading.Thread(
-            target=notify_changes, args=(tmp_path, [x]), kwargs={"now": T0, "post": post}
+            target=notify_on_change, args=(tmp_path, [x]), kwargs={"now": T0, "post": post}
         )
         for x in (a, b)
     ]
@@ -88,12 +90,12 @@ def test_two_checks_keep_each_others_state(tmp_path: Path) -> None:
 
 
 def test_a_failed_post_is_retried_by_the_next_run(tmp_path: Path) -> None:
-    notify_changes(tmp_path, [_alert(True)], now=T0, post=Receiver(ok=False))
+    notify_on_change(tmp_path, [_alert(True)], now=T0, post=Receiver(ok=False))
     assert read_state(tmp_path).alerts["rule/max_idle_cost@cl-a"]["notified"] is False
     post = Receiver()
-    outcome = notify_changes(tmp_path, [_alert(True)], now=T0, post=post)
+    outcome = notify_on_change(tmp_path, [_alert(True)], now=T0, post=post)
     assert outcome.sent == ("rule/max_idle_cost@cl-a",) and len(post.sent) == 1
-    notify_changes(tmp_path, [_alert(True)], now=T0, post=post)
+    notify_on_change(tmp_path, [_alert(True)], now=T0, post=post)
     assert len(post.sent) == 1
 
 
@@ -107,11 +109,11 @@ def test_a_state_that_cannot_be_saved_posts_nothing_and_never_twice(
     post = Receiver()
     for _ in range(3):
         with pytest.raises(StoreError, match="cannot save the alert state"):
-            notify_changes(tmp_path, [_alert(True)], now=T0, post=post)
+            notify_on_change(tmp_path, [_alert(True)], now=T0, post=post)
     assert post.sent == []
     monkeypatch.undo()
-    notify_changes(tmp_path, [_alert(True)], now=T0, post=post)
-    notify_changes(tmp_path, [_alert(True)], now=T0, post=post)
+    notify_on_change(tmp_path, [_alert(True)], now=T0, post=post)
+    notify_on_change(tmp_path, [_alert(True)], now=T0, post=post)
     assert len(post.sent) == 1
 
 
@@ -132,7 +134,7 @@ def test_a_foreign_or_corrupt_state_is_a_store_error_and_is_left_alone(
     (tmp_path / STATE_FILE).write_text(content)
     post = Receiver()
     with pytest.raises(StoreError, match="not an alert state ccanalytics wrote") as caught:
-        notify_changes(tmp_path, [_alert(True)], now=T0, post=post)
+        notify_on_change(tmp_path, [_alert(True)], now=T0, post=post)
     assert "\n" not in str(caught.value) and caught.value.path == tmp_path / STATE_FILE
     assert (tmp_path / STATE_FILE).read_text() == content
     assert post.sent == []
@@ -144,7 +146,7 @@ def test_version_1_state_files_still_read(tmp_path: Path) -> None:
     }
     (tmp_path / STATE_FILE).write_text(json.dumps(old))
     post = Receiver()
-    notify_changes(tmp_path, [_alert(True, key=next(iter(old)))], now=T0, post=post)
+    notify_on_change(tmp_path, [_alert(True, key=next(iter(old)))], now=T0, post=post)
     assert post.sent == []  # it was breached already: no change
 
 
@@ -154,11 +156,11 @@ def test_a_snoozed_rule_is_silent_until_its_time_then_sends_the_change(tmp_path:
     )
     assert entry.until == T0 + timedelta(hours=4)
     post = Receiver()
-    outcome = notify_changes(tmp_path, [_alert(True)], now=T0 + timedelta(hours=1), post=post)
+    outcome = notify_on_change(tmp_path, [_alert(True)], now=T0 + timedelta(hours=1), post=post)
     assert outcome.snoozed == ("rule/max_idle_cost@cl-a",) and post.sent == []
-    notify_changes(tmp_path, [_alert(True)], now=T0 + timedelta(hours=3, minutes=59), post=post)
+    notify_on_change(tmp_path, [_alert(True)], now=T0 + timedelta(hours=3, minutes=59), post=post)
     assert post.sent == []
-    notify_changes(tmp_path, [_alert(True)], now=T0 + timedelta(hours=4), post=post)
+    notify_on_change(tmp_path, [_alert(True)], now=T0 + timedelta(hours=4), post=post)
     assert [text for _, text in post.sent] == ["breached"]
     saved = read_state(tmp_path).snoozes["rule"]
     assert (saved.who, saved.why) == ("alice", "retraining")
@@ -208,9 +210,9 @@ def test_a_post_to_a_receiver_that_drips_has_a_total_deadline() -> None:
     thread.start()
     port = server.getsockname()[1]
     started = time.monotonic()
-    ok = post_message(f"http://127.0.0.1:{port}/hook", "hi", deadline=1.0)
+    reason = post_message(f"http://127.0.0.1:{port}/hook", "hi", deadline=1.0)
     elapsed = time.monotonic() - started
     stop.set()
     server.close()
-    assert not ok
+    assert reason == "no answer within 1 s"
     assert elapsed < 5.0  # the deadline (1 s), not the 30 s the drip would take

@@ -182,7 +182,7 @@ def test_window_figures_name_the_costliest_idle_pods(tmp_path: Path) -> None:
     idle = by_key["idle/max_idle_cost@cl-idle"]
     assert round(idle.value, 2) == 13.00 and idle.breached
     assert idle.sentence == (
-        "cl-idle: idle GPUs cost 13.00 USD in the last 2h, over the limit of 10.00 USD "
+        "cl-idle: idle GPUs cost 13.00 USD in the last 2 h, over the limit of 10.00 USD "
         "(rule 'idle'); costliest idle pods: idle-x 6.00 USD, idle-y 4.00 USD, idle-z 2.00 USD."
     )
     share = by_key["idle/max_idle_share@cl-idle"]
