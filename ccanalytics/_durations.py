@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import timedelta
 
-__all__ = ["format_duration", "parse_duration"]
+__all__ = ["describe_duration", "format_duration", "parse_duration"]
 
 _UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 _PART = re.compile(r"(\d+(?:\.\d+)?)(min|[smhd])")
@@ -37,3 +38,15 @@ def format_duration(seconds: float) -> str:
             out.append(f"{left // size}{unit}")
             left %= size
     return "".join(out)
+
+
+def describe_duration(span: timedelta) -> str:
+    """A span in words for sentences: ``24 h``, ``90 min``, ``7 days``, ``45 s``."""
+    seconds = int(span.total_seconds())
+    if seconds % 86400 == 0 and seconds >= 7 * 86400:
+        return f"{seconds // 86400} days"
+    if seconds % 3600 == 0:
+        return f"{seconds // 3600} h"
+    if seconds % 60 == 0:
+        return f"{seconds // 60} min"
+    return f"{seconds} s"

@@ -18,7 +18,8 @@ The whole tree, drawn once::
     ├── KeyNormalizationError          lines normalize_key_lines cannot make API keys of; ``errors`` as "line <n>: <reason>"
     ├── ConfigurationError             no API key or base URL, or an unusable one (also a ValueError)
     ├── FleetLoadError                 some clusters of a fleet load failed; ``frame`` has the rest
-    └── StoreError                     the history store cannot be read or written; ``path`` names the file
+    ├── StoreError                     the history store cannot be read or written; ``path`` names the file
+    └── PolicyError                    a check policy file that cannot be used; ``path``, ``line``, ``key`` (also a ValueError)
 
 ``MalformedResponseError``, ``ResponseTooLargeError``, ``KeyNormalizationError``,
 ``ConfigurationError``, ``FleetLoadError`` and ``StoreError`` are additions to the tree
@@ -56,6 +57,7 @@ __all__ = [
     "MalformedResponseError",
     "NotFoundError",
     "PermissionDeniedError",
+    "PolicyError",
     "RateLimitError",
     "ResponseTooLargeError",
     "ServerError",
@@ -334,3 +336,19 @@ class StoreError(CCAnalyticsError):
     def __init__(self, message: str, path: Any = None) -> None:
         super().__init__(message)
         self.path = path
+
+
+class PolicyError(CCAnalyticsError, ValueError):
+    """A ``check`` policy file that cannot be used: bad TOML, an unknown key, a bad value.
+
+    ``path``, ``line`` and ``key`` say where (each ``None`` when unknown); the message is
+    one line naming them. Raised before anything is judged; never quotes a webhook URL.
+    """
+
+    def __init__(
+        self, message: str, *, path: Any = None, line: int | None = None, key: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.key = key

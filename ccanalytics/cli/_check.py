@@ -1,61 +1,69 @@
-"""``ccanalytics check``: thresholds over the recent history in a store, for cron and CI.
+"""``ccanalytics check``: thresholds and budgets over the recent history in a store, for cron.
 
-Exit status: 0 every threshold holds, 3 one is breached (one plain sentence per breach
-on stdout, so cron mail carries it), 1 the store cannot be read or holds nothing,
-2 bad usage. With ``--notify URL`` it POSTs a Slack-compatible ``{"text": ...}``
-message, but only when the state changes from fine to breached or back
-(edge-triggered): the last state is kept in ``STORE/check-state.json``, one entry per
-set of thresholds, written atomically (temporary file, then rename). A failed POST
-leaves the saved state as it was, so the next run tries again.
+Exit status: 0 every threshold holds; 3 one is breached (one plain sentence per breach
+on stdout, so cron mail carries it); 4 breached, but every breach is snoozed; 1 the store
+cannot be read, holds no snapshot, or the alert state cannot be saved; 2 bad usage (a
+wrong argument, a malformed policy file or webhook URL). Thresholds come from flags (one
+set, judged over the whole store) or from ``--policy FILE`` (rules per cluster or glob,
+see :mod:`ccanalytics.history._policy`), or both. With ``--notify URL`` (or a rule's own
+route) a Slack-compatible message is POSTed when an alert's state changes
+(:mod:`ccanalytics.history._alerts` keeps the state, in ``STORE/check-state.json``).
+This module parses and prints; the library does the rest.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
-from ccanalytics._files import write_atomic
 from ccanalytics.cli._common import (
     EXIT_FAILURE,
     EXIT_OK,
     Formatter,
+    UsageError,
     duration,
     non_negative_float,
     non_negative_int,
 )
 
-__all__ = ["EXIT_BREACHED", "STATE_FILE", "add_parser", "run"]
+__all__ = ["EXIT_BREACHED", "EXIT_SNOOZED", "STATE_FILE", "add_parser", "run"]
 
 EXIT_BREACHED = 3
-#: The file in the store's folder that remembers each check's last state.
+#: Breached, but every breach belongs to a snoozed rule: cron stays quiet, a script can tell.
+EXIT_SNOOZED = 4
+#: The file in the store's folder that remembers each alert's last state and the snoozes.
 STATE_FILE = "check-state.json"
-#: Seconds to wait for the notification endpoint.
-NOTIFY_TIMEOUT = 10.0
 
 
 def add_parser(sub: Any) -> None:
     check = sub.add_parser(
         "check",
-        help="judge idle cost and stragglers over recent history; exit 3 when breached",
+        help="judge budgets, idle cost and stragglers over recent history; exit 3 when breached",
         formatter_class=Formatter,
         description="Judge thresholds over the window that ends at the store's newest "
-        "snapshot. Exit 0: fine; 3: breached (one sentence per breach on stdout); "
-        "1: the store cannot be read or is empty; 2: bad usage.",
-        epilog="Example (cron, every 10 minutes):\n"
+        "snapshot, from flags or a policy file. Exit 0: fine; 3: breached (one sentence per "
+        "breach on stdout); 4: breached but every breach snoozed; 1: the store cannot be "
+        "read, is empty, or the alert state cannot be saved; 2: bad usage or a bad policy.",
+        epilog="Examples (cron, every 10 minutes):\n"
         "  */10 * * * *  ccanalytics check --store /data/cc --window 1h "
-        "--max-idle-cost 50 --max-stragglers 0",
+        "--max-idle-cost 50 --max-stragglers 0\n"
+        "  */10 * * * *  ccanalytics check --store /data/cc --policy budgets.toml "
+        "--textfile /var/lib/node_exporter/ccanalytics.prom\n"
+        "  ccanalytics check --store /data/cc --policy budgets.toml --snooze inference "
+        "--for 4h --who alice --why 'load test'",
     )
     check.add_argument("--store", required=True, metavar="DIR", help="the history store")
+    check.add_argument(
+        "--policy", metavar="FILE", help="a TOML policy: budgets and thresholds per cluster"
+    )
     check.add_argument(
         "--window",
         type=duration,
         default=timedelta(hours=1),
         metavar="DURATION",
-        help="how far back from the newest snapshot to judge (default: 1h)",
+        help="how far back from the newest snapshot the flags judge (default: 1h)",
     )
     check.add_argument(
         "--max-idle-cost",
@@ -72,96 +80,116 @@ def add_parser(sub: Any) -> None:
     check.add_argument(
         "--notify",
         metavar="URL",
-        help="POST a Slack-compatible JSON message here when the state changes",
+        help="POST a Slack-compatible message here when a state changes (rules without a route)",
     )
     check.add_argument(
-        "-v", "--verbose", action="store_true", help="also print a summary when all is fine"
+        "--textfile",
+        metavar="PATH",
+        help="with --policy: write the judged figures for node_exporter's textfile collector",
+    )
+    check.add_argument("--snooze", metavar="RULE", help="silence a policy rule (with --for)")
+    check.add_argument(
+        "--for", dest="snooze_for", type=duration, metavar="DURATION", help="how long to snooze"
+    )
+    check.add_argument("--who", metavar="NAME", help="with --snooze: who snoozed it")
+    check.add_argument("--why", metavar="TEXT", help="with --snooze: why")
+    check.add_argument(
+        "-v", "--verbose", action="store_true", help="also print every figure judged"
     )
     check.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ccanalytics.errors import StoreError
-    from ccanalytics.history._check import check_store
 
-    if args.max_idle_cost is None and args.max_stragglers is None:
-        raise ValueError("give at least one threshold: --max-idle-cost or --max-stragglers")
-    if args.notify is not None and not args.notify.startswith(("http://", "https://")):
-        raise ValueError("--notify takes an http:// or https:// URL")  # not echoed: a secret
+    _check_usage(args)
     try:
+        if args.snooze is not None:
+            return _snooze(args)
+        return _judge(args)
+    except StoreError as err:
+        print(f"ccanalytics check: {' '.join(str(err).split())}", file=sys.stderr)
+        return EXIT_FAILURE
+
+
+def _check_usage(args: argparse.Namespace) -> None:
+    from ccanalytics.history import webhook_problem
+
+    if args.notify is not None and (problem := webhook_problem(args.notify)):
+        raise UsageError(f"--notify: {problem}")  # never echoed: the URL is a secret
+    if args.snooze is not None:
+        if args.policy is None or args.snooze_for is None:
+            raise UsageError("--snooze RULE needs --policy FILE and --for DURATION")
+        return
+    if args.snooze_for is not None or args.who is not None or args.why is not None:
+        raise UsageError("--for, --who and --why go with --snooze")
+    if args.policy is None and args.max_idle_cost is None and args.max_stragglers is None:
+        raise UsageError(
+            "give at least one threshold (--max-idle-cost, --max-stragglers) or --policy"
+        )
+    if args.textfile is not None and args.policy is None:
+        raise UsageError("--textfile writes the figures a --policy judges: give --policy")
+
+
+def _snooze(args: argparse.Namespace) -> int:
+    from ccanalytics.history import load_policy, snooze
+
+    rule = load_policy(args.policy).rule(args.snooze).name
+    entry = snooze(args.store, rule, duration=args.snooze_for, who=args.who, why=args.why)
+    print(f"Rule {rule!r} {entry.describe()}.")
+    return EXIT_OK
+
+
+def _judge(args: argparse.Namespace) -> int:
+    from ccanalytics.history import (
+        check_policy,
+        check_store,
+        load_policy,
+        notify_on_change,
+        write_textfile,
+    )
+
+    policy = load_policy(args.policy) if args.policy is not None else None
+    alerts, breached, unsnoozed = [], False, False
+    if args.max_idle_cost is not None or args.max_stragglers is not None:
         result = check_store(
             args.store,
             window=args.window,
             max_idle_cost=args.max_idle_cost,
             max_stragglers=args.max_stragglers,
         )
-    except StoreError as err:
-        print(f"ccanalytics check: {' '.join(str(err).split())}", file=sys.stderr)
-        return EXIT_FAILURE
-    for sentence in result.breaches:
-        print(sentence)
-    if args.verbose or result.breached:
-        print(result.summary(), file=sys.stderr if result.breached else sys.stdout)
-    if args.notify is not None:
-        _notify_on_change(args, result)
-    return EXIT_BREACHED if result.breached else EXIT_OK
+        _print(result.breaches)
+        if args.verbose or result.breached:
+            print(result.summary(), file=sys.stderr if result.breached else sys.stdout)
+        alerts.append(result.alert(_flags_key(args), args.notify))
+        breached = unsnoozed = result.breached
+    if policy is not None:
+        report = check_policy(args.store, policy)
+        for warning in report.warnings:
+            print(f"ccanalytics check: warning: {warning}", file=sys.stderr)
+        _print(report.lines(every=args.verbose))
+        if args.textfile is not None:
+            write_textfile(args.textfile, report, report.snoozed)
+        alerts += report.alerts(policy, args.notify)
+        breached = breached or bool(report.breaches)
+        unsnoozed = unsnoozed or bool(report.unsnoozed_breaches)
+    if any(alert.url for alert in alerts):
+        outcome = notify_on_change(args.store, alerts)
+        for _, reason in outcome.failed:
+            print(f"ccanalytics check: notification failed: {reason}", file=sys.stderr)
+    if unsnoozed:
+        return EXIT_BREACHED
+    return EXIT_SNOOZED if breached else EXIT_OK
 
 
-def _check_key(args: argparse.Namespace) -> str:
-    """Which check this is: its window and thresholds (each set keeps its own state)."""
+def _print(lines: list[str]) -> None:
+    for line in lines:
+        print(line)
+
+
+def _flags_key(args: argparse.Namespace) -> str:
+    """Which check the flags make: window and thresholds (each set keeps its own state)."""
     return (
         f"window={args.window.total_seconds():g}s "
         f"max-idle-cost={args.max_idle_cost} max-stragglers={args.max_stragglers}"
     )
-
-
-def _notify_on_change(args: argparse.Namespace, result: Any) -> None:
-    """POST when this check's state differs from the saved one; then save the new state."""
-    path = Path(args.store) / STATE_FILE
-    states = _read_states(path)
-    key = _check_key(args)
-    state = "breached" if result.breached else "fine"
-    previous = states.get(key, {}).get("state", "fine")  # never run: nothing to recover from
-    if state == previous:
-        return
-    if result.breached:
-        text = "ccanalytics check: breached. " + " ".join(result.breaches)
-    else:
-        text = "ccanalytics check: fine again. " + result.summary()
-    if not _post(args.notify, text):
-        return  # keep the old state: the next run notifies again
-    states[key] = {"state": state, "since": result.end.isoformat(), "breaches": result.breaches}
-    _write_atomically(path, states)
-
-
-def _read_states(path: Path) -> dict[str, Any]:
-    try:
-        states = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as err:
-        print(f"ccanalytics check: ignoring unreadable {path}: {err}", file=sys.stderr)
-        return {}
-    return states if isinstance(states, dict) else {}
-
-
-def _write_atomically(path: Path, states: dict[str, Any]) -> None:
-    """Write ``states`` to ``path`` so a reader sees the old file or the new, never half."""
-    text = json.dumps(states, indent=2, sort_keys=True)
-    write_atomic(path, lambda sink: sink.write(text.encode("utf-8")))
-
-
-def _post(url: str, text: str) -> bool:
-    """POST ``{"text": text}`` to ``url``; False (and a line on stderr) when it fails."""
-    import httpx
-
-    try:
-        response = httpx.post(url, json={"text": text}, timeout=NOTIFY_TIMEOUT)
-        response.raise_for_status()
-    except httpx.HTTPError as err:
-        # The URL of a chat webhook is itself a secret: name the failure, not the URL.
-        status = getattr(getattr(err, "response", None), "status_code", None)
-        reason = f"HTTP {status}" if status else type(err).__name__
-        print(f"ccanalytics check: notification failed: {reason}", file=sys.stderr)
-        return False
-    return True

@@ -73,6 +73,11 @@ def add_parser(sub: Any) -> None:
         help="with --store: how far back from the newest snapshot (default: 24h)",
     )
     report.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="with --store: open with the budget status of this check policy (TOML)",
+    )
+    report.add_argument(
         "--keep-going",
         action="store_true",
         help="write the report for the clusters that loaded when others fail (exit 1)",
@@ -102,6 +107,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.window is not None and args.store is None:
         raise ValueError("--window needs --store")
+    policy = None
+    if args.policy is not None:
+        from ccanalytics.history import load_policy
+
+        if args.store is None:
+            raise ValueError("--policy needs --store")
+        policy = load_policy(args.policy)  # a bad policy: exit 2 before loading anything
     with api_client(args) as (client, default_ids):
         cluster_ids = args.cluster_ids or default_ids
         if not cluster_ids:
@@ -117,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
                 max_rank_plots=args.max_rank_plots,
                 store=args.store,
                 window=args.window,
+                policy=policy,
             )
         except StoreError as err:  # the store failed, like the API failing: 1
             _fail(" ".join(str(err).split()))

@@ -12,9 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 from os import PathLike
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["CheckResult", "check_store", "describe_duration"]
+from ccanalytics._durations import describe_duration
+from ccanalytics.history._alerts import Alert
+
+if TYPE_CHECKING:
+    from ccanalytics.history._judge import PolicyReport
+    from ccanalytics.history._policy import Policy
+
+__all__ = ["CheckResult", "check_policy", "check_store", "describe_duration"]
 
 #: A rank counts against ``--max-stragglers`` when flagged in at least this share of snapshots.
 STRAGGLER_SHARE = 0.5
@@ -41,6 +48,14 @@ class CheckResult:
         """Whether any threshold is breached."""
         return bool(self.breaches)
 
+    def alert(self, key: str, url: str | None) -> Alert:
+        """This result as one alert (state ``key``), for :func:`notify_on_change`."""
+        if self.breached:
+            text = "ccanalytics check: breached. " + " ".join(self.breaches)
+        else:
+            text = "ccanalytics check: fine again. " + self.summary()
+        return Alert(key, self.breached, text, url)
+
     def summary(self) -> str:
         """One sentence on the window, breached or not."""
         state = f"{len(self.breaches)} threshold(s) breached" if self.breached else "all fine"
@@ -49,18 +64,6 @@ class CheckResult:
             f"{self.total_cost:,.2f} USD spent, {self.idle_cost:,.2f} USD on idle GPUs, "
             f"{len(self.stragglers)} straggling rank(s); {state}."
         )
-
-
-def describe_duration(span: timedelta) -> str:
-    """``timedelta(hours=24)`` -> ``"24 h"``; ``timedelta(minutes=90)`` -> ``"90 min"``."""
-    seconds = int(span.total_seconds())
-    if seconds % 86400 == 0 and seconds >= 7 * 86400:
-        return f"{seconds // 86400} days"
-    if seconds % 3600 == 0:
-        return f"{seconds // 3600} h"
-    if seconds % 60 == 0:
-        return f"{seconds // 60} min"
-    return f"{seconds} s"
 
 
 def check_store(
@@ -147,3 +150,34 @@ def _stragglers_sentence(result: CheckResult, limit: int) -> str:
         f"{count} rank{'s' if count != 1 else ''} straggled in at least half of the snapshots "
         f"of the last {describe_duration(result.window)}, over the limit of {limit}: {ranks}."
     )
+
+
+def check_policy(
+    store: str | PathLike[str], policy: Policy, *, at: Any = None, now: Any = None
+) -> PolicyReport:
+    """Judge every threshold of ``policy`` over the store, with the rules' active snoozes.
+
+    ``at``: judge the history as of that instant (default: the newest snapshot).
+    ``now``: the wall-clock time snoozes are compared with (default: the local clock).
+    Raises :class:`~ccanalytics.errors.StoreError` when the store holds no snapshot.
+    """
+    from datetime import UTC, datetime
+
+    from ccanalytics.errors import StoreError
+    from ccanalytics.history._alerts import read_state
+    from ccanalytics.history._history import History
+    from ccanalytics.history._judge import judge_policy
+
+    with History(store) as history:
+        report = judge_policy(policy, history, at=at)
+        folder = history.store
+    if report.now is None:
+        raise StoreError(f"the store {folder} holds no snapshot", folder)
+    moment = now if now is not None else datetime.now(UTC)
+    state = read_state(folder)
+    snoozes = {
+        j.key: found
+        for j in report.judgements
+        if (found := state.active_snooze(j.threshold.rule, moment)) is not None
+    }
+    return report.with_snoozes(snoozes)

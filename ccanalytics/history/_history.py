@@ -28,7 +28,7 @@ import weakref
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
 
 import duckdb
 
@@ -317,6 +317,41 @@ class History:
             since,
             until,
         )
+
+    def spend(
+        self,
+        at: Any = None,
+        *,
+        by: Literal["cluster"] | None = "cluster",
+        max_gap: Any = None,
+    ) -> pd.DataFrame:
+        """Spend so far in the current UTC day, ISO week and month, and its projection.
+
+        Parameters
+        ----------
+        at
+            The instant to judge (anything :class:`pandas.Timestamp` reads; naive means
+            UTC); ``None``: the store's newest snapshot.
+        by
+            ``"cluster"``: one row per cluster and period; ``None``: one row per period.
+        max_gap
+            As for :meth:`idle_cost`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per period (``day``, ``week``, ``month``) and cluster, with the
+            columns of :data:`ccanalytics.history.SPEND_COLUMNS`: ``spent`` is Σ cost·Δt
+            from the period's start to now over observed time only, ``burn_rate`` the
+            USD/h of each cluster's latest snapshot, and ``projected`` = ``spent`` +
+            ``burn_rate`` × ``hours_left``. Empty when the store holds no snapshot.
+        """
+        from ccanalytics.history import _spend
+        from ccanalytics.history._window import _timestamp
+
+        instant = None if at is None else _timestamp(at, "at")
+        self.refresh()
+        return _spend.spend(self, instant, by=by, max_gap=max_gap)
 
     def window_bounds(
         self, since: Any = None, until: Any = None

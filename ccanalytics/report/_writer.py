@@ -52,6 +52,7 @@ from ccanalytics.report._sections import TEXT_SECTIONS, _Report, _Section
 
 if TYPE_CHECKING:
     from ccanalytics.api import AsyncClient, Client
+    from ccanalytics.history import Policy
 
 __all__ = [
     "CSV_FILES",
@@ -196,6 +197,7 @@ def write_report(
     max_rank_plots: int = MAX_RANK_PLOTS,
     store: str | os.PathLike[str] | None = None,
     window: timedelta | str | None = None,
+    policy: str | os.PathLike[str] | Policy | None = None,
 ) -> ReportSummary:
     """Fetch ``cluster_ids``, write the HTML report to ``output``, return a summary.
 
@@ -236,6 +238,10 @@ def write_report(
         24 h): the report then opens with what the store says about the window that
         ends at its newest snapshot (:mod:`ccanalytics.report._window`); a store
         that cannot be read or holds nothing raises :class:`ccanalytics.StoreError`.
+    policy:
+        With ``store``: a ``check`` policy (a TOML file or a parsed
+        :class:`ccanalytics.history.Policy`); the report then opens with the budget
+        status: the month's spend so far, its projection and each breached rule.
 
     Returns the opening paragraph of the report as plain text, plus where it went,
     as a :class:`ReportSummary` (a ``str`` with ``failed``).
@@ -260,16 +266,21 @@ def write_report(
 
     if window is not None and store is None:
         raise ValueError("a window needs a store (store=...)")
+    if policy is not None and store is None:
+        raise ValueError("a policy is judged over a store (store=...)")
     window_html, window_text = "", []
+    if store is not None and policy is not None:
+        from ccanalytics.report._budget import budget_section
+
+        budget_html, budget_text = budget_section(store, policy)
+        window_html, window_text = budget_html, budget_text
     if store is not None:
         from ccanalytics.report import _window
 
         span = pd.Timedelta(window if window is not None else "24h").to_pytimedelta()
         over = _window.window_findings(store, span, idle_threshold=idle_threshold)
-        window_html, window_text = (
-            _window.render_window_section(over),
-            _window.window_sentences(over),
-        )
+        window_html += _window.render_window_section(over)
+        window_text = [*window_text, *_window.window_sentences(over)]
 
     pods, gpus, failed = _load(ids, client, errors)
     findings = _findings(pods, idle_threshold, failed)

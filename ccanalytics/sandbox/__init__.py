@@ -52,6 +52,9 @@ below (+-1 when idle), GPU memory 0.8 x util + 0-12, CPU 35 +- 5 % on GPU pods a
   16 vCPU, 0.32 USD/h, no ``gpu`` block), ``cl-slurm-hpc`` (SLURM: rank 0
   ``SLURM_CONTROLLER`` is a 16-vCPU CPU pod, ranks 1-4 ``SLURM_COMPUTE`` of 4x A100,
   ~72 %).
+- Optional, for budget stories: ``SandboxApp(clock=..., forgotten_pod_at=when)`` adds
+  to ``cl-research-dev``, from ``when`` on, a forgotten pod: rank 6, one 8x H100
+  box (23.92 USD/h), ``RUNNING`` and idle (every GPU at 0-1 %).
 - Every running pod's ``uptime`` grows with the clock; costs are USD per hour and
   0.0 for ``EXITED``/``TERMINATED`` pods. Registries and SSH keys are the snapshot's.
 

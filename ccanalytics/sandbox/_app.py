@@ -108,13 +108,16 @@ class SandboxApp:
     clock: SimulatedClock | Callable[[], float] | None = None
     #: Seeds the timeline fleet's noise: same seed, same history.
     seed: int = 0
+    #: On a simulated clock: from this instant cl-research-dev also runs a forgotten
+    #: 8x H100 pod, idle, 23.92 USD/h (a budget story for notebooks and tests).
+    forgotten_pod_at: datetime | None = None
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self._timeline: Timeline | None = None
         self._seconds: Callable[[], float] = time.monotonic
         if isinstance(self.clock, SimulatedClock):
-            self._timeline = Timeline(self.seed, self.clock.start)
+            self._timeline = Timeline(self.seed, self.clock.start, self.forgotten_pod_at)
             self._seconds = self.clock.timestamp
         elif self.clock is not None:
             self._seconds = self.clock

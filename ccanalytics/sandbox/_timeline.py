@@ -24,7 +24,7 @@ from ccanalytics.sandbox._pod import (
     secret,
 )
 
-__all__ = ["EVAL_CLUSTER", "Timeline"]
+__all__ = ["EVAL_CLUSTER", "FORGOTTEN_CLUSTER", "Timeline"]
 
 H100, A100, L40S, A6000 = (
     "NVIDIA H100 80GB HBM3",
@@ -131,6 +131,21 @@ _STEADY: dict[str, _Steady] = {
     ),
     EVAL_CLUSTER: _Steady(4, L40S, 2, lambda r: 70.0, 0.0, data_center="EU-RO-1"),
 }
+#: The optional forgotten pod (``SandboxApp(forgotten_pod_at=...)``): an 8x H100 box
+#: someone started in cl-research-dev and left idle, 23.92 USD/h from that instant on.
+FORGOTTEN_CLUSTER, FORGOTTEN_RANK = "cl-research-dev", 6
+_FORGOTTEN = _Steady(
+    1,
+    H100,
+    8,
+    lambda r: 0.0,
+    0.0,
+    name_prefix="scratch",
+    image="jupyter/pytorch-notebook:2024-05",
+    template="tpl-jupyter",
+    data_center="US-OR-1",
+    mount="persistent",
+)
 #: Listing order of :meth:`Timeline.cluster_ids`.
 CLUSTERS = (*_STEADY, "cl-bringup")
 
@@ -138,9 +153,10 @@ CLUSTERS = (*_STEADY, "cl-bringup")
 class Timeline:
     """The fleet at any simulated instant, for one seed."""
 
-    def __init__(self, seed: int, origin: datetime) -> None:
+    def __init__(self, seed: int, origin: datetime, forgotten_at: datetime | None = None) -> None:
         self.seed = seed
         self.origin = origin.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+        self.forgotten_at = forgotten_at
         self._identities: dict[tuple[str, int, int], PodIdentity] = {}
 
     def cluster_ids(self, when: datetime) -> list[str]:
@@ -154,7 +170,10 @@ class Timeline:
         if cluster_id == "cl-bringup":
             return self._bringup(when)
         spec = _STEADY[cluster_id]
-        return [self._steady_pod(cluster_id, spec, rank, when) for rank in range(spec.n_pods)]
+        pods = [self._steady_pod(cluster_id, spec, rank, when) for rank in range(spec.n_pods)]
+        if cluster_id == FORGOTTEN_CLUSTER and self._forgotten_exists(when):
+            pods.append(self._forgotten_pod(when))
+        return pods
 
     def secrets(self, when: datetime) -> list[str]:
         """Every env value served at ``when`` (for tests that scan outputs for leaks)."""
@@ -166,6 +185,15 @@ class Timeline:
         ]
 
     # -- the clusters --------------------------------------------------------------
+
+    def _forgotten_exists(self, when: datetime) -> bool:
+        return self.forgotten_at is not None and when >= self.forgotten_at
+
+    def _forgotten_pod(self, when: datetime) -> dict[str, Any]:
+        assert self.forgotten_at is not None
+        ident = self._identity(FORGOTTEN_CLUSTER, _FORGOTTEN, FORGOTTEN_RANK, generation=0)
+        created = self.forgotten_at
+        return self._render(ident, "RUNNING", created, created, when, 0.0)
 
     def _eval_exists(self, when: datetime) -> bool:
         return when >= self.origin + timedelta(seconds=EVAL_CREATED)

@@ -208,8 +208,15 @@ def test_notify_only_when_the_state_changes(
     assert len(handler.bodies) == 2
 
     state = json.loads((tmp_path / STATE_FILE).read_text())
-    assert [entry["state"] for entry in state.values()] == ["fine"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["check-state.json", "gpus", "pods"]
+    assert [entry["state"] for entry in state["alerts"].values()] == ["fine"]
+    assert url not in (tmp_path / STATE_FILE).read_text()  # the URL is a secret
+    # Besides the data, only the state and its (hidden) lock file.
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".check-state.lock",
+        "check-state.json",
+        "gpus",
+        "pods",
+    ]
 
 
 def test_a_failed_notification_is_sent_again_next_run(

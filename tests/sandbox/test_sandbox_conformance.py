@@ -488,3 +488,13 @@ def test_checker_fails_on_mutated_errors(snapshot_exchanges) -> None:
     registry = _first(snapshot_exchanges, "/v2/registries/reg-ngc")
     leaked = json.dumps({**json.loads(registry.body), "password": "x"}).encode()
     assert violations(replace(registry, body=leaked)) == ["registry leaks password"]
+
+
+def test_the_forgotten_pod_conforms() -> None:
+    clock = SimulatedClock()
+    app = SandboxApp(clock=clock, forgotten_pod_at=clock.start + timedelta(minutes=30))
+    clock.advance(timedelta(hours=1))
+    with Sandbox(app) as sb, httpx.Client(base_url=sb.url) as http:
+        found = send(http, "GET", "/v2/clusters/cl-research-dev/pods", "full", clock)
+    assert found.status == 200 and len(json.loads(found.body)["pods"]) == 7
+    assert_conforms([found])

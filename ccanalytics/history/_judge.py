@@ -1,0 +1,241 @@
+"""Judging a policy over a store: each threshold, for each cluster it covers, fine or breached.
+
+:func:`judge_policy` asks :class:`~ccanalytics.history.History` once per figure and span
+(spend and projections from :meth:`History.spend`; idle cost, idle share and stragglers
+over each rule's window), so ``check``, the report and a notebook agree to the cent.
+Each :class:`Judgement` carries one plain sentence naming the cluster, the figure, the
+threshold, the span, and the three pods that cost most while idle in that span.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Final
+
+from ccanalytics.history._alerts import Alert, Snooze
+from ccanalytics.history._policy import Policy, Rule, Threshold
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ccanalytics.history._history import History
+
+__all__ = ["Judgement", "PolicyReport", "judge_policy"]
+
+#: A rank counts against ``max_stragglers`` when flagged in at least this share of snapshots.
+STRAGGLER_SHARE: Final = 0.5
+#: How many pods a sentence names as the costliest idle ones.
+TOP_IDLE_PODS: Final = 3
+
+_PERIOD_WORDS: Final = {"day": "today", "week": "this week", "month": "this month"}
+_FOR_PERIOD: Final = {"day": "for today", "week": "for this week", "month": "for the month"}
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One threshold judged for one cluster."""
+
+    threshold: Threshold
+    cluster_id: str
+    value: float  #: the figure judged (USD, a count, or a share 0-1)
+    breached: bool
+    start: Any  #: pandas.Timestamp: the span judged, [start, end)
+    end: Any
+    sentence: str  #: one plain sentence, Slack-compatible text
+
+    @property
+    def key(self) -> str:
+        """``rule/figure[.period]@cluster``: where its state is kept."""
+        return f"{self.threshold.key}@{self.cluster_id}"
+
+
+@dataclass(frozen=True)
+class PolicyReport:
+    """Every judgement of a policy, warnings (a glob matching no cluster), active snoozes."""
+
+    judgements: tuple[Judgement, ...]
+    warnings: tuple[str, ...]
+    now: Any  #: pandas.Timestamp of the newest snapshot judged, or None for an empty store
+    #: judgement key -> the snooze silencing its rule now
+    snoozed: Mapping[str, Snooze] = field(default_factory=dict)
+
+    @property
+    def breaches(self) -> tuple[Judgement, ...]:
+        """The judgements over their limit, snoozed or not."""
+        return tuple(j for j in self.judgements if j.breached)
+
+    @property
+    def unsnoozed_breaches(self) -> tuple[Judgement, ...]:
+        return tuple(j for j in self.breaches if j.key not in self.snoozed)
+
+    def with_snoozes(self, snoozed: Mapping[str, Snooze]) -> PolicyReport:
+        return replace(self, snoozed=dict(snoozed))
+
+    def lines(self, *, every: bool = False) -> list[str]:
+        """One sentence per breach (per judgement with ``every``), snoozed ones marked."""
+        chosen = self.judgements if every else self.breaches
+        return [
+            j.sentence + (f" ({self.snoozed[j.key].describe()})" if j.key in self.snoozed else "")
+            for j in chosen
+        ]
+
+    def alerts(self, policy: Policy, default_url: str | None = None) -> list[Alert]:
+        """Each judgement as an alert routed by its rule (else to ``default_url``)."""
+        found = []
+        for j in self.judgements:
+            rule = policy.rule(j.threshold.rule)
+            prefix = "ccanalytics check: " if j.breached else "ccanalytics check: fine again. "
+            url = rule.webhook() or default_url
+            found.append(Alert(j.key, j.breached, prefix + j.sentence, url, rule.name))
+        return found
+
+
+def judge_policy(policy: Policy, history: History, *, at: Any = None) -> PolicyReport:
+    """Judge every threshold of ``policy`` for every cluster of the store it matches."""
+    answers = _Answers(history, at)
+    clusters = answers.clusters()
+    judgements: list[Judgement] = []
+    warnings: list[str] = []
+    for rule in policy.rules:
+        matched = [c for c in clusters if _matches(rule, c)]
+        if not matched:
+            warnings.append(
+                f"rule {rule.name!r}: no cluster in the store matches {', '.join(rule.clusters)}"
+            )
+        for threshold in rule.thresholds:
+            judgements += [_judge(rule, threshold, c, answers) for c in matched]
+    return PolicyReport(tuple(judgements), tuple(warnings), answers.now)
+
+
+def _matches(rule: Rule, cluster_id: str) -> bool:
+    return any(fnmatch.fnmatchcase(cluster_id, pattern) for pattern in rule.clusters)
+
+
+def _judge(rule: Rule, threshold: Threshold, cluster_id: str, answers: _Answers) -> Judgement:
+    if threshold.period is not None:
+        value, start, end, span = answers.spend_figure(threshold, cluster_id)
+    else:
+        value, start, end = answers.window_figure(threshold.figure, rule.window, cluster_id)
+        span = f"in the last {_duration(rule.window)}"
+    breached = value > threshold.limit
+    sentence = _sentence(
+        rule, threshold, cluster_id, value, span, answers.top_idle(start, end, cluster_id)
+    )
+    return Judgement(threshold, cluster_id, value, breached, start, end, sentence)
+
+
+def _sentence(
+    rule: Rule, threshold: Threshold, cluster_id: str, value: float, span: str, top: str
+) -> str:
+    figure, limit = _words(threshold, value)
+    state = "over" if value > threshold.limit else "within"
+    tail = f"; costliest idle pods: {top}" if top else ""
+    return (
+        f"{cluster_id}: {figure} {span}, {state} the limit of {limit} (rule {rule.name!r}){tail}."
+    )
+
+
+def _words(threshold: Threshold, value: float) -> tuple[str, str]:
+    """The figure and the limit in words, in the figure's unit."""
+    usd = f"{threshold.limit:,.2f} USD"
+    match threshold.figure:
+        case "max_spend":
+            return f"{value:,.2f} USD spent", usd
+        case "max_projected_spend":
+            return f"{value:,.2f} USD projected", usd
+        case "max_idle_cost":
+            return f"idle GPUs cost {value:,.2f} USD", usd
+        case "max_idle_share":
+            return f"idle GPUs were {_share(value)} of the spend", _share(threshold.limit)
+        case _:
+            count = int(value)
+            return f"{count} rank{'s' if count != 1 else ''} straggled", f"{int(threshold.limit)}"
+
+
+def _share(value: float) -> str:
+    """A share in percent, never rounding a non-zero share to 0 %."""
+    percent = value * 100
+    if 0 < percent < 0.1:
+        return "<0.1%"
+    return f"{percent:.1f}%" if percent < 10 else f"{percent:.0f}%"
+
+
+def _duration(span: timedelta) -> str:
+    from ccanalytics._durations import describe_duration
+
+    return describe_duration(span)
+
+
+def _number(column: pd.Series) -> float:
+    """The first value of ``column`` as a float; ``<NA>`` (nothing covered) is 0."""
+    import pandas as pd
+
+    value = column.iloc[0]
+    return 0.0 if pd.isna(value) else float(value)
+
+
+class _Answers:
+    """History's answers, asked once per span and shared by every threshold."""
+
+    def __init__(self, history: History, at: Any) -> None:
+        self.history = history
+        self._cache: dict[Hashable, Any] = {}
+        self.spend = self._once(("spend",), lambda: history.spend(at))
+        #: pandas.Timestamp: the instant judged (None for an empty store: nothing to judge)
+        self.now: Any = self.spend["now"].iloc[0] if len(self.spend) else None
+
+    def _once(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    def clusters(self) -> list[str]:
+        return sorted(set(self.spend["cluster_id"].astype(str)))
+
+    def spend_figure(self, threshold: Threshold, cluster_id: str) -> tuple[float, Any, Any, str]:
+        rows = self.spend[
+            (self.spend["cluster_id"] == cluster_id) & (self.spend["period"] == threshold.period)
+        ]
+        row = rows.iloc[0]
+        since = f"{row['period_start']:%Y-%m-%d}"
+        words = _PERIOD_WORDS[str(threshold.period)]
+        if threshold.figure == "max_spend":
+            return float(row["spent"]), row["period_start"], self.now, f"{words} (since {since})"
+        span = (
+            f"{_FOR_PERIOD[str(threshold.period)]} ({float(row['spent']):,.2f} USD "
+            f"spent since {since}, then {float(row['burn_rate']):,.2f} USD/h to its end)"
+        )
+        return float(row["projected"]), row["period_start"], self.now, span
+
+    def window_figure(
+        self, figure: str, window: timedelta, cluster_id: str
+    ) -> tuple[float, Any, Any]:
+        start = self.now - window
+        if figure == "max_stragglers":
+            slow = self._once(
+                ("stragglers", window),
+                lambda: self.history.stragglers(start, self.now, min_share=STRAGGLER_SHARE),
+            )
+            return float((slow["cluster_id"] == cluster_id).sum()), start, self.now
+        costs = self._window_costs(start)
+        hit = costs[costs["cluster_id"] == cluster_id]
+        idle = _number(hit["idle_cost"]) if len(hit) else 0.0
+        if figure == "max_idle_cost":
+            return idle, start, self.now
+        total = _number(hit["total_cost"]) if len(hit) else 0.0
+        return (idle / total if total > 0 else 0.0), start, self.now
+
+    def _window_costs(self, start: Any) -> pd.DataFrame:
+        costs: pd.DataFrame = self._once(
+            ("idle_cost", start), lambda: self.history.idle_cost(start, self.now, by="cluster")
+        )
+        return costs
+
+    def top_idle(self, start: Any, end: Any, cluster_id: str) -> str:
+        pods = self._once(("pods", start), lambda: self.history.idle_cost(start, end, by="pod"))
+        mine = pods[(pods["cluster_id"] == cluster_id) & (pods["idle_cost"] > 0.005)]
+        worst = mine.sort_values(["idle_cost", "name"], ascending=[False, True]).head(TOP_IDLE_PODS)
+        return ", ".join(f"{row.name} {row.idle_cost:,.2f} USD" for row in worst.itertuples())

@@ -1,0 +1,311 @@
+"""A policy file for ``check``: budgets and thresholds per cluster or glob, each routed.
+
+A policy is TOML, read with the standard library's :mod:`tomllib`::
+
+    [defaults]                          # optional: what every rule inherits
+    window = "1h"                       # the span of max_idle_cost, max_stragglers, max_idle_share
+    notify_env = "SLACK_WEBHOOK_URL"    # where alerts go: the NAME of an environment variable...
+
+    [[rule]]
+    name = "inference"                  # optional; the default is the clusters pattern
+    clusters = ["cl-infer-*"]           # ids or shell globs (fnmatch); default "*"
+    max_spend = { day = 400, month = 9000 }      # USD so far in the UTC day/ISO week/month
+    max_projected_spend = { month = 10000 }      # USD by the period's end (History.spend)
+    max_idle_cost = 25                  # USD on idle GPUs over the window
+    max_stragglers = 0                  # ranks flagged in at least half of the window's snapshots
+    max_idle_share = 0.25               # idle cost / total cost over the window, 0 to 1
+    notify = "https://hooks.example.com/T000/B000/XXXX"   # ...or a URL (kept out of output)
+
+Every threshold is judged per cluster the rule matches: one :class:`Threshold` per rule,
+figure and period, one :class:`Judgement` per threshold and cluster. A malformed policy
+(a TOML error, an unknown key, a negative or non-numeric threshold, a bad window, an
+unset ``notify_env`` variable) raises :class:`~ccanalytics.errors.PolicyError` naming the
+file, the line and the key, before anything is judged. The webhook URL is a secret: no
+message, repr or state built here holds it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from os import PathLike
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from ccanalytics._durations import parse_duration
+from ccanalytics.errors import PolicyError
+
+__all__ = ["FIGURES", "Policy", "Rule", "Threshold", "load_policy", "parse_policy"]
+
+Figure = Literal[
+    "max_spend", "max_projected_spend", "max_idle_cost", "max_stragglers", "max_idle_share"
+]
+#: The thresholds a rule may set; the first two per period, the rest over the window.
+FIGURES: Final[tuple[Figure, ...]] = (
+    "max_spend",
+    "max_projected_spend",
+    "max_idle_cost",
+    "max_stragglers",
+    "max_idle_share",
+)
+_PERIODIC: Final = ("max_spend", "max_projected_spend")
+_PERIODS: Final = ("day", "week", "month")
+_ROUTES: Final = ("notify", "notify_env")
+_RULE_KEYS: Final = ("name", "clusters", "window", *_ROUTES, *FIGURES)
+_DEFAULT_KEYS: Final = ("window", *_ROUTES)
+DEFAULT_WINDOW: Final = timedelta(hours=1)
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """One limit of one rule: ``figure`` (and ``period`` for spend) above ``limit`` breaches."""
+
+    rule: str
+    figure: Figure
+    limit: float
+    period: str | None = None  #: "day", "week" or "month" for the spend figures
+
+    @property
+    def key(self) -> str:
+        """A stable name for the state file and ``--snooze``: ``rule/figure[.period]``."""
+        suffix = f".{self.period}" if self.period else ""
+        return f"{self.rule}/{self.figure}{suffix}"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One ``[[rule]]`` table: which clusters, which thresholds, over which window, routed where."""
+
+    name: str
+    clusters: tuple[str, ...]
+    window: timedelta
+    thresholds: tuple[Threshold, ...]
+    notify: _Route | None = field(default=None, repr=False)
+
+    def webhook(self) -> str | None:
+        """The URL alerts of this rule are POSTed to (read now; ``None``: print only)."""
+        return None if self.notify is None else self.notify.url()
+
+
+@dataclass(frozen=True)
+class _Route:
+    """Where alerts go; ``repr`` never shows a URL."""
+
+    env: str | None
+    literal: str | None = field(default=None, repr=False)
+
+    def url(self) -> str | None:
+        if self.literal is not None:
+            return self.literal
+        return os.environ.get(self.env) if self.env else None
+
+    def __repr__(self) -> str:
+        return f"<webhook from ${self.env}>" if self.env else "<webhook from the policy file>"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A parsed policy file: its rules in file order."""
+
+    path: Path | None
+    rules: tuple[Rule, ...]
+
+    def rule(self, name: str) -> Rule:
+        """The rule called ``name``; :class:`PolicyError` naming the rules there are otherwise."""
+        for rule in self.rules:
+            if rule.name == name:
+                return rule
+        raise PolicyError(
+            f"no rule {name!r} in the policy (rules: {', '.join(self.names())})", path=self.path
+        )
+
+    def names(self) -> list[str]:
+        return [rule.name for rule in self.rules]
+
+
+def load_policy(path: str | PathLike[str]) -> Policy:
+    """Read and check the policy file at ``path``; :class:`PolicyError` on any fault."""
+    source = Path(path)
+    try:
+        text = source.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else type(err).__name__
+        raise PolicyError(f"{source}: cannot read the policy: {reason}", path=source) from None
+    return parse_policy(text, path=source)
+
+
+def parse_policy(text: str, *, path: Path | None = None) -> Policy:
+    """Check the TOML ``text`` of a policy; :class:`PolicyError` names the line and key."""
+    where = _Locator(text, path)
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise where.error(None, f"not valid TOML: {err}") from None
+    where.unknown_keys(document, ("defaults", "rule"), None, "the top level")
+    defaults = _table(document.get("defaults", {}), where, "defaults", None)
+    where.unknown_keys(defaults, _DEFAULT_KEYS, None, "[defaults]")
+    tables = document.get("rule", [])
+    if not isinstance(tables, list) or not tables:
+        raise where.error(None, "a policy needs at least one [[rule]] table", key="rule")
+    rules = tuple(_rule(table, number, defaults, where) for number, table in enumerate(tables, 1))
+    _unique_names(rules, where)
+    return Policy(path, rules)
+
+
+def _rule(table: Any, number: int, defaults: Mapping[str, Any], where: _Locator) -> Rule:
+    table = _table(table, where, "rule", number)
+    where.unknown_keys(table, _RULE_KEYS, number, f"[[rule]] {number}")
+    clusters = _clusters(table.get("clusters", "*"), where, number)
+    name = table.get("name", ", ".join(clusters))
+    if not isinstance(name, str) or not name.strip() or "/" in name:
+        raise where.error(number, "name must be a non-empty string without '/'", key="name")
+    window = _window(table.get("window", defaults.get("window")), where, number)
+    thresholds = _thresholds(table, name, where, number)
+    if not thresholds:
+        raise where.error(
+            number, f"the rule sets no threshold (one of {', '.join(FIGURES)})", key="rule"
+        )
+    route = _route({**_only(defaults, _ROUTES), **_only(table, _ROUTES)}, where, number)
+    return Rule(name, clusters, window, thresholds, route)
+
+
+def _thresholds(
+    table: Mapping[str, Any], rule: str, where: _Locator, number: int
+) -> tuple[Threshold, ...]:
+    found: list[Threshold] = []
+    for figure in FIGURES:
+        if figure not in table:
+            continue
+        value = table[figure]
+        if figure in _PERIODIC:
+            per_period = _table(value, where, figure, number)
+            where.unknown_keys(per_period, _PERIODS, number, figure)
+            for period in _PERIODS:
+                if period in per_period:
+                    limit = _limit(per_period[period], figure, where, number, key=period)
+                    found.append(Threshold(rule, figure, limit, period))
+        else:
+            limit = _limit(value, figure, where, number)
+            if figure == "max_idle_share" and limit > 1:
+                raise where.error(number, "max_idle_share is a fraction from 0 to 1", key=figure)
+            if figure == "max_stragglers" and limit != int(limit):
+                raise where.error(number, "max_stragglers is a whole number", key=figure)
+            found.append(Threshold(rule, figure, limit))
+    return tuple(found)
+
+
+def _limit(value: Any, figure: str, where: _Locator, number: int, key: str | None = None) -> float:
+    shown = f"{figure}.{key}" if key else figure
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise where.error(number, f"{shown} must be a number, not {value!r}", key=key or figure)
+    if value < 0:
+        raise where.error(number, f"{shown} must be 0 or more, not {value}", key=key or figure)
+    return float(value)
+
+
+def _clusters(value: Any, where: _Locator, number: int) -> tuple[str, ...]:
+    patterns = [value] if isinstance(value, str) else value
+    if (
+        not isinstance(patterns, list)
+        or not patterns
+        or not all(isinstance(p, str) and p.strip() for p in patterns)
+    ):
+        raise where.error(
+            number, "clusters must be an id or glob, or a list of them", key="clusters"
+        )
+    return tuple(p.strip() for p in patterns)
+
+
+def _window(value: Any, where: _Locator, number: int) -> timedelta:
+    if value is None:
+        return DEFAULT_WINDOW
+    if not isinstance(value, str):
+        raise where.error(number, f"window must be a duration like '1h', not {value!r}", "window")
+    try:
+        return timedelta(seconds=parse_duration(value))
+    except ValueError as err:
+        raise where.error(number, str(err), key="window") from None
+
+
+def _route(values: Mapping[str, Any], where: _Locator, number: int) -> _Route | None:
+    if "notify" in values and "notify_env" in values:
+        raise where.error(number, "give notify or notify_env, not both", key="notify_env")
+    if "notify" in values:
+        url = values["notify"]
+        if not isinstance(url, str) or not url.startswith(("https://", "http://")):
+            # Never quote the value: it may be a real webhook URL with a typo.
+            raise where.error(number, "notify must be an http(s) URL", key="notify")
+        return _Route(env=None, literal=url)
+    if "notify_env" in values:
+        name = values["notify_env"]
+        if not isinstance(name, str) or not _ENV_NAME.match(name):
+            raise where.error(number, "notify_env must name an environment variable", "notify_env")
+        if not os.environ.get(name):
+            raise where.error(
+                number, f"the environment variable {name} (notify_env) is not set", "notify_env"
+            )
+        return _Route(env=name)
+    return None
+
+
+def _unique_names(rules: Sequence[Rule], where: _Locator) -> None:
+    seen: set[str] = set()
+    for number, rule in enumerate(rules, 1):
+        if rule.name in seen:
+            raise where.error(number, f"two rules are called {rule.name!r}", key="name")
+        seen.add(rule.name)
+
+
+def _table(value: Any, where: _Locator, key: str, number: int | None) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise where.error(number, f"{key} must be a table", key=key)
+    return value
+
+
+def _only(values: Mapping[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+    return {k: values[k] for k in keys if k in values}
+
+
+class _Locator:
+    """Finds the line of a key in the policy's text: tomllib reports none after parsing."""
+
+    def __init__(self, text: str, path: Path | None) -> None:
+        self.lines = text.splitlines()
+        self.path = path
+        self.rule_headers = [
+            i for i, line in enumerate(self.lines) if re.match(r"\s*\[\[\s*rule\s*\]\]", line)
+        ]
+
+    def unknown_keys(
+        self, table: Mapping[str, Any], known: Sequence[str], number: int | None, what: str
+    ) -> None:
+        for key in table:
+            if key not in known:
+                raise self.error(
+                    number, f"unknown key {key!r} in {what} (known: {', '.join(known)})", key=key
+                )
+
+    def error(self, number: int | None, message: str, key: str | None = None) -> PolicyError:
+        line = self._line(number, key)
+        place = str(self.path) if self.path is not None else "the policy"
+        at = f", line {line}" if line is not None else ""
+        return PolicyError(f"{place}{at}: {message}", path=self.path, line=line, key=key)
+
+    def _line(self, number: int | None, key: str | None) -> int | None:
+        start, end = 0, len(self.lines)
+        if number is not None and number <= len(self.rule_headers):
+            start = self.rule_headers[number - 1]
+            later = [i for i in self.rule_headers if i > start]
+            end = later[0] if later else end
+        if key is not None:
+            pattern = re.compile(rf"(^|[\s{{,\[]){re.escape(key)}\s*=")
+            for i in range(start, end):
+                if pattern.search(self.lines[i].split("#", 1)[0]):
+                    return i + 1
+        return start + 1 if number is not None else None

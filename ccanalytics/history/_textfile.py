@@ -1,0 +1,143 @@
+"""The figures ``check`` judged, as a node_exporter textfile, so an existing Grafana shows them.
+
+Written with ``prometheus_client`` (the reference implementation of the text format, so
+names, escaping and ``# HELP``/``# TYPE`` lines are right by construction), in the
+Prometheus text exposition format that node_exporter's textfile collector reads, and
+replaced atomically (:func:`ccanalytics._files.write_atomic`) so the collector never
+scrapes half a file. Names follow Prometheus conventions: a ``ccanalytics_`` prefix,
+base units in the name (``_usd``, ``_seconds``, ``_ratio``), ``_total`` on the one counter.
+
+========================================  =======  ==========================================
+metric                                    type     labels
+========================================  =======  ==========================================
+``ccanalytics_spend_usd_total``           counter  cluster, period (resets when it starts)
+``ccanalytics_projected_spend_usd``       gauge    cluster, period
+``ccanalytics_idle_cost_usd``             gauge    cluster, window
+``ccanalytics_idle_share_ratio``          gauge    cluster, window
+``ccanalytics_stragglers``                gauge    cluster, window
+``ccanalytics_threshold``                 gauge    rule, figure, period, cluster: the limit
+``ccanalytics_breached``                  gauge    rule, figure, period, cluster: 1 or 0
+``ccanalytics_snoozed``                   gauge    rule, figure, period, cluster: 1 or 0
+``ccanalytics_newest_snapshot_seconds``   gauge    (none): when the newest snapshot was taken
+========================================  =======  ==========================================
+
+No webhook URL or other secret is ever a label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ccanalytics._durations import format_duration
+from ccanalytics._files import write_atomic
+
+if TYPE_CHECKING:
+    from ccanalytics.history._judge import Judgement, PolicyReport
+
+__all__ = ["render_textfile", "write_textfile"]
+
+_FIGURE_METRICS = {
+    "max_spend": (
+        "spend_usd",
+        "counter",
+        "USD spent so far in the period (UTC day, ISO week, month)",
+    ),
+    "max_projected_spend": (
+        "projected_spend_usd",
+        "gauge",
+        "USD projected by the end of the period",
+    ),
+    "max_idle_cost": ("idle_cost_usd", "gauge", "USD spent on idle GPUs over the window"),
+    "max_idle_share": ("idle_share_ratio", "gauge", "idle GPU spend over all spend in the window"),
+    "max_stragglers": (
+        "stragglers",
+        "gauge",
+        "ranks flagged in at least half of the window's snapshots",
+    ),
+}
+
+
+def render_textfile(report: PolicyReport, snoozed: Collection[str] = ()) -> bytes:
+    """The text format for ``report``'s judgements; ``snoozed`` holds judgement keys."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Collector(report, frozenset(snoozed)))
+    return bytes(generate_latest(registry))
+
+
+def write_textfile(
+    path: str | PathLike[str], report: PolicyReport, snoozed: Collection[str] = ()
+) -> Path:
+    """Replace ``path`` atomically with :func:`render_textfile`'s text."""
+    target = Path(path)
+    text = render_textfile(report, snoozed)
+    return write_atomic(target, lambda sink: sink.write(text))
+
+
+class _Collector:
+    """A one-shot prometheus_client collector over a policy report."""
+
+    def __init__(self, report: PolicyReport, snoozed: frozenset[str]) -> None:
+        self.report = report
+        self.snoozed = snoozed
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        judgements = self.report.judgements
+        yield from self._figures(judgements, CounterMetricFamily, GaugeMetricFamily)
+        rule_labels = ["rule", "figure", "period", "cluster"]
+        for name, doc, value_of in (
+            (
+                "threshold",
+                "the limit a rule sets, in the figure's unit",
+                lambda j: j.threshold.limit,
+            ),
+            ("breached", "1 when the figure is over its limit", lambda j: float(j.breached)),
+            (
+                "snoozed",
+                "1 when the rule is snoozed for this cluster",
+                lambda j: float(j.key in self.snoozed),
+            ),
+        ):
+            family = GaugeMetricFamily(f"ccanalytics_{name}", doc, labels=rule_labels)
+            for j in judgements:
+                family.add_metric(_rule_labels(j), value_of(j))
+            yield family
+        if self.report.now is not None:
+            newest = GaugeMetricFamily(
+                "ccanalytics_newest_snapshot_seconds",
+                "Unix time of the newest snapshot the figures are computed to",
+                value=self.report.now.timestamp(),
+            )
+            yield newest
+
+    def _figures(
+        self, judgements: tuple[Judgement, ...], counter: Any, gauge: Any
+    ) -> Iterator[Any]:
+        for figure, (name, kind, doc) in _FIGURE_METRICS.items():
+            labels = [
+                "cluster",
+                "period" if figure in ("max_spend", "max_projected_spend") else "window",
+            ]
+            family = (counter if kind == "counter" else gauge)(
+                f"ccanalytics_{name}", doc, labels=labels
+            )
+            seen: set[tuple[str, str]] = set()
+            for j in judgements:
+                if j.threshold.figure != figure:
+                    continue
+                span = j.threshold.period or format_duration((j.end - j.start).total_seconds())
+                if (j.cluster_id, span) in seen:  # two rules judging one figure: one sample
+                    continue
+                seen.add((j.cluster_id, span))
+                family.add_metric([j.cluster_id, span], j.value)
+            yield family
+
+
+def _rule_labels(j: Judgement) -> list[str]:
+    return [j.threshold.rule, j.threshold.figure, j.threshold.period or "", j.cluster_id]

@@ -1,0 +1,219 @@
+"""``ccanalytics check --policy``: budgets per cluster, routed alerts, snoozes, a textfile.
+
+The store is ``budget_store`` (tests/history/budget_store.py): at its newest snapshot
+cl-a has spent 512.50 USD this month (projected 1742.50), cl-b 216.00 (projected 2184.00).
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from ccanalytics.cli import main
+from ccanalytics.history import _alerts
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "history"))
+from budget_store import write_budget_store
+
+POLICY = """
+[[rule]]
+name = "fleet"
+clusters = "cl-*"
+max_projected_spend = { month = 2000 }
+notify_env = "CC_FLEET_HOOK"
+
+[[rule]]
+name = "cl-a budget"
+clusters = "cl-a"
+max_spend = { month = 500 }
+notify_env = "CC_A_HOOK"
+"""
+
+
+class _Receiver(http.server.BaseHTTPRequestHandler):
+    bodies: ClassVar[list[str]] = []
+    url: ClassVar[str] = ""
+
+    def do_POST(self) -> None:
+        length = int(self.headers["Content-Length"])
+        type(self).bodies.append(json.loads(self.rfile.read(length))["text"])
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def hooks(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, type[_Receiver]]]:
+    """Two loopback receivers, one per rule, named by environment variables."""
+    found, servers = {}, []
+    for env in ("CC_FLEET_HOOK", "CC_A_HOOK"):
+        handler = type(env, (_Receiver,), {"bodies": []})
+        server = http.server.HTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        handler.url = f"http://127.0.0.1:{server.server_port}/{env.lower()}"
+        monkeypatch.setenv(env, handler.url)
+        found[env] = handler
+        servers.append(server)
+    yield found
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    return write_budget_store(tmp_path / "store")
+
+
+@pytest.fixture
+def policy(tmp_path: Path) -> Path:
+    path = tmp_path / "policy.toml"
+    path.write_text(POLICY)
+    return path
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(["check", *argv])
+    except SystemExit as exit_:
+        code = int(exit_.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_breaches_print_one_sentence_each_and_route_to_their_rule(
+    store: Path, policy: Path, hooks: dict[str, type[_Receiver]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run(capsys, "--store", str(store), "--policy", str(policy))
+    assert code == 3, err
+    assert out.splitlines() == [
+        "cl-b: 2,184.00 USD projected for the month (216.00 USD spent since 2026-11-01, then "
+        "4.00 USD/h to its end), over the limit of 2,000.00 USD (rule 'fleet').",
+        "cl-a: 512.50 USD spent this month (since 2026-11-01), over the limit of 500.00 USD "
+        "(rule 'cl-a budget').",
+    ]
+    assert [len(h.bodies) for h in hooks.values()] == [1, 1]
+    assert "cl-b" in hooks["CC_FLEET_HOOK"].bodies[0]
+    assert "cl-a" in hooks["CC_A_HOOK"].bodies[0]
+    assert _run(capsys, "--store", str(store), "--policy", str(policy))[0] == 3
+    assert [len(h.bodies) for h in hooks.values()] == [1, 1]  # still breached: no message
+    state = (store / "check-state.json").read_text()
+    assert "127.0.0.1" not in state  # the webhook URLs are secrets
+
+
+def test_a_snoozed_rule_prints_marked_sends_nothing_and_exits_4(
+    store: Path, policy: Path, hooks: dict[str, type[_Receiver]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    for rule in ("fleet", "cl-a budget"):
+        code, out, _ = _run(
+            capsys, "--store", str(store), "--policy", str(policy),
+            "--snooze", rule, "--for", "4h", "--who", "alice", "--why", "load test",
+        )  # fmt: skip
+        assert code == 0 and f"Rule {rule!r} snoozed until" in out and "by alice: load test" in out
+    code, out, _ = _run(capsys, "--store", str(store), "--policy", str(policy))
+    assert code == 4
+    assert all("(snoozed until" in line for line in out.splitlines()) and len(out.splitlines()) == 2
+    assert [len(h.bodies) for h in hooks.values()] == [0, 0]
+
+
+def test_a_snooze_of_an_unknown_rule_is_bad_usage(
+    store: Path, policy: Path, hooks: dict[str, type[_Receiver]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _run(
+        capsys, "--store", str(store), "--policy", str(policy), "--snooze", "nope", "--for", "1h"
+    )
+    assert code == 2 and "no rule 'nope'" in err and "fleet" in err
+
+
+def test_a_malformed_policy_is_one_line_and_exit_2_before_judging(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[rule]]\nclusters = "cl-*"\nmax_spend = { month = -3 }\n')
+    code, out, err = _run(capsys, "--store", str(store), "--policy", str(bad))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and f"{bad}, line 3" in err and "0 or more" in err
+    assert not (store / "check-state.json").exists()
+
+
+def test_an_unset_webhook_variable_is_exit_2(
+    store: Path, policy: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CC_FLEET_HOOK", raising=False)
+    code, _, err = _run(capsys, "--store", str(store), "--policy", str(policy))
+    assert code == 2 and "CC_FLEET_HOOK (notify_env) is not set" in err
+
+
+def test_a_glob_matching_no_cluster_warns_and_judges_the_rest(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text('[[rule]]\nclusters = "cl-infer-*"\nmax_idle_cost = 1\n')
+    code, out, err = _run(capsys, "--store", str(store), "--policy", str(path))
+    assert code == 0 and out == ""
+    assert "warning: rule 'cl-infer-*': no cluster in the store matches cl-infer-*" in err
+
+
+def test_the_textfile_holds_the_judged_figures(
+    store: Path, policy: Path, hooks: dict[str, type[_Receiver]], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    target = tmp_path / "ccanalytics.prom"
+    code, _, _ = _run(
+        capsys, "--store", str(store), "--policy", str(policy), "--textfile", str(target)
+    )
+    assert code == 3
+    families = {f.name: f for f in text_string_to_metric_families(target.read_text())}
+    projected = {
+        s.labels["cluster"]: s.value for s in families["ccanalytics_projected_spend_usd"].samples
+    }
+    assert projected == {"cl-a": pytest.approx(1742.50), "cl-b": pytest.approx(2184.00)}
+    assert "127.0.0.1" not in target.read_text()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--textfile", "x.prom", "--max-idle-cost", "3"],
+        ["--notify", "https://hooks.example.com/secret\r", "--max-idle-cost", "3"],
+        ["--snooze", "fleet", "--max-idle-cost", "3"],
+        ["--for", "1h", "--max-idle-cost", "3"],
+        ["--outptu", "x"],
+    ],
+)
+def test_bad_usage_is_one_line_and_exit_2(
+    store: Path, argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _run(capsys, "--store", str(store), *argv)
+    assert code == 2
+    assert err.count("\n") == 1 and "Traceback" not in err and "secret" not in err
+
+
+def test_a_state_that_cannot_be_saved_is_exit_1_and_posts_nothing_twice(
+    store: Path, policy: Path, hooks: dict[str, type[_Receiver]],
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    def read_only(*args: object, **kwargs: object) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(_alerts, "write_atomic", read_only)
+    for _ in range(2):
+        code, _, err = _run(capsys, "--store", str(store), "--policy", str(policy))
+        assert code == 1 and "cannot save the alert state" in err
+    assert [len(h.bodies) for h in hooks.values()] == [0, 0]
+    monkeypatch.undo()  # the store is writable again: each change is sent, once
+    monkeypatch.setenv("CC_FLEET_HOOK", hooks["CC_FLEET_HOOK"].url)
+    monkeypatch.setenv("CC_A_HOOK", hooks["CC_A_HOOK"].url)
+    for _ in range(2):
+        assert _run(capsys, "--store", str(store), "--policy", str(policy))[0] == 3
+    assert [len(h.bodies) for h in hooks.values()] == [1, 1]

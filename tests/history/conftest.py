@@ -1,0 +1,14 @@
+"""Fixtures shared by the history tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from budget_store import write_budget_store
+
+
+@pytest.fixture(scope="module")
+def budget_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two clusters in November 2026, hand-computable (see budget_store.py)."""
+    return write_budget_store(tmp_path_factory.mktemp("budget"))
