@@ -71,7 +71,9 @@ def _machine() -> str:
     try:
         cpuinfo = Path("/proc/cpuinfo").read_text()
         model = next(
-            l.split(":", 1)[1].strip() for l in cpuinfo.splitlines() if l.startswith("model name")
+            line.split(":", 1)[1].strip()
+            for line in cpuinfo.splitlines()
+            if line.startswith("model name")
         )
     except (OSError, StopIteration):
         pass
