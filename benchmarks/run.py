@@ -3,6 +3,9 @@
     python benchmarks/run.py            # everything (a few minutes on 2 cores)
     python benchmarks/run.py report     # one figure (see FIGURES); each is benchmarks/<name>.py
 
+A run of every figure also writes ``docs/performance-results.md``: the table the docs
+site shows, dated and with the machine, so every published figure comes from one run.
+
 Absolute times on a shared 2-core machine are noise; the ratios are the result.
 Each timing is the median of several runs, ours and the baseline's interleaved so
 that a noisy neighbour hurts both alike. Nothing here is a test: CI times nothing.
@@ -10,10 +13,14 @@ that a noisy neighbour hurts both alike. Nothing here is a test: CI times nothin
 
 from __future__ import annotations
 
+import datetime
 import os
+import platform
 import sys
 import time
+from pathlib import Path
 
+import _harness
 import coldstart
 import collect
 import fleet
@@ -47,8 +54,51 @@ def main(argv: list[str]) -> int:
     start = time.perf_counter()
     for name in chosen:
         FIGURES[name]()
-    print(f"done in {time.perf_counter() - start:.0f}s")
+    elapsed = time.perf_counter() - start
+    print(f"done in {elapsed:.0f}s")
+    if chosen == list(FIGURES):
+        write_results(RESULTS, elapsed)
+        print(f"wrote {RESULTS}")
     return 0
+
+
+#: Where a full run leaves its table for the docs site (docs/performance.md includes it).
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "performance-results.md"
+
+
+def _machine() -> str:
+    model = ""
+    try:
+        cpuinfo = Path("/proc/cpuinfo").read_text()
+        model = next(
+            line.split(":", 1)[1].strip()
+            for line in cpuinfo.splitlines()
+            if line.startswith("model name")
+        )
+    except (OSError, StopIteration):
+        pass
+    return (
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores"
+        + (f" ({model})" if model else "")
+        + f"; Python {platform.python_version()}, pandas {pd.__version__}"
+    )
+
+
+def write_results(path: Path, elapsed: float) -> None:
+    """The table of one full run, as Markdown: figure, ours, baseline, ratio and verdict."""
+    today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+    lines = [
+        "<!-- Written by python benchmarks/run.py (a full run); do not edit by hand. -->",
+        "",
+        f"One run of `python benchmarks/run.py` on {today}: {_machine()}; {elapsed:.0f} s in all.",
+        "",
+        "| figure | ours | baseline | ratio and verdict |",
+        "| --- | --- | --- | --- |",
+    ]
+    for figure, ours, baseline, ratio in _harness.ROWS:
+        cells = (figure, ours, baseline, ratio)
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The answers against a simulated day: 288 five-minute snapshots collected over loopback.
 
-The sandbox's timeline (README, "A sandbox that lives in time"): in cl-llama70b-train
+The sandbox's timeline (ccanalytics.sandbox's docstring, shown on the docs site): in cl-llama70b-train
 rank 13 straggles all day and rank 5 only 10:00-14:00; in cl-infer-prod ranks 4, 9 and
 10 are idle 22:00-07:00. History must tell the chronic straggler from the transient
 one, its idle cost must equal the computation by hand from the stored rows, and the

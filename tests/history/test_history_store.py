@@ -31,7 +31,7 @@ def data_files(store: Path) -> list[Path]:
 
 
 def raw_duckdb(store: Path, table: str) -> pd.DataFrame:
-    """What a user's own DuckDB reads from the store, as the README shows it."""
+    """What a user's own DuckDB reads from the store, as the docs site (guide/history.md) shows it."""
     glob = f"{store}/{table}/**/*.parquet"
     return (
         duckdb.sql(

@@ -356,7 +356,7 @@ def test_sandbox_command_refuses_a_bad_clock(args: list[str]) -> None:
 
 
 def test_documented_levels_hold_every_half_hour_of_a_day(http, clock) -> None:
-    """The README's levels: GPUs within 3 points of their level (1 when idle)."""
+    """The timeline's levels (ccanalytics.sandbox): GPUs within 3 points of their level (1 when idle)."""
     levels = {
         "cl-finetune-7b": lambda rank, hour: 81,
         "cl-slurm-hpc": lambda rank, hour: 72,
