@@ -253,6 +253,8 @@ def load_cluster_pods(
         ``"collect"``: return what loaded; ``frame.attrs["errors"]`` maps each
         failed cluster id to its error message.
 
+    Notes
+    -----
     Works in scripts and in Jupyter (where an event loop is already running: the
     load then runs on a worker thread with its own loop).
     """

@@ -118,6 +118,8 @@ def collect(
         written; each failure's message is kept). ``"collect"``: return, with the
         failures in :attr:`CollectResult.failures`.
 
+    Notes
+    -----
     Every row carries ``observed_at``: the response's ``Date`` header when present and
     plausible, else the local clock at receipt. Nothing secret is written: the frames
     hold no ``env`` value, and nothing of the client reaches the store.

@@ -88,6 +88,8 @@ class History:
         The store's folder (see :mod:`ccanalytics.history`). A missing folder is an
         empty store.
 
+    Notes
+    -----
     ``since``/``until`` take anything :class:`pandas.Timestamp` reads (a naive time
     means UTC) or a :class:`~datetime.timedelta` back from the newest snapshot; the
     window is ``[since, until)`` on ``observed_at``.

@@ -233,24 +233,37 @@ def write_report(
         Percent under which every GPU of a running pod must be for it to be idle.
     max_rank_plots:
         Clusters drawn rank by rank at most (those with findings first).
-    store, window:
-        A history store (see :func:`ccanalytics.collect`) and a duration (default
-        24 h): the report then opens with what the store says about the window that
-        ends at its newest snapshot (:mod:`ccanalytics.report._window`); a store
-        that cannot be read or holds nothing raises :class:`ccanalytics.StoreError`.
+    store:
+        A history store (see :func:`ccanalytics.collect`): the report then opens
+        with what the store says about the ``window`` that ends at its newest
+        snapshot (:mod:`ccanalytics.report._window`); a store that cannot be read
+        or holds nothing raises :class:`ccanalytics.StoreError`.
+    window:
+        With ``store``: how far back from the newest snapshot (default 24 h).
     policy:
         With ``store``: a ``check`` policy (a TOML file or a parsed
         :class:`ccanalytics.history.Policy`); the report then opens with the budget
         status: the month's spend so far, its projection and each breached rule.
 
-    Returns the opening paragraph of the report as plain text, plus where it went,
-    as a :class:`ReportSummary` (a ``str`` with ``failed``).
+    Returns
+    -------
+    ReportSummary
+        The opening paragraph of the report as plain text, plus where it went (a
+        ``str`` with ``failed``).
 
-    Raises :class:`ReportOutputError` (an ``OSError``) when the output or the CSV
-    directory cannot be written, before loading anything; the client's errors
-    (:class:`ccanalytics.ApiError`, :class:`ccanalytics.FleetLoadError`, ...) when
-    a cluster cannot be loaded and ``errors="raise"``; ``ValueError`` for no
-    cluster ids or a bad option. In every case no file is left half-written.
+    Raises
+    ------
+    ReportOutputError
+        An ``OSError``: the output or the CSV directory cannot be written; raised
+        before loading anything.
+    ApiError, FleetLoadError
+        The client's errors, when a cluster cannot be loaded and ``errors="raise"``.
+    ValueError
+        No cluster ids, or a bad option.
+
+    Notes
+    -----
+    In every case no file is left half-written.
     """
     ids = [cluster_ids] if isinstance(cluster_ids, str) else list(dict.fromkeys(cluster_ids))
     if not ids:
