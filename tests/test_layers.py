@@ -20,6 +20,7 @@ LAYERS: dict[str, float] = {
     "_lazy": 0,
     "_files": 0,
     "_durations": 0,
+    "_json": 0,
     "keys": 1,
     "api": 2,
     "models": 2.5,  # the public path kept for ``ccanalytics.models``: re-exports api

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple, Protocol
 
 import orjson
 
+from ccanalytics._json import tolerant_loads
 from ccanalytics.api._retry import parse_retry_after
 from ccanalytics.api.models import ErrorResponse
 from ccanalytics.errors import (
@@ -164,6 +165,10 @@ def decode_json(content: bytes, ctype: str, status: int) -> Any | MalformedRespo
         # Built here, raised by the caller outside this block: the decode error (its
         # ``doc`` is the whole body) must not become the raised error's __context__.
         reason = f"{err.msg} at byte {err.pos}"
+    try:  # what orjson refuses but is JSON (1e400, "\ud800"): those values None, the rest as sent
+        return tolerant_loads(content)
+    except (ValueError, RecursionError):  # not JSON at all: orjson's reason says why
+        pass
     return MalformedResponseError(
         f"{status} response is not valid JSON ({ctype}, {len(content)} bytes: {reason})",
         status=status,

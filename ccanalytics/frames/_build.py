@@ -59,7 +59,7 @@ from msgspec import Raw
 from pandas.api.extensions import ExtensionArray
 
 from ccanalytics.frames._columns import GPU_COLUMNS, POD_COLUMNS, ColumnSpec, _column_table
-from ccanalytics.frames._decode import Refusal, decoded_rows, split_listing
+from ccanalytics.frames._decode import Refusal, UnreadablePod, decoded_rows, split_listing
 from ccanalytics.frames._fields import JsonObject, PodFields, dict_row
 from ccanalytics.frames._gpus import gpu_columns
 from ccanalytics.frames._input import PodsInput, gc_paused, pods_of, refuse_misuse
@@ -125,7 +125,10 @@ def _build(
     if isinstance(source, Refusal):
         return source
     with gc_paused():
-        return _frames(source, cluster_id, want_pods, want_gpus)
+        try:
+            return _frames(source, cluster_id, want_pods, want_gpus)
+        except UnreadablePod as err:
+            return err.refusal()
 
 
 def listing_frames(
@@ -140,7 +143,10 @@ def listing_frames(
         pods = split_listing(content, bare_array=False, null_pods=False)
         if isinstance(pods, Refusal):
             return pods
-        frames = _frames(pods, cluster_id, want_pods=True, want_gpus=with_gpus)
+        try:
+            frames = _frames(pods, cluster_id, want_pods=True, want_gpus=with_gpus)
+        except UnreadablePod as err:
+            return err.refusal()
     return cast(pd.DataFrame, frames[0]), frames[1]
 
 

@@ -24,17 +24,16 @@ ever holds the body; the public functions raise it from frames that do not eithe
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from typing import Any, Final, NamedTuple
 
 import msgspec
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-from ccanalytics.frames._fields import GpuSample, Row, dict_row
+from ccanalytics._json import tolerant_loads
+from ccanalytics.frames._fields import GpuSample, JsonObject, Row, dict_row
 
-__all__ = ["Refusal", "decoded_rows", "split_listing"]
+__all__ = ["Refusal", "UnreadablePod", "decoded_rows", "split_listing"]
 
 
 class Refusal(NamedTuple):
@@ -42,6 +41,13 @@ class Refusal(NamedTuple):
 
     message: str
     not_json: bool  # invalid JSON, as opposed to JSON of the wrong shape
+
+
+class UnreadablePod(Exception):
+    """A pod no reader can take (not UTF-8, nested past every parser's depth limit)."""
+
+    def refusal(self) -> Refusal:
+        return Refusal(str(self), not_json=True)
 
 
 # -- the structs: only what the frames read; leaves as sent (checked later) --------
@@ -155,7 +161,7 @@ _GOT: Final = re.compile(r"got `([^`]+)`")
 
 def split_listing(
     content: bytes | bytearray | memoryview, *, bare_array: bool, null_pods: bool
-) -> list[Raw] | Refusal:
+) -> list[Raw] | list[JsonObject] | Refusal:
     """The listing's pods as undecoded slices, or why ``content`` is not a listing.
 
     ``bare_array``: a JSON array of pods is accepted too; ``null_pods``: so is
@@ -173,7 +179,11 @@ def split_listing(
         want = "a pod listing {'pods': [...]}" + (" or a list of pods" if bare_array else "")
         return Refusal(f"expected {want}, got {kind}", not_json=False)
     except msgspec.DecodeError as err:
-        return Refusal(f"not valid JSON ({len(content)} bytes: {err})", not_json=True)
+        # JSON msgspec refuses but the standard library reads ("\ud800"): read slowly,
+        # by the same rules as a refused pod; else it is not JSON, and msgspec says why.
+        return _tolerant_listing(content, bare_array, null_pods, str(err))
+    except RecursionError:
+        return Refusal(f"not readable JSON ({len(content)} bytes: nested too deep)", not_json=True)
     if isinstance(top, list):
         return top
     if top.pods is UNSET:
@@ -185,41 +195,52 @@ def split_listing(
     return top.pods
 
 
-def _none(text: str) -> None:
-    return None
+def _tolerant_listing(
+    content: bytes | bytearray | memoryview, bare_array: bool, null_pods: bool, why: str
+) -> list[JsonObject] | Refusal:
+    """The pods of a document only the standard library reads, as dicts (or why not)."""
+    try:
+        top = tolerant_loads(content)
+    except (ValueError, RecursionError):
+        return Refusal(f"not valid JSON ({len(content)} bytes: {why})", not_json=True)
+    pods = top if bare_array and isinstance(top, list) else None
+    if isinstance(top, dict):
+        pods = top.get("pods", UNSET)
+        if pods is None and null_pods:
+            return []
+    if not isinstance(pods, list):
+        return Refusal("expected a pod listing {'pods': [...]}", not_json=False)
+    return [pod for pod in pods if isinstance(pod, dict)]
 
 
-def _finite_or_none(text: str) -> float | None:
-    value = float(text)
-    return value if math.isfinite(value) else None
+def _fallback(raw: Raw, index: int) -> Any:
+    """One pod the structs refused, read by the standard library (any JSON at all).
 
-
-def _int_or_none(text: str) -> int | None:
-    # Python refuses to parse integers of over 4300 digits; none would fit a column.
-    return int(text) if len(text) <= 4000 else None
-
-
-def _fallback(raw: Raw) -> Any:
-    """One pod the structs refused, read by the standard library (any JSON at all)."""
-    return json.loads(
-        bytes(raw),
-        parse_float=_finite_or_none,
-        parse_int=_int_or_none,
-        parse_constant=_none,
-    )
+    Raises :class:`UnreadablePod` for the pods no reader can take: bytes that are not
+    UTF-8, or nesting deeper than the standard library's recursion limit.
+    """
+    try:
+        return tolerant_loads(bytes(raw))
+    except UnicodeDecodeError:
+        raise UnreadablePod(f"pod {index} is not valid UTF-8") from None
+    except RecursionError:
+        raise UnreadablePod(f"pod {index} is nested too deep to read") from None
+    except ValueError as err:  # what msgspec refused as JSON, the standard library too
+        raise UnreadablePod(f"pod {index} is not valid JSON ({type(err).__name__})") from None
 
 
 def decoded_rows(raws: list[Raw]) -> list[Row]:
     """Each pod slice as its row (:class:`~ccanalytics.frames._fields.PodFields` order);
-    slices that are not JSON objects are dropped."""
+    slices that are not JSON objects are dropped. :class:`UnreadablePod` when a slice
+    cannot be read at all."""
     decode = _POD.decode
     rows: list[Row] = []
     add = rows.append
-    for raw in raws:
+    for index, raw in enumerate(raws):
         try:
             pod = decode(raw)
-        except msgspec.MsgspecError:
-            parsed = _fallback(raw)
+        except (msgspec.MsgspecError, RecursionError, UnicodeDecodeError):
+            parsed = _fallback(raw, index)
             if isinstance(parsed, dict):
                 add(dict_row(parsed))
             continue

@@ -219,12 +219,21 @@ def _run_sync(
                 if client is not None:
                     _share_rate_limit(twin, client)
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
+    if not _loop_running():
+        # Outside the ``except`` that asked: an error of the load must not carry an
+        # unrelated "no running event loop" RuntimeError in its chain.
         return asyncio.run(run())
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ccanalytics-load") as pool:
         return pool.submit(asyncio.run, run()).result()
+
+
+def _loop_running() -> bool:
+    """Whether this thread runs an event loop already (Jupyter does)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def load_cluster_pods(

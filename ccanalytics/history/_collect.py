@@ -15,7 +15,7 @@ from datetime import datetime
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ccanalytics.errors import CCAnalyticsError, FleetLoadError
 from ccanalytics.history._write import append_frame
@@ -81,7 +81,11 @@ def append_snapshot(store: str | PathLike[str], snapshot: Snapshot) -> CollectRe
         pods = pool.submit(append_frame, root, "pods", snapshot.pods)
         gpus = pool.submit(append_frame, root, "gpus", snapshot.gpus)
         files = [*pods.result(), *gpus.result()]
-    first_seen = snapshot.pods.groupby("cluster_id", sort=False)["observed_at"].min()
+    first_seen: dict[Any, Any] = (  # every cluster failed: no rows, no observed_at
+        snapshot.pods.groupby("cluster_id", sort=False)["observed_at"].min().to_dict()
+        if "observed_at" in snapshot.pods
+        else {}
+    )
     return CollectResult(
         observed_at=MappingProxyType(
             {str(cid): when.to_pydatetime() for cid, when in first_seen.items()}
