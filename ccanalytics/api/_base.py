@@ -49,7 +49,7 @@ from ccanalytics.errors import (
     ResponseTooLargeError,
 )
 
-__all__ = ["Shape", "_BaseClient", "_Call"]
+__all__ = ["Shape", "_BaseClient", "_Call", "construction_error"]
 
 logger = logging.getLogger("ccanalytics.client")
 
@@ -313,3 +313,18 @@ class _BaseClient:
         if isinstance(result, CCAnalyticsError):
             raise self._finished(result, method, path)
         return result
+
+
+def construction_error(err: BaseException) -> BaseException:
+    """``err`` raised afresh by a constructor: no traceback and no chain.
+
+    The frames it passed through (the key check, the environment read) held the API
+    key in their locals, and a chained error (a ``UnicodeEncodeError``) may hold it as
+    its ``object``; error reporters capture both. The message already says what is
+    wrong, without the key.
+    """
+    err.__traceback__ = None
+    err.__cause__ = None
+    err.__context__ = None
+    err.__suppress_context__ = True
+    return err

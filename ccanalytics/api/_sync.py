@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Self
 import httpx
 
 from ccanalytics.api import _config
-from ccanalytics.api._base import Shape, _BaseClient, _Call
+from ccanalytics.api._base import Shape, _BaseClient, _Call, construction_error
 from ccanalytics.api._deadline import call_deadline, install_deadline_backend
 from ccanalytics.api._operations import (
     SSH_KEYS_PATH,
@@ -55,14 +55,18 @@ class Client(_BaseClient):
         deadline: float | None = None,
         max_response_size: int = _config.DEFAULT_MAX_RESPONSE_SIZE,
     ) -> None:
-        super().__init__(
-            api_key,
-            base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            deadline=deadline,
-            max_response_size=max_response_size,
-        )
+        try:
+            super().__init__(
+                api_key,
+                base_url,
+                timeout=timeout,
+                max_retries=max_retries,
+                deadline=deadline,
+                max_response_size=max_response_size,
+            )
+        except (CCAnalyticsError, ValueError, TypeError) as err:
+            del api_key  # error reporters send every frame's locals: this one held the key
+            raise construction_error(err) from None
         self._transport = transport
         self._http = httpx.Client(base_url=self.base_url, timeout=self.timeout, transport=transport)
         if transport is None:
