@@ -16,6 +16,7 @@ The whole tree, drawn once::
     │   └── ApiTimeoutError            connect/read/write/pool timeout, or the call's deadline
     ├── InvalidSshKeysError            local validation before a PUT; ``errors`` as "<json path>: <message>"
     ├── KeyNormalizationError          lines normalize_key_lines cannot make API keys of; ``errors`` as "line <n>: <reason>"
+    ├── KeyFileError                   a key file given by path that is not a readable regular file (also an OSError)
     ├── ConfigurationError             no API key or base URL, or an unusable one (also a ValueError)
     ├── FleetLoadError                 some clusters of a fleet load failed; ``frame`` has the rest
     ├── StoreError                     the history store cannot be read or written; ``path`` names the file
@@ -53,6 +54,7 @@ __all__ = [
     "FleetLoadError",
     "InsecureTransportWarning",
     "InvalidSshKeysError",
+    "KeyFileError",
     "KeyNormalizationError",
     "MalformedResponseError",
     "NotFoundError",
@@ -352,3 +354,11 @@ class PolicyError(CCAnalyticsError, ValueError):
         self.path = path
         self.line = line
         self.key = key
+
+
+class KeyFileError(CCAnalyticsError, OSError):
+    """A key file given by path that cannot be read: missing, a directory, a pipe or device.
+
+    Only regular files are read from a path (a named pipe with no writer would block
+    forever); pass an open file object to read a stream such as standard input.
+    """

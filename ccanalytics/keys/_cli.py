@@ -14,18 +14,17 @@ checks), so it starts fast and audits faster than ``ssh-keygen -lf`` fingerprint
 from __future__ import annotations
 
 import argparse
-import errno
 import gc
 import io
 import os
-import stat
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO, NoReturn
 
+from ccanalytics.errors import KeyFileError
 from ccanalytics.keys._output import WRITERS, Writer, shown_name
-from ccanalytics.keys._source import is_utf16
+from ccanalytics.keys._source import is_utf16, open_regular
 
 if TYPE_CHECKING:  # imported in run(): registering the command must stay free
     pass
@@ -111,20 +110,11 @@ def _open_input(name: str) -> _Input:
         file: BinaryIO = sys.stdin.buffer
     else:
         try:
-            fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-        except OSError as err:
-            raise _Unusable(f"cannot read {shown_name(name)}: {err.strerror or err}") from None
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            os.close(fd)
-            why = (
-                os.strerror(errno.EISDIR)
-                if stat.S_ISDIR(mode)
-                else "not a regular file (a pipe or device: pass it as - on standard input)"
-            )
-            raise _Unusable(f"cannot read {shown_name(name)}: {why}")
-        os.set_blocking(fd, True)
-        file = os.fdopen(fd, "rb", buffering=1 << 16)
+            file = open_regular(name, shown_name(name))
+        except KeyFileError as err:
+            raise _Unusable(
+                str(err).replace("as an open file instead", "as - on standard input")
+            ) from None
     try:
         head = (
             file.peek(_SNIFF_BYTES)[:_SNIFF_BYTES] if isinstance(file, io.BufferedReader) else b""

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import binascii
 import codecs
+import errno
 import io
 import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO, TypeAlias
 
+from ccanalytics.errors import KeyFileError
 from ccanalytics.keys._line import (
     AuthorizedKey,
     _Findings,
@@ -188,12 +191,48 @@ def file_lines(file: BinaryIO) -> Iterator[Line]:
         yield _decode(raw.removesuffix(b"\n"))
 
 
+def open_regular(
+    path: str | os.PathLike[str],
+    shown: str | None = None,
+    *,
+    stream_hint: str = "pass it as an open file instead",
+) -> BinaryIO:
+    """Open ``path`` for reading if it is a regular file; :class:`KeyFileError` otherwise.
+
+    The open is non-blocking (then made blocking), so a named pipe with no writer is
+    refused at once instead of waiting forever; directories and devices are refused
+    too. ``shown`` is how messages name the file (default: the path itself);
+    ``stream_hint`` says how to read a pipe instead (the CLI: standard input).
+    """
+    name = shown if shown is not None else os.fspath(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError as err:
+        raise KeyFileError(f"cannot read {name}: {err.strerror or err}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        why = (
+            os.strerror(errno.EISDIR)
+            if stat.S_ISDIR(mode)
+            else f"not a regular file (a pipe or device: {stream_hint})"
+        )
+        raise KeyFileError(f"cannot read {name}: {why}")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb", buffering=1 << 16)
+
+
+def _names_a_file(source: object) -> bool:
+    """A path object, or a one-line ``str`` naming something that exists (even a pipe)."""
+    if isinstance(source, os.PathLike):
+        return True
+    return isinstance(source, str) and "\n" not in source and os.path.lexists(source)
+
+
 def _source_lines(source: KeySource) -> Iterator[Line]:
     """The entries of ``source`` as (text, was valid UTF-8), split at line feeds."""
-    if isinstance(source, os.PathLike) or (
-        isinstance(source, str) and "\n" not in source and os.path.isfile(source)
-    ):
-        with open(source, "rb") as file:
+    if _names_a_file(source):
+        with open_regular(source) as file:  # type: ignore[arg-type]
             yield from file_lines(file)
         return
     if isinstance(source, str):

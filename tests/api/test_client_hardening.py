@@ -523,6 +523,10 @@ def _instances() -> dict[type[BaseException], BaseException]:
             pd.DataFrame({"cluster_id": ["cl-b"], "pod_id": ["p1"]}),
         ),
         e.StoreError: e.StoreError("corrupt file", path=Path("store/pods/x.parquet")),
+        e.KeyFileError: e.KeyFileError("cannot read keys: not a regular file"),
+        e.PolicyError: e.PolicyError(
+            "p.toml, line 3: bad", path=Path("p.toml"), line=3, key="max_spend"
+        ),
         e.InsecureTransportWarning: e.InsecureTransportWarning("http:// to api.example.com"),
     }
 
