@@ -36,6 +36,7 @@ from ccanalytics.cli._common import (
     Formatter,
     add_api_options,
     api_client,
+    cluster_id,
     duration,
     fraction,
     positive_int,
@@ -72,7 +73,7 @@ def add_parser(sub: Any) -> None:
         "  ccanalytics collect cl-a cl-b --store /data/ccstore            # from cron\n"
         "  ccanalytics collect cl-a --store ./store --every 5m --count 288 --sandbox",
     )
-    collect.add_argument("cluster_ids", nargs="+", metavar="CLUSTER_ID")
+    collect.add_argument("cluster_ids", nargs="+", metavar="CLUSTER_ID", type=cluster_id)
     collect.add_argument("--store", required=True, metavar="DIR", help="the store's folder")
     collect.add_argument(
         "--every", type=duration, metavar="DURATION", help="repeat every DURATION (30s, 5m, 1h)"
