@@ -27,7 +27,7 @@ from ccanalytics.report._findings import (
 from ccanalytics.report._html import _Card, _cards, _columns, _note, _table, _text
 
 # Underscored names are for ``report``, not public API.
-__all__ = ["TEXT_SECTIONS", "_Report", "_Section"]
+__all__ = ["TEXT_SECTIONS", "_Report", "_Section", "_headline_cards", "live_cards"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,12 @@ def _headline(r: _Report) -> str:
 
 
 def _headline_cards(r: _Report) -> str:
+    """The reading's headline figures (first on the page without a store)."""
+    return _cards(live_cards(r))
+
+
+def live_cards(r: _Report) -> list[_Card]:
+    """Cost per hour, idle and unused cost with their shares, stragglers, the rest."""
     f = r.findings
     slow = f.stragglers
     slow_note = ", ".join(f"{row.cluster_id} rank {row.rank}" for row in slow.head(3).itertuples())
@@ -98,7 +104,7 @@ def _headline_cards(r: _Report) -> str:
     ]
     if f.failed:
         cards.append(("could not load", str(len(f.failed)), ", ".join(f.failed), True))
-    return _cards(cards)
+    return cards
 
 
 def _notes(r: _Report) -> str:

@@ -38,6 +38,7 @@ import pandas as pd
 
 from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
 from ccanalytics.errors import CCAnalyticsError
+from ccanalytics.report._actions import live_actions, ranked, render_first_screen, window_actions
 
 # The ``X as X`` names moved with their concept; re-exported so they stay importable here.
 from ccanalytics.report._figures import MAX_RANK_PLOTS as MAX_RANK_PLOTS
@@ -48,10 +49,17 @@ from ccanalytics.report._html import DPI as DPI
 from ccanalytics.report._html import _page
 from ccanalytics.report._output import ReportOutputError as ReportOutputError
 from ccanalytics.report._output import _check_csv_dir, _check_output, _write_atomic
-from ccanalytics.report._sections import TEXT_SECTIONS, _Report, _Section
+from ccanalytics.report._sections import (
+    TEXT_SECTIONS,
+    _headline_cards,
+    _Report,
+    _Section,
+    live_cards,
+)
 
 if TYPE_CHECKING:
     from ccanalytics.api import AsyncClient, Client
+    from ccanalytics.report._window import WindowFindings
 
 __all__ = [
     "CSV_FILES",
@@ -151,15 +159,30 @@ def render_report(
     return _render(_Report(pods, gpus, findings, title, generated_at, cluster_ids, max_rank_plots))
 
 
-def _render(report: _Report, window_html: str = "", sections: Sequence[_Section] = SECTIONS) -> str:
-    """The page: each section in order (an empty one is left out), then the footer.
+def _render(
+    report: _Report, window: WindowFindings | None = None, sections: Sequence[_Section] = SECTIONS
+) -> str:
+    """The page: the header, the first screen, each section in order, then the footer.
 
-    ``window_html``: the "over the last ..." section from a history store
-    (:mod:`ccanalytics.report._window`), put right after the header. Another section is
-    a function of one ``_Report``: pass ``sections`` with it inserted where it belongs.
+    The first screen is the headline figures and "What to do": of ``window`` (the
+    history store's "over the last ..." answers, :mod:`ccanalytics.report._window`,
+    whose section follows it) when given, else of the single reading (whose figures
+    then are not repeated below). An empty section is left out. Another section is a
+    function of one ``_Report``: pass ``sections`` with it inserted where it belongs.
     """
+    if window is None:
+        first = render_first_screen(
+            live_cards(report), ranked(live_actions(report.findings, report.pods))
+        )
+        sections = [s for s in sections if s is not _headline_cards]
+        window_html = ""
+    else:
+        from ccanalytics.report import _window
+
+        first = render_first_screen(_window.window_cards(window), ranked(window_actions(window)))
+        window_html = _window.render_window_section(window)
     parts = [section(report) for section in sections]
-    parts.insert(1, window_html)  # the sections open with the header
+    parts[1:1] = [first, window_html]  # the sections open with the header
     return _page(report.title, [p for p in parts if p] + [_FOOTER])
 
 
@@ -260,22 +283,19 @@ def write_report(
 
     if window is not None and store is None:
         raise ValueError("a window needs a store (store=...)")
-    window_html, window_text = "", []
+    over, window_text = None, []
     if store is not None:
         from ccanalytics.report import _window
 
         span = pd.Timedelta(window if window is not None else "24h").to_pytimedelta()
         over = _window.window_findings(store, span, idle_threshold=idle_threshold)
-        window_html, window_text = (
-            _window.render_window_section(over),
-            _window.window_sentences(over),
-        )
+        window_text = _window.window_sentences(over)
 
     pods, gpus, failed = _load(ids, client, errors)
     findings = _findings(pods, idle_threshold, failed)
     generated = now if now is not None else datetime.now(UTC)
     report = _Report(pods, gpus, findings, title, generated, ids, max_rank_plots)
-    document = _render(report, window_html)
+    document = _render(report, over)
     if csv_target is not None:
         _write_csvs(csv_target, pods, gpus, findings)
     if target is None:
