@@ -26,6 +26,7 @@ __all__ = [
     "PIXEL_RATIO",
     "_cards",
     "_columns",
+    "_details",
     "_figure",
     "_note",
     "_page",
@@ -140,6 +141,11 @@ def _figure(
     )
 
 
+def _details(summary: str, body: str) -> str:
+    """``body`` folded under a one-line ``summary``: columns a reader rarely needs first."""
+    return f"<details><summary>{_text(summary)}</summary>{body}</details>"
+
+
 def _note(text: str) -> str:
     return f"<p class=note>{_text(text)}</p>"
 
@@ -195,6 +201,18 @@ figure { margin: 18px 0 26px; }
 figure img { max-width: 100%; height: auto; display: block; }
 figcaption { color: #444; font-size: .9rem; margin-top: 4px; }
 footer { margin-top: 40px; color: #666; font-size: .85rem; }
+details { margin: 6px 0 0; font-size: .92rem; }
+summary { cursor: pointer; color: #0061a0; }
+ol.actions { font-size: 1.05rem; padding-left: 1.6em; margin: 8px 0 0; }
+ol.actions li { margin: 4px 0; }
+p, li, .meta, .card .sub { overflow-wrap: anywhere; }
+@media (max-width: 600px) {
+  main { padding: 16px 14px 32px; }
+  .cards { grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 8px; }
+  .card { padding: 8px 10px; }
+  .card .value { font-size: 1.15rem; overflow-wrap: anywhere; }
+  .headline { font-size: 1rem; padding: 10px 12px; }
+}
 """
 
 
