@@ -18,10 +18,14 @@ The whole tree, drawn once::
     ├── KeyNormalizationError          lines normalize_key_lines cannot make API keys of; ``errors`` as "line <n>: <reason>"
     ├── ConfigurationError             no API key or base URL, or an unusable one (also a ValueError)
     ├── FleetLoadError                 some clusters of a fleet load failed; ``frame`` has the rest
-    └── StoreError                     the history store cannot be read or written; ``path`` names the file
+    ├── StoreError                     the history store cannot be read or written; ``path`` names the file
+    ├── NoDataError                    a plot has nothing to draw (also a ValueError)
+    ├── ReportLoadError                no cluster of a report could be loaded; ``errors``: id -> why
+    └── ReportOutputError              the report or its CSV files cannot go there (also an OSError)
 
 ``MalformedResponseError``, ``ResponseTooLargeError``, ``KeyNormalizationError``,
-``ConfigurationError``, ``FleetLoadError`` and ``StoreError`` are additions to the tree
+``ConfigurationError``, ``FleetLoadError``, ``StoreError``, ``NoDataError``,
+``ReportLoadError`` and ``ReportOutputError`` are additions to the tree
 that ``shared/API.md`` fixes; everything else is exactly that tree.
 :class:`InsecureTransportWarning` is the one warning: a bearer key sent over plain
 ``http://`` to a host that is not this machine.
@@ -54,9 +58,12 @@ __all__ = [
     "InvalidSshKeysError",
     "KeyNormalizationError",
     "MalformedResponseError",
+    "NoDataError",
     "NotFoundError",
     "PermissionDeniedError",
     "RateLimitError",
+    "ReportLoadError",
+    "ReportOutputError",
     "ResponseTooLargeError",
     "ServerError",
     "StoreError",
@@ -334,3 +341,23 @@ class StoreError(CCAnalyticsError):
     def __init__(self, message: str, path: Any = None) -> None:
         super().__init__(message)
         self.path = path
+
+
+class NoDataError(CCAnalyticsError, ValueError):
+    """A plot has nothing to draw (no rows, no GPU metrics, no cost); also a ``ValueError``."""
+
+
+class ReportLoadError(CCAnalyticsError):
+    """No cluster could be loaded, so no report was written; ``errors``: id -> why.
+
+    ``why`` is the cluster's exception where the load kept one, else its text.
+    """
+
+    def __init__(self, errors: Mapping[str, object]) -> None:
+        self.errors = dict(errors)
+        reasons = "; ".join(f"{cid}: {why}" for cid, why in self.errors.items())
+        super().__init__(f"no cluster could be loaded, so no report was written ({reasons})")
+
+
+class ReportOutputError(CCAnalyticsError, OSError):
+    """The report or its CSV files cannot be written where they were asked to go."""

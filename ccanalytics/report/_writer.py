@@ -37,7 +37,9 @@ from typing import TYPE_CHECKING, Final, Literal
 import pandas as pd
 
 from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
-from ccanalytics.errors import CCAnalyticsError
+
+# Defined with every other exception; importable from here and from ``report`` as before.
+from ccanalytics.errors import ReportLoadError as ReportLoadError
 from ccanalytics.report._actions import live_actions, ranked, render_first_screen, window_actions
 
 # The ``X as X`` names moved with their concept; re-exported so they stay importable here.
@@ -91,15 +93,6 @@ _FOOTER: Final = (
     "<footer>ccanalytics report. Self-contained: no external resources; the frames "
     "behind it can be written as CSV with <code>--csv DIR</code>.</footer>"
 )
-
-
-class ReportLoadError(CCAnalyticsError):
-    """No cluster could be loaded, so no report was written; ``errors``: id -> why."""
-
-    def __init__(self, errors: Mapping[str, str]) -> None:
-        self.errors = dict(errors)
-        reasons = "; ".join(f"{cid}: {why}" for cid, why in self.errors.items())
-        super().__init__(f"no cluster could be loaded, so no report was written ({reasons})")
 
 
 class ReportSummary(str):
@@ -200,10 +193,16 @@ def _load(
     from ccanalytics.frames._loader import load_cluster_frames
 
     pods, gpus = load_cluster_frames(ids, client=client, progress=False, errors=errors)
-    failed = {str(cid): str(why) for cid, why in pods.attrs.get("errors", {}).items()}
+    failed = _failures(pods)
     if len(failed) == len(ids):
         raise ReportLoadError(failed)
-    return pods, gpus, failed
+    return pods, gpus, {cid: str(why) for cid, why in failed.items()}
+
+
+def _failures(pods: pd.DataFrame) -> dict[str, object]:
+    """The clusters a load could not fetch: id -> its exception (or text, where a load
+    keeps only that). The one place the report reads how a load names its failures."""
+    return {str(cid): why for cid, why in pods.attrs.get("errors", {}).items()}
 
 
 def write_report(
