@@ -248,6 +248,12 @@ def _transient(f: WindowFindings, row: Any) -> str:
     )
 
 
+def _wasting(by_cluster: pd.DataFrame) -> int:
+    """How many clusters wasted anything (bars of the waste chart)."""
+    waste = by_cluster["idle_cost"].fillna(0) + by_cluster["unused_gpu_cost"].fillna(0)
+    return min(int((waste > 0).sum()), 15)
+
+
 def window_cards(f: WindowFindings) -> list[_Card]:
     """The headline figures of the window: spend, idle spend, unused capacity, stragglers."""
     t = f.totals
@@ -320,6 +326,13 @@ def render_window_section(f: WindowFindings) -> str:
                 ("total_cost", "USD in this window", "usd"),
             ),
             "No pod was idle in the window.",
+        ),
+        _figure(
+            lambda ax: plots.waste_breakdown(f.by_cluster, ax=ax),
+            (10.0, 1.6 + 0.42 * max(int(_wasting(f.by_cluster)), 1)),
+            f"Waste by cluster over the last {span}",
+            "Only what was wasted, most first: idle GPU pods (hatched), then the rest of "
+            "the unused capacity of pods in use; beside each bar, its share of the spend.",
         ),
         _figure(
             lambda ax: plots.utilization_over_time(f.utilization, ax=ax),

@@ -122,8 +122,9 @@ def test_nothing_is_loaded_from_outside(page: Page, document: str) -> None:
 
 def test_figures_are_embedded_png(page: Page) -> None:
     images = page.all("img")
-    # 2 cost breakdowns, cost vs utilization, and by-rank + heatmap for 6 multi-rank clusters
-    assert len(images) == 3 + 2 * 6
+    # 2 waste charts, 2 cost breakdowns, cost vs utilization, and by-rank + heatmap for
+    # 6 multi-rank clusters
+    assert len(images) == 5 + 2 * 6
     for attrs in images:
         src = attrs["src"] or ""
         assert src.startswith("data:image/png;base64,")
