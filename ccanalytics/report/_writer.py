@@ -48,7 +48,7 @@ from ccanalytics.report._figures import _plots
 from ccanalytics.report._findings import MAX_NAMED_STRAGGLERS as MAX_NAMED_STRAGGLERS
 from ccanalytics.report._findings import _Findings, _findings, _sentences
 from ccanalytics.report._html import DPI as DPI
-from ccanalytics.report._html import _page
+from ccanalytics.report._html import _drawn_together, _fill_figures, _page
 from ccanalytics.report._output import ReportOutputError as ReportOutputError
 from ccanalytics.report._output import _check_csv_dir, _check_output, _write_atomic
 from ccanalytics.report._sections import (
@@ -173,10 +173,12 @@ def _render(
         from ccanalytics.report import _window
 
         first = render_first_screen(_window.window_cards(window), ranked(window_actions(window)))
-        window_html = _window.render_window_section(window)
-    parts = [section(report) for section in sections]
+    with _drawn_together() as figures:
+        if window is not None:
+            window_html = _window.render_window_section(window)
+        parts = [section(report) for section in sections]
     parts[1:1] = [first, window_html]  # the sections open with the header
-    return _page(report.title, [p for p in parts if p] + [_FOOTER])
+    return _fill_figures(_page(report.title, [p for p in parts if p] + [_FOOTER]), figures)
 
 
 def _summary_text(findings: _Findings, output: str) -> ReportSummary:
