@@ -128,7 +128,11 @@ def window_actions(w: WindowFindings) -> list[Action]:
 
 
 def render_first_screen(cards: Sequence[_Card], actions: Sequence[Action]) -> str:
-    """The headline figures, then "What to do" (or that nothing needs doing)."""
+    """The headline figures, then "What to do" (or that nothing needs doing).
+
+    ``cards`` is a plain list, so a later figure (the month's projection and budget
+    status, once budgets exist) is one more card appended by its caller.
+    """
     if actions:
         items = "".join(f"<li>{_text(a.text)}</li>" for a in actions)
         todo = f'<ol class="actions">{items}</ol>'

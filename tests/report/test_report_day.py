@@ -113,3 +113,17 @@ def test_the_first_screen_is_the_windows_figures_then_what_to_do(
         assert float(card.group(1).replace(",", "")) == round(float(totals[column]), 2)
     assert "What to do" in screen
     assert pd.notna(totals["total_cost"])
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_window_report_fits_the_screen(day: tuple[Path, str, str], width: int) -> None:
+    browser = pytest.importorskip("browser")
+    if browser.CHROMIUM is None:
+        pytest.skip("no Chromium (apt-get install chromium) for the layout check")
+    _, document, _ = day
+    layout = browser.measure(document, width)
+    assert layout["wide"] == [] and layout["page"] <= width
+    if width == 1280:
+        assert layout["scrolling"] == []
