@@ -11,6 +11,7 @@ only a column holding a stray value takes the per-value Python path.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any, Final, TypeAlias
 
@@ -183,13 +184,31 @@ def _timestamp_column(values: Values) -> ExtensionArray:
         fast = _rfc3339_utc(strings)
         if fast is not None:
             return fast
-    parsed = pd.to_datetime(strings, utc=True, format="ISO8601", errors="coerce")
-    if parsed.unit != "ns":
-        # pandas 3 infers the resolution from the strings and happily keeps year 1 at
-        # second resolution; the documented dtype is ns, whose range is 1677-2262.
-        in_range = (parsed >= _NS_MIN) & (parsed <= _NS_MAX)
-        parsed = pd.DatetimeIndex(parsed.where(in_range)).as_unit("ns")
-    return parsed.array
+    # One string at a time: pandas' vectorised ISO 8601 parse of a column mixing forms
+    # (a date, a naive time, an offset) depends on the pandas version (2.2 shifted a
+    # naive time by another row's offset); a naive time means UTC, as everywhere here.
+    stamps = [_iso_utc(s) for s in strings]
+    return pd.DatetimeIndex(stamps, dtype="datetime64[ns, UTC]").array
+
+
+def _iso_utc(text: str | None) -> pd.Timestamp | None:
+    """An ISO 8601 string as a UTC time to the nanosecond; None if missing, not ISO 8601,
+    invalid, or outside the nanosecond range (1677-2262)."""
+    if text is None or _ISO_8601.match(text) is None:
+        return None
+    try:
+        when = pd.Timestamp(text)
+        when = when.tz_localize("UTC") if when.tzinfo is None else when.tz_convert("UTC")
+        return when.as_unit("ns")  # year 1 reads at second resolution, then is out of range
+    except (ValueError, OverflowError):  # Feb 30th; OutOfBoundsDatetime is a ValueError
+        return None
+
+
+#: The ISO 8601 forms read (pandas alone would also read "Nov 18 2026" and the like).
+_ISO_8601: Final = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?\Z",
+    re.IGNORECASE,
+)
 
 
 def _rfc3339_utc(strings: Values) -> ExtensionArray | None:
