@@ -44,6 +44,12 @@ def _is_string_view(dtype: pa.DataType) -> bool:
     return bool(test(dtype)) if test is not None else False
 
 
+def _string_types() -> list[pa.DataType]:
+    """Every Arrow string type this pyarrow has (string views came with pyarrow 16)."""
+    views = [pa.string_view()] if hasattr(pa, "string_view") else []
+    return [pa.string(), pa.large_string(), *views]
+
+
 def _stored_type(dtype: pa.DataType) -> pa.DataType:
     if pa.types.is_timestamp(dtype):
         return pa.timestamp(STORED_TIME_UNIT, tz="UTC")
@@ -86,9 +92,7 @@ def _pandas_dtype(dtype: pa.DataType) -> Any:
     if not _NULLABLE:
         _NULLABLE.update(
             {
-                pa.string(): pd.StringDtype(),
-                pa.large_string(): pd.StringDtype(),
-                pa.string_view(): pd.StringDtype(),
+                **{text: pd.StringDtype() for text in _string_types()},
                 pa.bool_(): pd.BooleanDtype(),
                 pa.int8(): pd.Int8Dtype(),
                 pa.int16(): pd.Int16Dtype(),
