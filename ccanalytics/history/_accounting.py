@@ -11,6 +11,15 @@ The median spacing is taken over every snapshot of the cluster in the store, not
 those in the window, so a snapshot stands for the same time whichever window asks:
 a week's figures are the sum of its days'.
 
+Each snapshot instant of a cluster counts once, whatever the number of files holding
+it (two collects within the ``Date`` header's one second): the queries read pod rows
+through :data:`POD_ROWS_ONCE` (one row per cluster, instant and pod) and time through
+:data:`SNAPSHOT_INSTANTS` (one row per cluster and instant), never ``pods`` directly.
+``SNAPSHOT_INSTANTS`` is the one place a snapshots table (an empty listing is an
+instant with no pod rows) swaps in.
+
+Idle and judged are :mod:`ccanalytics._rules`' definitions, the ones the live frames use.
+
 Times are integer microseconds since the Unix epoch inside SQL (exact sums; hours
 are divided out only at the end), and the queries here read only the views ``pods``
 (and ``gpus``) that :class:`~ccanalytics.history.History` defines on its connection.
@@ -18,17 +27,22 @@ are divided out only at the end), and the queries here read only the views ``pod
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 import pandas as pd
 
+from ccanalytics._rules import IDLE_SQL, JUDGED_SQL
+from ccanalytics.history._window import DurationLike, as_duration, snapshot_bounds
+
 __all__ = [
     "IDLE",
     "JUDGED",
+    "POD_ROWS_ONCE",
+    "SNAPSHOT_INSTANTS",
     "US_PER_DAY",
     "US_PER_HOUR",
     "Window",
+    "duration_us",
     "interval_ctes",
     "max_gap_us",
     "run",
@@ -40,13 +54,23 @@ __all__ = [
 US_PER_HOUR = 3_600_000_000
 US_PER_DAY = 24 * US_PER_HOUR
 
-#: A pod-snapshot that can be judged busy or idle: a running GPU pod reporting utilization.
-JUDGED = "(status = 'RUNNING' AND gpu_count > 0 AND gpu_util_mean IS NOT NULL)"
-#: An idle pod-snapshot: running, has GPUs, reports, and its busiest GPU is below $threshold.
-IDLE = (
-    "(status = 'RUNNING' AND gpu_count > 0 AND gpu_util_max IS NOT NULL"
-    " AND gpu_util_max < $threshold)"
-)
+#: A pod-snapshot that can be judged busy or idle (:data:`ccanalytics._rules.JUDGED_SQL`).
+JUDGED = JUDGED_SQL
+#: An idle pod-snapshot, below ``$threshold`` (:data:`ccanalytics._rules.IDLE_SQL`).
+IDLE = IDLE_SQL
+
+#: CTE ``pods_once``: the pod rows with each (cluster, instant, pod) once, however many
+#: files hold that instant (copies of one listing; if two listings of one second
+#: differ, one of them is kept for each pod).
+POD_ROWS_ONCE = """pods_once AS (
+        SELECT DISTINCT ON (cluster_id, observed_at, pod_id) * FROM pods
+    )"""
+
+#: CTE ``snapshot_instants``: one row per cluster per snapshot instant, ``t`` in epoch µs.
+#: The instants time is accounted over; the one place a snapshots table swaps in.
+SNAPSHOT_INSTANTS = """snapshot_instants AS (
+        SELECT DISTINCT cluster_id, epoch_us(observed_at) AS t FROM pods
+    )"""
 
 #: ``(start_us, end_us)``: the window ``[start, end)`` in epoch microseconds.
 Window = tuple[int, int]
@@ -68,11 +92,10 @@ def window_us(con: Any, start: Any, end: Any) -> Window | None:
     ``None`` when the store holds no snapshot at all (nothing to account for).
     """
     if start is None or end is None:
-        oldest, newest = con.execute(
-            "SELECT epoch_us(min(observed_at)), epoch_us(max(observed_at)) FROM pods"
-        ).fetchone()
-        if oldest is None:
+        bounds = snapshot_bounds(con)  # both tables: the one definition of the newest
+        if bounds is None:
             return None
+        oldest, newest = bounds
         start_us = oldest if start is None else _epoch_us(to_utc(start))
         end_us = newest if end is None else _epoch_us(to_utc(end))
     else:
@@ -82,15 +105,26 @@ def window_us(con: Any, start: Any, end: Any) -> Window | None:
     return int(start_us), int(end_us)
 
 
-def max_gap_us(max_gap: Any) -> int | None:
-    """``max_gap`` (a timedelta, or anything ``pandas.Timedelta`` reads) in microseconds."""
-    if max_gap is None:
-        return None
-    gap = pd.Timedelta(max_gap) if not isinstance(max_gap, dt.timedelta) else max_gap
-    micro = int(pd.Timedelta(gap).value // 1000)
+def duration_us(value: DurationLike, name: str) -> int:
+    """A positive duration in microseconds: a timedelta, a ``--window`` string (``"1h30m"``),
+    or (kept for older callers) anything else ``pandas.Timedelta`` reads."""
+    span = as_duration(value)
+    if span is None:
+        try:
+            span = pd.Timedelta(value)
+        except (TypeError, ValueError) as err:
+            raise ValueError(
+                f"{name}={value!r} is not a duration like 90min, 24h or 1h30m: {err}"
+            ) from None
+    micro = int(span.value // 1000)
     if micro <= 0:
-        raise ValueError("max_gap must be a positive duration")
+        raise ValueError(f"{name} must be a positive duration, not {value!r}")
     return micro
+
+
+def max_gap_us(max_gap: DurationLike | None) -> int | None:
+    """``max_gap`` in microseconds (``None`` stays ``None``: twice the median spacing)."""
+    return None if max_gap is None else duration_us(max_gap, "max_gap")
 
 
 def interval_ctes(snapshots: str) -> str:

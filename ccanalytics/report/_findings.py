@@ -137,7 +137,7 @@ def _findings(
         total_cost=float(cost.sum()),
         idle_threshold=idle_threshold,
         summary=_cluster_summary(pods, idle_threshold, slow),
-        idle=idle_pods(pods, threshold=idle_threshold),
+        idle=idle_pods(pods, idle_threshold=idle_threshold),
         stragglers=slow,
         by_gpu=cost_per_gpu_hour(pods),
         unused_cost=float((cost * (1.0 - util / 100.0))[gpu_rep].sum()),
