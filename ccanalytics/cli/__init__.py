@@ -20,6 +20,7 @@ inside the commands, so ``--help`` starts fast.
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -58,22 +59,28 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``ccanalytics`` and ``python -m ccanalytics``; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    _refuse_unknown_options(parser, words)  # before argparse, whose first complaint may differ
+    args = parser.parse_args(words)
     func: Callable[[argparse.Namespace], int] = args.func
     from ccanalytics.errors import (
         ApiConnectionError,
         ApiError,
         CCAnalyticsError,
         FleetLoadError,
+        NotFoundError,
     )
 
     try:
         return func(args)
     except FleetLoadError as err:  # some clusters failed: 1, in words for a shell user
-        print(f"ccanalytics {args.command}: {_one_line(err.describe())}", file=sys.stderr)
+        missing = any(isinstance(e, NotFoundError) for e in err.errors.values())
+        hint = _sandbox_hint(args) if missing else ""
+        print(f"ccanalytics {args.command}: {_one_line(err.describe())}{hint}", file=sys.stderr)
         return EXIT_FAILURE
     except (ApiError, ApiConnectionError) as err:  # the API failed: 1
-        print(f"ccanalytics {args.command}: {_one_line(err)}", file=sys.stderr)
+        hint = _sandbox_hint(args) if isinstance(err, NotFoundError) else ""
+        print(f"ccanalytics {args.command}: {_one_line(err)}{hint}", file=sys.stderr)
         return EXIT_FAILURE
     except (CCAnalyticsError, ValueError, OSError) as err:
         print(f"ccanalytics {args.command}: {_one_line(err)}", file=sys.stderr)
@@ -81,6 +88,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"ccanalytics {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+def _refuse_unknown_options(parser: argparse.ArgumentParser, words: list[str]) -> None:
+    """Exit 2 naming a ``--long`` option the command does not have, with the closest one.
+
+    argparse would report a missing required option first (``--outptu r.html`` reads as
+    "--output is required"), or list every leftover word; a new user needs the typo.
+    Abbreviations argparse accepts (``--out``) are left to it.
+    """
+    command = next((w for w in words if not w.startswith("-")), None)
+    sub = _subparser(parser, command) if command is not None else None
+    if command is None or sub is None:
+        return
+    options = [o for action in sub._actions for o in action.option_strings]
+    for word in words[words.index(command) + 1 :]:
+        if word == "--":
+            return
+        if not word.startswith("--"):
+            continue
+        name = word.split("=", 1)[0]
+        if any(option.startswith(name) for option in options):
+            continue  # the option itself, or an abbreviation argparse resolves
+        # Compared without the dashes every long option shares, which would make any
+        # two look alike.
+        bare = {option.lstrip("-"): option for option in options if option.startswith("--")}
+        close = difflib.get_close_matches(name.lstrip("-"), bare, n=1, cutoff=0.6)
+        sub.error(f"unknown option {name}" + (f"; did you mean {bare[close[0]]}?" if close else ""))
+
+
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser | None:
+    for action in parser._actions:  # argparse has no public accessor for its subparsers
+        if isinstance(action, argparse._SubParsersAction):
+            found: argparse.ArgumentParser | None = action.choices.get(command)
+            return found
+    return None
+
+
+def _sandbox_hint(args: argparse.Namespace) -> str:
+    """On ``--sandbox``, a cluster that does not exist: name the ones that do."""
+    if not getattr(args, "sandbox", False):
+        return ""
+    from ccanalytics.sandbox import make_data
+
+    return f"; the sandbox's clusters are {', '.join(sorted(make_data().clusters))}"
 
 
 def _one_line(err: BaseException | str) -> str:

@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,7 @@ from ccanalytics.cli._common import (
     Formatter,
     add_api_options,
     api_client,
+    cluster_id,
     duration,
     fraction,
     positive_int,
@@ -72,7 +73,7 @@ def add_parser(sub: Any) -> None:
         "  ccanalytics collect cl-a cl-b --store /data/ccstore            # from cron\n"
         "  ccanalytics collect cl-a --store ./store --every 5m --count 288 --sandbox",
     )
-    collect.add_argument("cluster_ids", nargs="+", metavar="CLUSTER_ID")
+    collect.add_argument("cluster_ids", nargs="+", metavar="CLUSTER_ID", type=cluster_id)
     collect.add_argument("--store", required=True, metavar="DIR", help="the store's folder")
     collect.add_argument(
         "--every", type=duration, metavar="DURATION", help="repeat every DURATION (30s, 5m, 1h)"
@@ -89,6 +90,25 @@ def add_parser(sub: Any) -> None:
     )
     add_api_options(collect)
     collect.set_defaults(func=run)
+
+
+#: A service clock further than this from ours is not this machine's "now".
+CLOCK_SKEW = timedelta(minutes=5)
+
+
+def _clock_note(pods: Any) -> str:
+    """When the service's ``Date`` is far from the local clock (a simulated sandbox's),
+    say so: its rate-limit windows count that clock's time, not the wall clock's."""
+    if "observed_at" not in pods or pods.empty:
+        return ""
+    service = pods["observed_at"].max()
+    if abs(service.to_pydatetime() - datetime.now(UTC)) <= CLOCK_SKEW:
+        return ""
+    return (
+        f" (the service's clock reads {service:%Y-%m-%d %H:%M} UTC, not now: its windows "
+        "count that clock's time, as a simulated sandbox's do; with --speed they pass "
+        "faster than real time)"
+    )
 
 
 def _line(index: int, count: int | None, result: CollectResult) -> str:
@@ -180,7 +200,7 @@ def _loop(args: argparse.Namespace, client: Any) -> int:
                         args.budget_share,
                     )
                     if refusal is not None:
-                        _say(f"refused: {refusal}")
+                        _say(f"refused: {refusal}{_clock_note(snapshot.pods)}")
                         return EXIT_USAGE
                 result = append_snapshot(args.store, snapshot)
             except (CCAnalyticsError, OSError) as err:

@@ -29,6 +29,7 @@ __all__ = [
     "add_api_options",
     "add_output_options",
     "api_client",
+    "cluster_id",
     "duration",
     "fraction",
     "non_negative_float",
@@ -134,6 +135,16 @@ def fraction(text: str) -> float:
     if not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"expected a fraction above 0, at most 1, not {text}")
     return value
+
+
+def cluster_id(text: str) -> str:
+    """A cluster id; ``a,b`` is refused, since ids are separate arguments (``a b``)."""
+    if "," in text:
+        spaced = " ".join(part for part in text.split(",") if part)
+        raise argparse.ArgumentTypeError(
+            f"cluster ids are separated by spaces, not commas: {spaced}"
+        )
+    return text
 
 
 def duration(text: str) -> timedelta:

@@ -17,6 +17,7 @@ from ccanalytics.cli._common import (
     add_api_options,
     add_output_options,
     api_client,
+    cluster_id,
     output_format,
 )
 
@@ -67,7 +68,7 @@ def add_parser(sub: Any) -> None:
         "  ccanalytics pods cl-llama70b-train --sandbox -o pods.csv\n"
         "  ccanalytics pods cl-infer-prod --sandbox --columns name,gpu_util_max,cost",
     )
-    pods.add_argument("cluster_ids", nargs="+", metavar="CLUSTER_ID")
+    pods.add_argument("cluster_ids", nargs="+", metavar="CLUSTER_ID", type=cluster_id)
     add_output_options(pods, FORMATS)
     pods.add_argument(
         "--columns",

@@ -19,6 +19,7 @@ from ccanalytics.cli._common import (
     Formatter,
     add_api_options,
     api_client,
+    cluster_id,
     duration,
     non_negative_int,
     percent,
@@ -55,6 +56,7 @@ def add_parser(sub: Any) -> None:
         "cluster_ids",
         nargs="*",
         metavar="CLUSTER_ID",
+        type=cluster_id,
         help="clusters to report on (with --sandbox and none: every sandbox cluster)",
     )
     report.add_argument(

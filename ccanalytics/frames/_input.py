@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -81,6 +82,8 @@ def refuse_misuse(pods: Any, function: str) -> None:
     module = type(pods).__module__ or ""
     if module.split(".")[0] in ("pandas", "numpy", "polars", "pyarrow"):
         raise TypeError(f"{function}() got a {type(pods).__name__}: {hint}")
+    if _looks_like_an_id(pods):
+        raise TypeError(f"{function}() got one word, not JSON (a cluster id?): {hint}")
     if isinstance(pods, list | tuple) and pods:
         kinds = {type(p) for p in pods}
         if all(issubclass(k, _SCALARS) or k is type(None) for k in kinds) and any(
@@ -88,6 +91,31 @@ def refuse_misuse(pods: Any, function: str) -> None:
         ):
             names = ", ".join(sorted(k.__name__ for k in kinds))
             raise TypeError(f"{function}() got a list of {names}, not pods: {hint}")
+
+
+def _looks_like_an_id(pods: Any) -> bool:
+    """A short ``str``/``bytes`` with no space that cannot start JSON: ``"cl-infer-prod"``.
+
+    Text that starts like JSON (``{``, ``[``, a quote, a digit, ``true``...) is read as
+    JSON, and a broken listing is then named as broken JSON, never as an id.
+    """
+    if isinstance(pods, bytes | bytearray):
+        try:
+            pods = bytes(pods).decode("ascii")
+        except UnicodeDecodeError:
+            return False
+    if not isinstance(pods, str):
+        return False
+    word = pods.strip()
+    return (
+        0 < len(word) <= 256
+        and not any(c.isspace() for c in word)
+        and _ID_START.match(word) is not None
+    )
+
+
+#: How a cluster id starts and JSON does not (JSON: ``{ [ " - 0-9 t f n``).
+_ID_START = re.compile(r"(?!(?:true|false|null)\Z)[A-Za-z_.]")
 
 
 def pods_of(pods: Any) -> list[Raw] | list[JsonObject] | Refusal:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ccanalytics.history._judge import PolicyReport
     from ccanalytics.history._policy import Policy
 
-__all__ = ["CheckResult", "check_policy", "check_store", "describe_duration"]
+__all__ = ["CheckResult", "check_policy", "check_store", "describe_duration", "format_share"]
 
 #: A rank counts against ``--max-stragglers`` when flagged in at least this share of snapshots.
 STRAGGLER_SHARE = 0.5
@@ -42,6 +42,9 @@ class CheckResult:
     stragglers: list[tuple[str, int, float]] = field(default_factory=list)
     #: (cluster_id, rank, share) of ranks flagged in >= STRAGGLER_SHARE of snapshots
     breaches: list[str] = field(default_factory=list)  #: one sentence per breached threshold
+    #: pandas.Timestamp: the window's first snapshot (later than ``start`` when the
+    #: history is younger than the window, or collection stopped for a while)
+    observed_from: Any = None
 
     @property
     def breached(self) -> bool:
@@ -57,13 +60,29 @@ class CheckResult:
         return Alert(key, self.breached, text, url)
 
     def summary(self) -> str:
-        """One sentence on the window, breached or not."""
+        """One sentence on the window, breached or not, saying how much of it was observed."""
         state = f"{len(self.breaches)} threshold(s) breached" if self.breached else "all fine"
+        covered = ""
+        if self.observed_from is not None and self.observed_from > self.start:
+            seen = (self.end - self.observed_from).to_pytimedelta()
+            covered = f"; snapshots cover only {describe_duration(seen)} of it"
         return (
-            f"Over the last {describe_duration(self.window)} (to {self.end:%Y-%m-%d %H:%M} UTC): "
+            f"Over the last {describe_duration(self.window)} "
+            f"(to {self.end:%Y-%m-%d %H:%M} UTC{covered}): "
             f"{self.total_cost:,.2f} USD spent, {self.idle_cost:,.2f} USD on idle GPUs, "
             f"{len(self.stragglers)} straggling rank(s); {state}."
         )
+
+
+def format_share(value: float) -> str:
+    """A share (0-1) in percent for a sentence: never a non-zero share printed as 0 %.
+
+    One decimal below 10 % (``0.3%``), none above (``46%``), ``<0.1%`` for the tiniest.
+    """
+    percent = value * 100
+    if 0 < percent < 0.1:
+        return "<0.1%"
+    return f"{percent:.1f}%" if percent < 10 else f"{percent:.0f}%"
 
 
 def check_store(
@@ -81,6 +100,8 @@ def check_store(
     :class:`~ccanalytics.errors.StoreError` when the store holds no snapshot (nothing
     can be judged: the collector may have stopped) or cannot be read.
     """
+    import pandas as pd
+
     from ccanalytics.errors import StoreError
     from ccanalytics.history._history import History
 
@@ -91,6 +112,10 @@ def check_store(
         if start is None:
             raise StoreError(f"the store {history.store} holds no snapshot", history.store)
         totals = history.idle_cost(window, by=None).iloc[0]
+        first = history.sql(
+            "SELECT min(observed_at) AS t FROM pods WHERE observed_at >= $start",
+            {"start": start.to_pydatetime()},
+        )["t"].iloc[0]
         per_cluster = history.idle_cost(window, by="cluster")
         slow = history.stragglers(window, min_share=STRAGGLER_SHARE)
     end = start + window  # the newest snapshot
@@ -111,6 +136,7 @@ def check_store(
         total_cost=float(totals["total_cost"]),
         unobserved_hours=float(totals["unobserved_hours"]),
         stragglers=stragglers,
+        observed_from=None if pd.isna(first) else pd.Timestamp(first).tz_convert("UTC"),
     )
     breaches = []
     if max_idle_cost is not None and result.idle_cost > max_idle_cost:
@@ -134,7 +160,7 @@ def _idle_sentence(result: CheckResult, limit: float, per_cluster: Any) -> str:
     return (
         f"Idle GPUs cost {result.idle_cost:,.2f} USD in the last "
         f"{describe_duration(result.window)}, over the limit of {limit:,.2f} USD "
-        f"({share:.0%} of {result.total_cost:,.2f} USD spent): {where}."
+        f"({format_share(share)} of {result.total_cost:,.2f} USD spent): {where}."
     )
 
 

@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final
 
 from ccanalytics.history._alerts import Alert, Snooze
+from ccanalytics.history._check import format_share
 from ccanalytics.history._policy import Policy, Rule, Threshold
 
 if TYPE_CHECKING:
@@ -149,18 +150,12 @@ def _words(threshold: Threshold, value: float) -> tuple[str, str]:
         case "max_idle_cost":
             return f"idle GPUs cost {value:,.2f} USD", usd
         case "max_idle_share":
-            return f"idle GPUs were {_share(value)} of the spend", _share(threshold.limit)
+            return f"idle GPUs were {format_share(value)} of the spend", format_share(
+                threshold.limit
+            )
         case _:
             count = int(value)
             return f"{count} rank{'s' if count != 1 else ''} straggled", f"{int(threshold.limit)}"
-
-
-def _share(value: float) -> str:
-    """A share in percent, never rounding a non-zero share to 0 %."""
-    percent = value * 100
-    if 0 < percent < 0.1:
-        return "<0.1%"
-    return f"{percent:.1f}%" if percent < 10 else f"{percent:.0f}%"
 
 
 def _duration(span: timedelta) -> str:

@@ -9,23 +9,21 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import copy
 import json
 import pickle
 import socket
-import threading
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 import pytest
+from loopback import raw_server
 
 import ccanalytics
 import ccanalytics.errors
@@ -276,37 +274,6 @@ def test_https_and_loopback_do_not_warn(url: str) -> None:
 
 
 # -- 6. a total deadline per call, and a maximum response size ----------------------------
-
-
-@contextmanager
-def raw_server(respond: Callable[[socket.socket], None]) -> Iterator[str]:
-    """A loopback HTTP server whose ``respond(conn)`` writes raw bytes, one thread per client."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    stop = threading.Event()
-
-    def serve(conn: socket.socket) -> None:
-        with conn:
-            conn.recv(65536)  # the request (small: headers only)
-            with contextlib.suppress(OSError):  # the client hung up: what the test wants
-                respond(conn)
-
-    def accept() -> None:
-        listener.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                continue
-            threading.Thread(target=serve, args=(conn,), daemon=True).start()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        stop.set()
-        thread.join()
-        listener.close()
 
 
 def dripping(seconds: float, *, every: float = 0.05) -> Callable[[socket.socket], None]:

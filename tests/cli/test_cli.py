@@ -260,7 +260,7 @@ WRONG_ARGUMENTS = {
     "pods --timeout 0": (["pods", "cl-a", "--sandbox", "--timeout", "0"], "above 0, not 0"),
     "pods --timeout abc": (["pods", "cl-a", "--timeout", "abc"], "not 'abc'"),
     "pods --timeout inf": (["pods", "cl-a", "--timeout", "inf"], "not 'inf'"),
-    "pods --bogus": (["pods", "cl-a", "--bogus"], "unrecognized arguments: --bogus"),
+    "pods --bogus": (["pods", "cl-a", "--bogus"], "unknown option --bogus"),
     "report without -o": (["report", "--sandbox"], "--output"),
     "report --timeout -1": (["report", "--sandbox", "-o", "r.html", "--timeout", "-1"], "not -1"),
     "audit-keys --format xml": (["audit-keys", "--format", "xml"], "invalid choice: 'xml'"),

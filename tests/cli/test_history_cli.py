@@ -283,3 +283,22 @@ def test_a_store_that_cannot_be_written_exits_1(
     assert main(["collect", "cl-infer-prod", "--store", str(blocker), "--sandbox"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("ccanalytics collect: cannot write the store")
+
+
+def test_a_budget_refusal_says_when_the_windows_count_a_simulated_clock(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import UTC, datetime
+
+    from ccanalytics.sandbox import FULL_ACCESS_KEY, Sandbox, SandboxApp, SimulatedClock
+
+    clock = SimulatedClock(datetime(2026, 11, 2, tzinfo=UTC))  # the sandbox's own time
+    with Sandbox(SandboxApp(clock=clock)) as sb:
+        monkeypatch.setenv("CCANALYTICS_BASE_URL", sb.url)
+        monkeypatch.setenv("CCANALYTICS_API_KEY", FULL_ACCESS_KEY)
+        argv = ["collect", "cl-infer-prod", "--store", str(tmp_path), "--every", "1s"]
+        assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "refused: 1 clusters every 1s" in err
+    assert "the service's clock reads 2026-11-02 00:00 UTC" in err
+    assert "simulated" in err

@@ -11,16 +11,14 @@ one :class:`~ccanalytics.CCAnalyticsError` naming the request, never a raw
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import socket
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
+from loopback import json_body, raw_server
 
 import ccanalytics
 from ccanalytics import AsyncClient, CCAnalyticsError, Client
@@ -32,41 +30,9 @@ GOOD = [dict(PODS[0], id=f"pod-good-{i}", name=f"good-{i}") for i in range(3)]
 KEY = "sk-test-hostile"
 
 
-@contextlib.contextmanager
-def serving(body: bytes, *, length: int | None = None) -> Iterator[str]:
+def serving(body: bytes, *, length: int | None = None) -> Any:
     """A loopback server answering every request with ``body`` (as application/json)."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    stop = threading.Event()
-    announced = len(body) if length is None else length
-
-    def serve(conn: socket.socket) -> None:
-        with conn, contextlib.suppress(OSError):
-            conn.recv(65536)
-            head = (
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {announced}\r\nConnection: close\r\n\r\n"
-            )
-            conn.sendall(head.encode() + body)
-            if length is not None:  # announced more than it sends: hold the line a while
-                stop.wait(2)
-
-    def accept() -> None:
-        listener.settimeout(0.05)
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                continue
-            threading.Thread(target=serve, args=(conn,), daemon=True).start()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        stop.set()
-        thread.join()
-        listener.close()
+    return raw_server(json_body(body, length=length, hold=2.0 if length is not None else 0.0))
 
 
 def _listing(*pods: dict[str, Any] | str) -> bytes:
@@ -288,31 +254,8 @@ def test_every_good_pod_comes_back_unchanged_in_the_frames(
 def one_server() -> Iterator[tuple[str, list[bytes]]]:
     """A loopback server whose body the test sets (``bodies[0]``) before each request."""
     bodies = [b""]
-    listener = socket.create_server(("127.0.0.1", 0))
-    stop = threading.Event()
-
-    def serve() -> None:
-        listener.settimeout(0.05)
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                continue
-            with conn, contextlib.suppress(OSError):
-                conn.recv(65536)
-                body = bodies[0]
-                conn.sendall(
-                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
-                    + f"Content-Length: {len(body)}\r\n\r\n".encode()
-                    + body
-                )
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{listener.getsockname()[1]}", bodies
-    stop.set()
-    thread.join()
-    listener.close()
+    with raw_server(json_body(lambda: bodies[0])) as url:
+        yield url, bodies
 
 
 @settings(

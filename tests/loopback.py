@@ -1,0 +1,70 @@
+"""A raw HTTP server on 127.0.0.1 for tests that need bytes no real server would send.
+
+``raw_server(respond)`` accepts connections on a free loopback port and hands each one,
+after reading the request, to ``respond(conn)``, which writes whatever it likes (a
+dripping body, a 2 GB ``Content-Length`` that never comes, invalid UTF-8).
+``json_body(body)`` is the usual ``respond``: a 200 ``application/json`` answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections.abc import Callable, Iterator
+
+__all__ = ["json_body", "raw_server"]
+
+
+@contextlib.contextmanager
+def raw_server(respond: Callable[[socket.socket], None]) -> Iterator[str]:
+    """A loopback HTTP server whose ``respond(conn)`` writes raw bytes, one thread per client."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve(conn: socket.socket) -> None:
+        with conn:
+            conn.recv(65536)  # the request (small: headers only)
+            with contextlib.suppress(OSError):  # the client hung up: what the test wants
+                respond(conn)
+
+    def accept() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+
+
+def json_body(
+    body: bytes | Callable[[], bytes], *, length: int | None = None, hold: float = 0.0
+) -> Callable[[socket.socket], None]:
+    """A 200 ``application/json`` with ``body`` (or what ``body()`` returns at each request).
+
+    ``length`` announces another ``Content-Length`` than the body's (the connection is
+    then held ``hold`` seconds, as a server still sending would).
+    """
+
+    def respond(conn: socket.socket) -> None:
+        content = body() if callable(body) else body
+        announced = len(content) if length is None else length
+        head = (
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {announced}\r\nConnection: close\r\n\r\n"
+        )
+        conn.sendall(head.encode() + content)
+        if hold:
+            threading.Event().wait(hold)
+
+    return respond
