@@ -74,4 +74,4 @@ def test_each_instant_counts_once(minutes: list[int], copies: list[int]) -> None
         assert observed <= wall_us / US_PER_HOUR + 1e-9
         assert round(observed, 9) == round(hand_hours, 9)
     for cost in (total["total_cost"], pod["total_cost"], lifetimes["total_cost"]):
-        assert round(cost, 2) == round(hand_cost, 2)
+        assert abs(cost - hand_cost) < 0.005  # to the cent (rounding both can split a half)
