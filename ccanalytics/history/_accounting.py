@@ -14,8 +14,8 @@ a week's figures are the sum of its days'.
 Each snapshot instant of a cluster counts once, whatever the number of files holding
 it (two collects within the ``Date`` header's one second): the queries read pod rows
 through :data:`POD_ROWS_ONCE` (one row per cluster, instant and pod) and time through
-:data:`SNAPSHOT_INSTANTS` (one row per cluster and instant), never ``pods`` directly.
-``SNAPSHOT_INSTANTS`` is the one place a snapshots table (an empty listing is an
+:func:`snapshot_instants` (one row per cluster and instant), never ``pods`` directly.
+``snapshot_instants`` is the one place a snapshots table (an empty listing is an
 instant with no pod rows) swaps in.
 
 Idle and judged are :mod:`ccanalytics._rules`' definitions, the ones the live frames use.
@@ -36,9 +36,9 @@ from ccanalytics.history._window import DurationLike, as_duration, snapshot_boun
 
 __all__ = [
     "IDLE",
+    "INSTANT_FILES",
     "JUDGED",
     "POD_ROWS_ONCE",
-    "SNAPSHOT_INSTANTS",
     "US_PER_DAY",
     "US_PER_HOUR",
     "Window",
@@ -46,6 +46,7 @@ __all__ = [
     "interval_ctes",
     "max_gap_us",
     "run",
+    "snapshot_instants",
     "split_sql",
     "to_utc",
     "window_us",
@@ -59,18 +60,31 @@ JUDGED = JUDGED_SQL
 #: An idle pod-snapshot, below ``$threshold`` (:data:`ccanalytics._rules.IDLE_SQL`).
 IDLE = IDLE_SQL
 
-#: CTE ``pods_once``: the pod rows with each (cluster, instant, pod) once, however many
-#: files hold that instant (copies of one listing; if two listings of one second
-#: differ, one of them is kept for each pod).
-POD_ROWS_ONCE = """pods_once AS (
-        SELECT DISTINCT ON (cluster_id, observed_at, pod_id) * FROM pods
+#: CTEs ``instant_files`` and ``pods_once``: the pod rows of each cluster snapshot
+#: instant read from one file only (the first by name), however many files hold that
+#: instant (two collects within the ``Date`` header's second). By file and not by pod:
+#: a DISTINCT over every pod row took the year benchmark from 2.6 s to 20 s.
+INSTANT_FILES = """instant_files AS (
+        SELECT cluster_id, observed_at, min(filename) AS filename
+        FROM pods GROUP BY cluster_id, observed_at
+    )"""
+POD_ROWS_ONCE = f"""{INSTANT_FILES},
+    pods_once AS (
+        SELECT p.* FROM pods p JOIN instant_files f USING (cluster_id, observed_at, filename)
     )"""
 
-#: CTE ``snapshot_instants``: one row per cluster per snapshot instant, ``t`` in epoch µs.
-#: The instants time is accounted over; the one place a snapshots table swaps in.
-SNAPSHOT_INSTANTS = """snapshot_instants AS (
-        SELECT DISTINCT cluster_id, epoch_us(observed_at) AS t FROM pods
+
+def snapshot_instants(source: str = "pods", t: str = "epoch_us(observed_at)") -> str:
+    """CTE ``snapshot_instants``: one row per cluster per snapshot instant, ``t`` in epoch µs.
+
+    The instants time is accounted over, read from ``source`` (the ``pods`` view, or a
+    relation already grouped by instant, which saves a scan): the one place a snapshots
+    table swaps in (an empty listing is an instant with no pod rows).
+    """
+    return f"""snapshot_instants AS (
+        SELECT DISTINCT cluster_id, {t} AS t FROM {source}
     )"""
+
 
 #: ``(start_us, end_us)``: the window ``[start, end)`` in epoch microseconds.
 Window = tuple[int, int]

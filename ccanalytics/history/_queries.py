@@ -20,13 +20,13 @@ from ccanalytics.history._accounting import (
     IDLE,
     JUDGED,
     POD_ROWS_ONCE,
-    SNAPSHOT_INSTANTS,
     US_PER_DAY,
     US_PER_HOUR,
     duration_us,
     interval_ctes,
     max_gap_us,
     run,
+    snapshot_instants,
     split_sql,
     window_us,
 )
@@ -51,22 +51,38 @@ _KEYS: dict[str | None, dict[str, str]] = {
 }
 
 # One row per cluster snapshot instant with the sums the idle-cost measures need (per
-# hour): the instants, and the sums over each instant's pod rows (counted once); an
+# hour): the instants, and the sums over each instant's pod rows from one file; an
 # instant without pod rows sums to 0. This is the one pass over every pod row, so it is
 # kept lean: sums ignore NULL costs (coalesce outside), and GPU counts are summed as
 # DOUBLE (exact below 2**53) because a BIGINT sum is a 128-bit HUGEINT in DuckDB, which
 # tripled this step's CPU time.
-_SNAPSHOT_SUMS = f"""
-    {SNAPSHOT_INSTANTS},
-    {POD_ROWS_ONCE},
-    sums AS (
-        SELECT cluster_id, epoch_us(observed_at) AS t,
+_SUMS = f"""
                sum(cost) AS cost,
                sum(cost) FILTER (WHERE {IDLE}) AS idle_cost,
                sum(CAST(gpu_count AS DOUBLE)) FILTER (WHERE {IDLE}) AS idle_gpus,
-               sum({UNUSED_COST_SQL}) FILTER (WHERE {JUDGED}) AS unused_cost
-        FROM pods_once GROUP BY cluster_id, observed_at
+               sum({UNUSED_COST_SQL}) FILTER (WHERE {JUDGED}) AS unused_cost"""
+_SNAPSHOT_SUMS = f"""
+    instant_sums AS (
+        SELECT cluster_id, epoch_us(observed_at) AS t,
+               min(filename) AS first_file, max(filename) AS last_file, {_SUMS}
+        FROM pods GROUP BY cluster_id, observed_at
     ),
+    -- An instant held by two files or more (rare) is summed again from its first file
+    -- only; min/max of the file name cost nothing in the main pass, grouping by it did.
+    held_twice AS (SELECT cluster_id, t, first_file FROM instant_sums WHERE first_file <> last_file),
+    resummed AS (
+        SELECT p.cluster_id, d.t, {_SUMS}
+        FROM pods p JOIN held_twice d
+          ON p.cluster_id = d.cluster_id AND epoch_us(p.observed_at) = d.t
+             AND p.filename = d.first_file
+        GROUP BY p.cluster_id, d.t
+    ),
+    sums AS (
+        SELECT cluster_id, t, cost, idle_cost, idle_gpus, unused_cost
+        FROM instant_sums WHERE first_file = last_file
+        UNION ALL SELECT * FROM resummed
+    ),
+    {snapshot_instants("instant_sums", "t")},
     snap AS (
         SELECT i.cluster_id, i.t,
                coalesce(s.cost, 0) AS cost,
@@ -187,7 +203,7 @@ _SUMMED_SQL = {by: _summed_sql(by) for by in ("cluster", "day", None)}
 def _pod_rows_cte() -> str:
     """CTEs down to ``pod_rows``: every pod row in the window with its snapshot's span."""
     return f"""WITH
-    {SNAPSHOT_INSTANTS},
+    {snapshot_instants()},
     {POD_ROWS_ONCE},
     {interval_ctes("snapshot_instants")},
     pod_rows AS (
