@@ -25,6 +25,18 @@ one run: report 11.3 s, load alone 6.3 s. Target MISSED, and why:
 - the report's own part is ~4.5 s of CPU: the figures (15 PNGs at 2x for high-DPI
   screens: the 6 clusters drawn rank by rank cost ~0.45 s each, the fleet charts
   ~0.7 s together); findings and tables are ~0.1 s (vectorised, computed once).
+
+Issue 19.10 (16:20 UTC, the machine loaded by seven other sessions, load average 3):
+the figures (now 17, with the two waste charts) are drawn together at the end of the
+render, in forked workers, one per core (``report._html._draw_all``; threads would not
+help, drawing holds the GIL). Their CPU time measured one by one: 3.8 s (0.2-0.3 s
+each). Rendering 500 x 100 in process, interleaved: one by one 4.27 s / 3.26 s,
+on both cores 3.84 s / 2.91 s (about 10 % faster on this busy machine; on a quiet
+2-core machine the figures' wall time should halve, -1.9 s). Whole process: report
+11.62 s, load alone 5.09 s (2.28x), 7-cluster report 3.51 s; CPU of one run: report
+9.32 s, load alone 4.23 s. Target still MISSED on this busy machine; the remaining
+lever is the load's per-cluster framing (the ``client`` session frames all listings
+in one call in ``frames/_loader.py``).
 """
 
 from __future__ import annotations

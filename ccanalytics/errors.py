@@ -20,10 +20,14 @@ The whole tree, drawn once::
     ├── ConfigurationError             no API key or base URL, or an unusable one (also a ValueError)
     ├── FleetLoadError                 some clusters of a fleet load failed; ``frame`` has the rest
     ├── StoreError                     the history store cannot be read or written; ``path`` names the file
-    └── PolicyError                    a check policy file that cannot be used; ``path``, ``line``, ``key`` (also a ValueError)
+    ├── PolicyError                    a check policy file that cannot be used; ``path``, ``line``, ``key`` (also a ValueError)
+    ├── NoDataError                    a plot has nothing to draw (also a ValueError)
+    ├── ReportLoadError                no cluster of a report could be loaded; ``errors``: id -> why
+    └── ReportOutputError              the report or its CSV files cannot go there (also an OSError)
 
 ``MalformedResponseError``, ``ResponseTooLargeError``, ``KeyNormalizationError``,
-``ConfigurationError``, ``FleetLoadError`` and ``StoreError`` are additions to the tree
+``ConfigurationError``, ``FleetLoadError``, ``StoreError``, ``PolicyError``,
+``KeyFileError``, ``NoDataError``, ``ReportLoadError`` and ``ReportOutputError`` are additions to the tree
 that ``shared/API.md`` fixes; everything else is exactly that tree.
 :class:`InsecureTransportWarning` is the one warning: a bearer key sent over plain
 ``http://`` to a host that is not this machine.
@@ -57,10 +61,13 @@ __all__ = [
     "KeyFileError",
     "KeyNormalizationError",
     "MalformedResponseError",
+    "NoDataError",
     "NotFoundError",
     "PermissionDeniedError",
     "PolicyError",
     "RateLimitError",
+    "ReportLoadError",
+    "ReportOutputError",
     "ResponseTooLargeError",
     "ServerError",
     "StoreError",
@@ -362,3 +369,23 @@ class KeyFileError(CCAnalyticsError, OSError):
     Only regular files are read from a path (a named pipe with no writer would block
     forever); pass an open file object to read a stream such as standard input.
     """
+
+
+class NoDataError(CCAnalyticsError, ValueError):
+    """A plot has nothing to draw (no rows, no GPU metrics, no cost); also a ``ValueError``."""
+
+
+class ReportLoadError(CCAnalyticsError):
+    """No cluster could be loaded, so no report was written; ``errors``: id -> why.
+
+    ``why`` is the cluster's exception where the load kept one, else its text.
+    """
+
+    def __init__(self, errors: Mapping[str, object]) -> None:
+        self.errors = dict(errors)
+        reasons = "; ".join(f"{cid}: {why}" for cid, why in self.errors.items())
+        super().__init__(f"no cluster could be loaded, so no report was written ({reasons})")
+
+
+class ReportOutputError(CCAnalyticsError, OSError):
+    """The report or its CSV files cannot be written where they were asked to go."""

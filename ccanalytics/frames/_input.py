@@ -15,12 +15,15 @@ presence in ``sys.modules`` is checked before anything is imported.
 
 from __future__ import annotations
 
+import functools
 import gc
+import inspect
 import logging
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from msgspec import Raw
@@ -151,12 +154,37 @@ def pods_of(pods: Any) -> list[Raw] | list[JsonObject] | Refusal:
 
 def _pod_as_json(pod: Pod) -> JsonObject:
     """A model as the JSON object it stands for, with env names but not their values."""
-    data = pod.model_dump(
-        mode="json", by_alias=True, exclude={"env"}, warnings=False, fallback=_unserializable
-    )
+    if _dump_has_fallback():
+        data = pod.model_dump(
+            mode="json", by_alias=True, exclude={"env"}, warnings=False, fallback=_unserializable
+        )
+    else:  # pydantic < 2.11: no fallback=, so drop what JSON cannot hold by hand
+        data = _json_only(pod.model_dump(by_alias=True, exclude={"env"}, warnings=False))
     if pod.env is not None:
         data["env"] = dict.fromkeys(pod.env)
     return data
+
+
+def _json_only(value: Any) -> Any:
+    """``value`` with what JSON cannot hold (an extra field's Python object) as None."""
+    if isinstance(value, dict):
+        return {str(k): _json_only(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_only(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, datetime):
+        return value.isoformat().replace("+00:00", "Z")
+    return None
+
+
+@functools.cache
+def _dump_has_fallback() -> bool:
+    """Whether ``model_dump`` takes ``fallback=`` (pydantic 2.11 and later). Asked only
+    when a model is given, so that pods_frame of JSON never imports pydantic."""
+    from pydantic import BaseModel
+
+    return "fallback" in inspect.signature(BaseModel.model_dump).parameters
 
 
 def _unserializable(value: Any) -> None:

@@ -38,10 +38,16 @@ STORED_TIME_UNIT = "us"
 TABLES = ("pods", "gpus")
 
 
+def _is_string_view(dtype: pa.DataType) -> bool:
+    # pyarrow 16 added string views; before it no array can be one.
+    test = getattr(pa.types, "is_string_view", None)
+    return bool(test(dtype)) if test is not None else False
+
+
 def _stored_type(dtype: pa.DataType) -> pa.DataType:
     if pa.types.is_timestamp(dtype):
         return pa.timestamp(STORED_TIME_UNIT, tz="UTC")
-    if pa.types.is_large_string(dtype) or pa.types.is_string_view(dtype):
+    if pa.types.is_large_string(dtype) or _is_string_view(dtype):
         return pa.string()
     return dtype
 

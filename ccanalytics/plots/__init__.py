@@ -13,7 +13,9 @@ of its arguments, so notebooks, scripts and :mod:`ccanalytics.report` share it.
 - :func:`cost_vs_utilization`: each pod's price against its GPU utilization, with
   the idle region and the idle spend marked;
 - :func:`cost_breakdown`: cost per hour by GPU type or cluster, split into spend on
-  GPUs in use, on idle GPUs, and on pods reporting no metrics.
+  GPUs in use, on idle GPUs, and on pods reporting no metrics;
+- :func:`waste_breakdown`: idle and unused-capacity cost per cluster or GPU type,
+  ranked by waste, from a live summary or ``History.idle_cost(by="cluster")``.
 
 Over time, from the frames :class:`ccanalytics.History` returns (``util`` from
 ``History.utilization``, ``costs`` from ``History.idle_cost(by="day")``):
@@ -49,6 +51,7 @@ from ccanalytics.plots._heatmap import gpu_heatmap
 from ccanalytics.plots._rank import utilization_by_rank
 from ccanalytics.plots._style import COLORS, NoDataError
 from ccanalytics.plots._time import idle_cost_by_day, rank_time_heatmap, utilization_over_time
+from ccanalytics.plots._waste import waste_breakdown
 
 __all__ = [
     "COLORS",
@@ -60,6 +63,7 @@ __all__ = [
     "rank_time_heatmap",
     "utilization_by_rank",
     "utilization_over_time",
+    "waste_breakdown",
 ]
 
 

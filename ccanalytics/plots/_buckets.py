@@ -105,9 +105,13 @@ def time_axis(ax: Axes, times: pd.Index, *, daily: bool = False) -> None:
     which would collide with the label on a small axes)."""
     locator = _TimeLocator(min_step_days=1.0 if daily else 0.0)
     ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(
-        mdates.ConciseDateFormatter(locator, show_offset=False)  # type: ignore[no-untyped-call]
+    # Days are labelled by date: the concise formatter reads a lone midnight as "00:00".
+    formatter = (
+        mdates.DateFormatter("%b %d")  # type: ignore[no-untyped-call]
+        if daily
+        else mdates.ConciseDateFormatter(locator, show_offset=False)  # type: ignore[no-untyped-call]
     )
+    ax.xaxis.set_major_formatter(formatter)
     first, last = pd.DatetimeIndex(naive_utc(times))[[0, -1]]
     shown = "%Y-%m-%d" if daily else "%Y-%m-%d %H:%M"
     end = last.strftime("%H:%M" if not daily and first.date() == last.date() else shown)

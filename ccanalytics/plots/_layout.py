@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 from matplotlib import rcParams
 from matplotlib.artist import Artist
@@ -38,7 +38,10 @@ _ROWS_PER_COLUMN: Final = 16
 
 def _figure(ax: Axes) -> Figure:
     """The figure ``ax`` is drawn in (the root one, if ``ax`` is in a subfigure)."""
-    figure = ax.get_figure(root=True)
+    # Walked up by hand: get_figure(root=True) is matplotlib 3.10 and later only.
+    figure: Any = ax.figure
+    while figure is not None and not isinstance(figure, Figure):
+        figure = figure.figure  # a SubFigure's parent
     assert isinstance(figure, Figure)  # an axes always belongs to a figure
     return figure
 

@@ -321,8 +321,15 @@ def _draw_median(ax: Axes, ranks: _Ranks) -> Artist:
 
 
 def _draw_silent(ax: Axes, ranks: _Ranks) -> list[Artist]:
-    """A grey ``x`` at 0 for each rank without metrics: known to exist, state unknown."""
-    silent = ~ranks.reporting
+    """A grey ``x`` at 0 for each rank without any metric: known to exist, state unknown.
+
+    A rank with CPU or memory figures but no GPU one (a CPU-only controller) is not
+    silent: its markers are drawn, so an ``x`` would contradict them.
+    """
+    host = np.zeros(len(ranks.rank), dtype=bool)
+    for values in ranks.host.values():
+        host |= ~np.isnan(values)
+    silent = ~ranks.reporting & ~host
     if not silent.any():
         return []
     (line,) = ax.plot(

@@ -19,6 +19,9 @@ from matplotlib.axes import Axes
 
 from ccanalytics.analysis import stragglers as find_stragglers
 
+# Defined with every other exception; importable from here and from ``plots`` as before.
+from ccanalytics.errors import NoDataError as NoDataError
+
 #: Okabe-Ito colours by role. One mapping, so every plot and the report agree.
 COLORS: Final = {
     "gpu": "#0072B2",  # blue
@@ -44,10 +47,6 @@ MAX_ANNOTATIONS: Final = 6
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 _F = TypeVar("_F", bound=Callable[..., Any])
-
-
-class NoDataError(ValueError):
-    """There is nothing to draw (no rows, no GPU metrics, no cost)."""
 
 
 # ---------------------------------------------------------------------------------

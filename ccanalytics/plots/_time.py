@@ -40,8 +40,21 @@ from ccanalytics.plots._style import (
     _require,
 )
 
-#: Line colours for clusters, in order: Okabe-Ito without grey; then again, dashed.
-_LINE_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+#: Line colours for clusters, in order: Okabe-Ito without grey, then three of Paul Tol's
+#: muted colours unlike any of them (wine, olive, indigo), so a fleet of ten clusters
+#: gets ten colours; then again, dashed.
+_LINE_COLORS = (
+    "#0072B2",
+    "#D55E00",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+    "#56B4E9",
+    "#000000",
+    "#882255",
+    "#999933",
+    "#332288",
+)
 _LINE_STYLES = ("-", "--", ":", "-.")
 _UNOBSERVED_HATCH = "////"
 #: Clusters named in the legend at most; the rest are counted in one last entry.
@@ -60,8 +73,8 @@ def utilization_over_time(
     A bucket nobody observed (``<NA>``, or no row at all) is a gap in the line,
     never bridged: the frame is reindexed to every bucket from the first to the
     last, and missing buckets stay NaN. A bucket observed alone between two gaps is
-    a dot. Clusters are coloured from the Okabe-Ito palette, then the same colours
-    dashed, and so on; the legend names the first 13 and counts the rest (pass
+    a dot. Clusters are coloured from ten colours (Okabe-Ito, then three of Tol's),
+    then the same dashed, and so on; the legend names the first 13 and counts the rest (pass
     ``cluster_ids`` to choose which are drawn).
 
     Parameters
@@ -88,6 +101,8 @@ def utilization_over_time(
         if unknown:
             raise ValueError(f"no rows for clusters {unknown}; the frame holds {list(table)}")
         table = table[list(cluster_ids)]
+    # A cluster without a single value (CPU-only) would be a legend entry with no line.
+    table = table.loc[:, table.notna().any()]
     if table.empty or table.isna().all().all():
         raise NoDataError("no cluster has an observed utilization: nothing to draw")
     ax = _axes(ax)

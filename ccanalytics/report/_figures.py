@@ -82,6 +82,41 @@ def _cost_chart(r: _Report, by: str, what: str) -> str:
     )
 
 
+def _waste(r: _Report) -> str:
+    """Idle and unused-capacity cost per cluster and per GPU type, ranked by waste."""
+    caption = (
+        "Only what is wasted, most first: idle GPU pods (hatched), then the rest of the "
+        "unused capacity of pods in use. Beside each bar, its share of the group's spend."
+    )
+    parts = []
+    for frame, by, what in (
+        (r.findings.summary, "cluster_id", "cluster"),
+        (r.findings.waste_by_gpu, "gpu_type", "GPU type"),
+    ):
+        wasting = frame[
+            (frame["idle_cost_per_hour"].fillna(0) + frame["unused_cost_per_hour"].fillna(0)) > 0
+        ]
+        n_bars = min(len(wasting), MAX_COST_BARS)
+        parts.append(
+            _figure(
+                lambda ax, frame=frame, by=by: plots.waste_breakdown(  # type: ignore[misc]
+                    frame,
+                    by=by,
+                    total="cost_per_hour",
+                    idle="idle_cost_per_hour",
+                    unused="unused_cost_per_hour",
+                    unit="USD/h",
+                    max_bars=MAX_COST_BARS,
+                    ax=ax,
+                ),
+                (10.0, 1.6 + 0.42 * max(n_bars, 1)),
+                f"Waste per hour by {what}",
+                caption,
+            )
+        )
+    return "\n".join(parts)
+
+
 def _scatter(r: _Report) -> str:
     threshold = r.findings.idle_threshold
     return _figure(
@@ -120,6 +155,7 @@ def _one_cluster(r: _Report, cid: str, n_ranks: int) -> str:
 def _plots(r: _Report) -> str:
     parts = [
         '<h2 id="plots">Plots</h2>',
+        _waste(r),
         _cost_chart(r, "cluster_id", "cluster"),
         _cost_chart(r, "gpu_type", "GPU type"),
         _scatter(r),

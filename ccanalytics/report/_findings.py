@@ -58,6 +58,8 @@ class _Findings:
     stragglers: pd.DataFrame
     by_gpu: pd.DataFrame
     unused_cost: float
+    #: Per GPU type: spend, idle-pod cost and unused-capacity cost (USD/h).
+    waste_by_gpu: pd.DataFrame
     #: Running pods (or of unknown status) without the metric of their kind.
     silent: pd.DataFrame
     #: Pods in any state but RUNNING, and how many in each (lower-case state -> count).
@@ -131,16 +133,19 @@ def _findings(
     silent = pods[judged & _without_metrics(pods)].sort_values(
         ["cluster_id", "rank"], kind="stable"
     )
+    unused = (cost * (1.0 - util / 100.0)).where(gpu_rep, 0.0)
+    idle = idle_pods(pods, idle_threshold=idle_threshold)
     return _Findings(
         clusters=int(pods["cluster_id"].nunique()),
         pods=len(pods),
         total_cost=float(cost.sum()),
         idle_threshold=idle_threshold,
         summary=_cluster_summary(pods, idle_threshold, slow),
-        idle=idle_pods(pods, idle_threshold=idle_threshold),
+        idle=idle,
         stragglers=slow,
         by_gpu=cost_per_gpu_hour(pods),
-        unused_cost=float((cost * (1.0 - util / 100.0))[gpu_rep].sum()),
+        unused_cost=float(unused.sum()),
+        waste_by_gpu=_waste_by_gpu(pods, cost, unused, idle),
         silent=silent,
         not_running=not_running,
         states=_state_counts(not_running["status"]) if len(not_running) else {},
@@ -148,6 +153,26 @@ def _findings(
         reading=_reading(pods),
         failed=dict(failed or {}),
     )
+
+
+def _waste_by_gpu(
+    pods: pd.DataFrame, cost: pd.Series, unused: pd.Series, idle: pd.DataFrame
+) -> pd.DataFrame:
+    """Per GPU type of the GPU pods: spend, idle-pod and unused-capacity cost per hour."""
+    gpu = pods["gpu_count"].fillna(0).gt(0)
+    kind = pods["gpu_type"].astype("string").fillna("unknown GPU")[gpu]
+    frame = pd.DataFrame(
+        {"gpu_type": kind, "cost_per_hour": cost[gpu], "unused_cost_per_hour": unused[gpu]}
+    )
+    out = frame.groupby("gpu_type", sort=True).sum()
+    idle_cost = (
+        idle.assign(gpu_type=idle["gpu_type"].astype("string").fillna("unknown GPU"))
+        .groupby("gpu_type")["wasted_cost_per_hour"]
+        .sum()
+        .astype("float64")
+    )
+    out["idle_cost_per_hour"] = idle_cost.reindex(out.index).fillna(0.0)
+    return out.reset_index()
 
 
 def _usd(value: float) -> str:

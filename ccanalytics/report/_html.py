@@ -11,7 +11,13 @@ from __future__ import annotations
 import base64
 import html
 import io
-from collections.abc import Callable, Sequence
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Final
 
 import pandas as pd
@@ -26,7 +32,10 @@ __all__ = [
     "PIXEL_RATIO",
     "_cards",
     "_columns",
+    "_details",
+    "_drawn_together",
     "_figure",
+    "_fill_figures",
     "_note",
     "_page",
     "_table",
@@ -127,7 +136,84 @@ def _png(draw: Callable[[Axes], object], size: tuple[float, float]) -> tuple[str
     return base64.b64encode(buffer.getvalue()).decode("ascii"), width, height
 
 
+#: A figure to draw: the drawing, its size in inches, its alt text and caption.
+_Job = tuple[Callable[[Axes], object], tuple[float, float], str, str]
+#: Figures of the page being rendered, drawn together at the end (see ``_drawn_together``).
+_pending: ContextVar[list[_Job] | None] = ContextVar("_pending", default=None)
+#: The jobs a forked worker draws: set before the pool forks, so children inherit them
+#: (closures cannot be pickled, a fork needs no pickling).
+_FORKED_JOBS: list[_Job] = []
+#: Figures below which a pool costs more than it saves (a fork and a worker's start).
+MIN_FIGURES_FOR_POOL: Final = 4
+
+
+def _placeholder(index: int) -> str:
+    return f"\x00figure {index}\x00"
+
+
+@contextmanager
+def _drawn_together() -> Iterator[list[_Job]]:
+    """Within this block ``_figure`` only notes its figure and returns a placeholder;
+    :func:`_fill_figures` then draws them all, on every core when it may."""
+    jobs: list[_Job] = []
+    token = _pending.set(jobs)
+    try:
+        yield jobs
+    finally:
+        _pending.reset(token)
+
+
+def _fill_figures(document: str, jobs: Sequence[_Job]) -> str:
+    """``document`` with each placeholder replaced by its drawn figure, in page order."""
+    for index, snippet in enumerate(_draw_all(jobs)):
+        document = document.replace(_placeholder(index), snippet, 1)
+    return document
+
+
+def _draw_all(jobs: Sequence[_Job]) -> list[str]:
+    """Every figure's HTML: in forked workers, one per core, when that is safe and worth it.
+
+    Drawing is CPU-bound Python holding the GIL, so threads would not help; forked
+    processes do (each inherits the frames, nothing is pickled but the PNG coming back).
+    Forking is only safe in a single-threaded process (a lock held by another thread
+    would stay held in the child), so with other threads running (an in-process sandbox,
+    a test server) the figures are drawn here, one after another. The bytes are the
+    same either way.
+    """
+    workers = min(len(os.sched_getaffinity(0)), len(jobs))
+    if (
+        workers < 2
+        or len(jobs) < MIN_FIGURES_FOR_POOL
+        or threading.active_count() > 1
+        or "fork" not in multiprocessing.get_all_start_methods()
+    ):
+        return [_figure_now(*job) for job in jobs]
+    global _FORKED_JOBS
+    _FORKED_JOBS = list(jobs)
+    try:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            return list(pool.map(_draw_forked, range(len(jobs))))
+    finally:
+        _FORKED_JOBS = []
+
+
+def _draw_forked(index: int) -> str:
+    return _figure_now(*_FORKED_JOBS[index])
+
+
 def _figure(
+    draw: Callable[[Axes], object], size: tuple[float, float], alt: str, caption: str
+) -> str:
+    """The figure's HTML, or, while a page is rendered, a placeholder for it."""
+    jobs = _pending.get()
+    if jobs is None:
+        return _figure_now(draw, size, alt, caption)
+    jobs.append((draw, size, alt, caption))
+    return _placeholder(len(jobs) - 1)
+
+
+def _figure_now(
     draw: Callable[[Axes], object], size: tuple[float, float], alt: str, caption: str
 ) -> str:
     image = _png(draw, size)
@@ -138,6 +224,11 @@ def _figure(
         f'<figure><img src="data:image/png;base64,{data}" width="{width}" height="{height}" '
         f'alt="{_text(alt)}"><figcaption>{_text(caption)}</figcaption></figure>'
     )
+
+
+def _details(summary: str, body: str) -> str:
+    """``body`` folded under a one-line ``summary``: columns a reader rarely needs first."""
+    return f"<details><summary>{_text(summary)}</summary>{body}</details>"
 
 
 def _note(text: str) -> str:
@@ -195,6 +286,18 @@ figure { margin: 18px 0 26px; }
 figure img { max-width: 100%; height: auto; display: block; }
 figcaption { color: #444; font-size: .9rem; margin-top: 4px; }
 footer { margin-top: 40px; color: #666; font-size: .85rem; }
+details { margin: 6px 0 0; font-size: .92rem; }
+summary { cursor: pointer; color: #0061a0; }
+ol.actions { font-size: 1.05rem; padding-left: 1.6em; margin: 8px 0 0; }
+ol.actions li { margin: 4px 0; }
+p, li, .meta, .card .sub { overflow-wrap: anywhere; }
+@media (max-width: 600px) {
+  main { padding: 16px 14px 32px; }
+  .cards { grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 8px; }
+  .card { padding: 8px 10px; }
+  .card .value { font-size: 1.15rem; overflow-wrap: anywhere; }
+  .headline { font-size: 1rem; padding: 10px 12px; }
+}
 """
 
 

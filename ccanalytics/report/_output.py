@@ -24,7 +24,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ccanalytics._files import write_atomic
-from ccanalytics.errors import CCAnalyticsError
+
+# Defined with every other exception; importable from here and from ``report`` as before.
+from ccanalytics.errors import ReportOutputError as ReportOutputError
 
 __all__ = [
     "ReportOutputError",
@@ -32,10 +34,6 @@ __all__ = [
     "_check_output",
     "_write_atomic",
 ]
-
-
-class ReportOutputError(CCAnalyticsError, OSError):
-    """The report or its CSV files cannot be written where they were asked to go."""
 
 
 def _kind(mode: int) -> str:

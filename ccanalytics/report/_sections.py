@@ -24,10 +24,10 @@ from ccanalytics.report._findings import (
     _sentences,
     _usd,
 )
-from ccanalytics.report._html import _Card, _cards, _columns, _note, _table, _text
+from ccanalytics.report._html import _Card, _cards, _columns, _details, _note, _table, _text
 
 # Underscored names are for ``report``, not public API.
-__all__ = ["TEXT_SECTIONS", "_Report", "_Section"]
+__all__ = ["TEXT_SECTIONS", "_Report", "_Section", "_headline_cards", "live_cards"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,12 @@ def _headline(r: _Report) -> str:
 
 
 def _headline_cards(r: _Report) -> str:
+    """The reading's headline figures (first on the page without a store)."""
+    return _cards(live_cards(r))
+
+
+def live_cards(r: _Report) -> list[_Card]:
+    """Cost per hour, idle and unused cost with their shares, stragglers, the rest."""
     f = r.findings
     slow = f.stragglers
     slow_note = ", ".join(f"{row.cluster_id} rank {row.rank}" for row in slow.head(3).itertuples())
@@ -98,7 +104,7 @@ def _headline_cards(r: _Report) -> str:
     ]
     if f.failed:
         cards.append(("could not load", str(len(f.failed)), ", ".join(f.failed), True))
-    return _cards(cards)
+    return cards
 
 
 def _notes(r: _Report) -> str:
@@ -153,53 +159,80 @@ def _states_text(summary: pd.DataFrame) -> pd.Series:
 
 
 def _clusters(r: _Report) -> str:
+    """The columns a reader needs first, visible at 1,280 px; the rest folded below."""
     summary = r.findings.summary.sort_values("cost_per_hour", ascending=False, kind="stable")
     summary = summary.assign(not_running=_states_text(summary))
-    return _heading("clusters", "Clusters") + _table(
-        summary,
-        _columns(
-            ("cluster_id", "cluster", "text"),
-            ("pods", "pods", "int"),
-            ("pods_running", "running", "int"),
-            ("not_running", "not running", "text"),
-            ("running_without_metrics", "running, no metrics", "int"),
-            ("gpus", "GPUs", "int"),
-            ("cost_per_hour", "USD/h", "usd"),
-            ("gpu_util_mean", "GPU util %", "pct"),
-            ("gpu_util_cost_weighted", "cost-weighted GPU util %", "pct"),
-            ("idle_pods", "idle pods", "int"),
-            ("idle_cost_per_hour", "idle USD/h", "usd"),
-            ("idle_share", "idle share of GPU spend", "share"),
-            ("unused_cost_per_hour", "unused-capacity USD/h", "usd"),
-            ("stragglers", "stragglers", "int"),
-        ),
-        "No pods.",
+    return (
+        _heading("clusters", "Clusters")
+        + _table(
+            summary,
+            _columns(
+                ("cluster_id", "cluster", "text"),
+                ("gpus", "GPUs", "int"),
+                ("cost_per_hour", "USD/h", "usd"),
+                ("gpu_util_mean", "GPU util %", "pct"),
+                ("idle_pods", "idle pods", "int"),
+                ("idle_cost_per_hour", "idle USD/h", "usd"),
+                ("unused_cost_per_hour", "unused-capacity USD/h", "usd"),
+                ("stragglers", "stragglers", "int"),
+            ),
+            "No pods.",
+        )
+        + _details(
+            "More columns: pods by state, cost-weighted utilization, idle share",
+            _table(
+                summary,
+                _columns(
+                    ("cluster_id", "cluster", "text"),
+                    ("pods", "pods", "int"),
+                    ("pods_running", "running", "int"),
+                    ("not_running", "not running", "text"),
+                    ("running_without_metrics", "running, no metrics", "int"),
+                    ("gpu_util_cost_weighted", "cost-weighted GPU util %", "pct"),
+                    ("idle_share", "idle share of GPU spend", "share"),
+                ),
+                "No pods.",
+            ),
+        )
     )
 
 
 def _idle(r: _Report) -> str:
+    """Which pod, how idle, what it costs now and since it started; ids and uptime below."""
+    idle = r.findings.idle
     return (
         _heading("idle", "Idle pods")
         + _table(
-            r.findings.idle,
+            idle,
             _columns(
                 ("cluster_id", "cluster", "text"),
                 ("name", "pod", "text"),
-                ("pod_id", "pod id", "text"),
-                ("rank", "rank", "int"),
                 ("gpu_type", "GPU type", "text"),
                 ("gpu_count", "GPUs", "int"),
                 ("gpu_util_mean", "GPU util %", "pct"),
-                ("gpu_util_max", "busiest GPU %", "pct"),
                 ("wasted_cost_per_hour", "idle USD/h", "usd"),
-                ("uptime_s", "uptime", "duration"),
-                ("cost_so_far", "cost so far, USD", "usd"),
+                ("cost_so_far", "USD since it started", "usd"),
             ),
             "No idle GPU pods.",
         )
+        + _details(
+            "More columns: pod id, rank, busiest GPU, uptime",
+            _table(
+                idle,
+                _columns(
+                    ("cluster_id", "cluster", "text"),
+                    ("name", "pod", "text"),
+                    ("pod_id", "pod id", "text"),
+                    ("rank", "rank", "int"),
+                    ("gpu_util_max", "busiest GPU %", "pct"),
+                    ("uptime_s", "uptime", "duration"),
+                ),
+                "No idle GPU pods.",
+            ),
+        )
         + _note(
-            "Uptime: since the pod's container last started. Cost so far: uptime × USD per "
-            "hour, a lower bound if the container restarted."
+            "Uptime: since the pod's container last started. USD since it started: uptime × "
+            "USD per hour, a lower bound if the container restarted."
         )
     )
 

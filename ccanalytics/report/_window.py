@@ -20,9 +20,16 @@ import pandas as pd
 from ccanalytics import plots
 from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
 from ccanalytics.history._check import describe_duration
-from ccanalytics.report._html import _columns, _figure, _table, _text
+from ccanalytics.report._html import _Card, _columns, _figure, _table, _text
 
-__all__ = ["WindowFindings", "render_window_section", "window_findings", "window_sentences"]
+__all__ = [
+    "WindowFindings",
+    "flag_runs",
+    "render_window_section",
+    "window_cards",
+    "window_findings",
+    "window_sentences",
+]
 
 #: A rank flagged in at least this share of its snapshots is a chronic straggler.
 CHRONIC_SHARE = 0.5
@@ -51,6 +58,58 @@ class WindowFindings:
     lifetimes: pd.DataFrame
     utilization: pd.DataFrame  #: by cluster
     rank_utilization: pd.DataFrame  #: by rank, for the heatmaps' clusters
+    #: Transient stragglers' runs of consecutive flagged snapshots (see :func:`flag_runs`).
+    runs: pd.DataFrame
+
+
+#: Columns of :func:`flag_runs`.
+RUN_COLUMNS = ("cluster_id", "rank", "start", "end", "snapshots")
+
+
+def flag_runs(pods: pd.DataFrame, ranks: pd.DataFrame, idle_threshold: float) -> pd.DataFrame:
+    """Each (cluster, rank) of ``ranks``: its runs of consecutive flagged snapshots.
+
+    ``pods`` holds the clusters' snapshots (``History.pods``); each snapshot is judged on
+    its own by :func:`ccanalytics.analysis.stragglers`, the one straggler rule. A run is
+    consecutive snapshots of the cluster in which the rank was flagged: ``start`` is the
+    first, ``end`` the cluster's next snapshot after the last (or the last itself, when
+    none follows), so ``end - start`` is the time the run covers; ``snapshots`` counts them.
+    """
+    from ccanalytics.analysis import stragglers
+
+    out: list[tuple[object, ...]] = []
+    wanted = {(str(c), int(r)) for c, r in zip(ranks["cluster_id"], ranks["rank"], strict=True)}
+    for cid, cluster in pods[pods["cluster_id"].isin({c for c, _ in wanted})].groupby(
+        "cluster_id", sort=True
+    ):
+        times = sorted(cluster["observed_at"].dropna().unique())
+        flagged: dict[int, set[object]] = {}
+        for when, snapshot in cluster.groupby("observed_at", sort=True):
+            slow = stragglers(snapshot, idle_threshold=idle_threshold)
+            for rank in slow["rank"].dropna().astype(int):
+                flagged.setdefault(int(rank), set()).add(when)
+        for rank in sorted(r for c, r in wanted if c == str(cid)):
+            marks = [t in flagged.get(rank, set()) for t in times]
+            i = 0
+            while i < len(times):
+                if not marks[i]:
+                    i += 1
+                    continue
+                j = i
+                while j + 1 < len(times) and marks[j + 1]:
+                    j += 1
+                end = times[j + 1] if j + 1 < len(times) else times[j]
+                out.append((str(cid), rank, times[i], end, j - i + 1))
+                i = j + 1
+    frame = pd.DataFrame(out, columns=list(RUN_COLUMNS))
+    for column in ("start", "end"):
+        frame[column] = pd.to_datetime(frame[column], utc=True)
+    return frame
+
+
+def span_text(f: WindowFindings) -> str:
+    """The window as a reader says it: ``24 h``, ``7 days``."""
+    return describe_duration(f.window)
 
 
 def bucket_width(window: timedelta) -> str:
@@ -84,6 +143,14 @@ def window_findings(
         freq = bucket_width(window)
         heat = list(dict.fromkeys(slow["cluster_id"].astype(str)))[:MAX_HEATMAPS]
         ranks = history.utilization(since, freq=freq, by="rank")
+        transient = slow[slow["share"] < CHRONIC_SHARE]
+        runs = flag_runs(
+            history.pods(since, cluster_ids=sorted(set(transient["cluster_id"].astype(str))))
+            if len(transient)
+            else history.pods(since).iloc[0:0],
+            transient,
+            idle_threshold,
+        )
         return WindowFindings(
             window=window,
             start=start,
@@ -95,6 +162,7 @@ def window_findings(
             lifetimes=history.pod_lifetimes(since, idle_threshold=idle_threshold),
             utilization=history.utilization(since, freq=freq, by="cluster"),
             rank_utilization=ranks[ranks["cluster_id"].isin(heat)].reset_index(drop=True),
+            runs=runs,
         )
 
 
@@ -128,23 +196,20 @@ def window_sentences(f: WindowFindings) -> list[str]:
     else:
         out.append("No rank straggled in half of its snapshots or more.")
     if len(transient):
-        named = ", ".join(
-            f"{row.cluster_id} rank {row.rank} ({row.share:.0%}, "
-            f"{row.first_flagged:%H:%M} to {row.last_flagged:%H:%M} UTC)"
-            for row in transient.itertuples(index=False)
-        )
+        named = "; ".join(_transient(f, row) for row in transient.itertuples(index=False))
         out.append(f"Straggled for a stretch only: {named}.")
     idle = f.lifetimes[f.lifetimes["idle_share"].fillna(0) >= MOSTLY_IDLE_SHARE]
     if len(idle):
         named = ", ".join(
             f"{row.cluster_id} {row.name} (idle {row.idle_share:.0%} of "
-            f"{row.observed_hours:.1f} h, {_usd(row.total_cost)} so far)"
+            f"{row.observed_hours:.1f} h, {_usd(row.total_cost)} in this window)"
             for row in idle.itertuples(index=False)
         )
         out.append(f"Pods idle most of the time they were watched: {named}.")
     else:
         out.append("No pod was idle for most of the time it was watched.")
-    unobserved = f.by_cluster[f.by_cluster["unobserved_hours"] > 0]
+    # Only the clusters with a figure that shows as non-zero: 0.0 h is noise.
+    unobserved = f.by_cluster[f.by_cluster["unobserved_hours"].fillna(0).round(1) > 0]
     if len(unobserved):
         named = ", ".join(
             f"{row.cluster_id} {row.unobserved_hours:.1f} h"
@@ -155,6 +220,66 @@ def window_sentences(f: WindowFindings) -> list[str]:
             "that time is counted neither idle nor busy."
         )
     return out
+
+
+def _run_text(start: pd.Timestamp, end: pd.Timestamp) -> str:
+    return f"{start:%H:%M} to {end:%H:%M} UTC ({describe_duration((end - start).to_pytimedelta())})"
+
+
+def _transient(f: WindowFindings, row: Any) -> str:
+    """``cl-x rank 5: flagged in 48 of 288 snapshots, 10:00 to 14:00 UTC (4 h)``."""
+    runs = f.runs[(f.runs["cluster_id"] == row.cluster_id) & (f.runs["rank"] == row.rank)]
+    head = (
+        f"{row.cluster_id} rank {row.rank}: flagged in {row.flagged} of {row.snapshots} snapshots"
+    )
+    if runs.empty:
+        return head
+    if len(runs) <= 3:
+        spans = ", ".join(_run_text(r.start, r.end) for r in runs.itertuples(index=False))
+        return f"{head}, {spans}"
+    longest = (
+        runs.assign(length=runs["end"] - runs["start"])
+        .sort_values(["length", "start"], ascending=[False, True], kind="stable")
+        .iloc[0]
+    )
+    return (
+        f"{head} in {len(runs)} runs, the longest "
+        f"{describe_duration(longest['length'].to_pytimedelta())} at {longest['start']:%H:%M} UTC"
+    )
+
+
+def _wasting(by_cluster: pd.DataFrame) -> int:
+    """How many clusters wasted anything (bars of the waste chart)."""
+    waste = by_cluster["idle_cost"].fillna(0) + by_cluster["unused_gpu_cost"].fillna(0)
+    return min(int((waste > 0).sum()), 15)
+
+
+def window_cards(f: WindowFindings) -> list[_Card]:
+    """The headline figures of the window: spend, idle spend, unused capacity, stragglers."""
+    t = f.totals
+    span = describe_duration(f.window)
+    chronic = int((f.stragglers["share"] >= CHRONIC_SHARE).sum())
+    return [
+        ("spend", _usd(t["total_cost"]), f"over the last {span}", False),
+        (
+            "idle spend",
+            _usd(t["idle_cost"]),
+            f"{_share(t['idle_cost'], t['total_cost'])} of the spend, idle GPU pods",
+            float(t["idle_cost"]) > 0,
+        ),
+        (
+            "unused-capacity cost",
+            _usd(t["unused_gpu_cost"]),
+            f"{_share(t['unused_gpu_cost'], t['total_cost'])} of the spend, idle pods included",
+            False,
+        ),
+        (
+            "straggling ranks",
+            str(len(f.stragglers)),
+            f"{chronic} chronic, {len(f.stragglers) - chronic} for a stretch",
+            chronic > 0,
+        ),
+    ]
 
 
 def render_window_section(f: WindowFindings) -> str:
@@ -198,9 +323,16 @@ def render_window_section(f: WindowFindings) -> str:
                 ("observed_hours", "hours watched", "num"),
                 ("idle_share", "idle share", "share"),
                 ("idle_cost", "idle USD", "usd"),
-                ("total_cost", "USD so far", "usd"),
+                ("total_cost", "USD in this window", "usd"),
             ),
             "No pod was idle in the window.",
+        ),
+        _figure(
+            lambda ax: plots.waste_breakdown(f.by_cluster, ax=ax),
+            (10.0, 1.6 + 0.42 * max(int(_wasting(f.by_cluster)), 1)),
+            f"Waste by cluster over the last {span}",
+            "Only what was wasted, most first: idle GPU pods (hatched), then the rest of "
+            "the unused capacity of pods in use; beside each bar, its share of the spend.",
         ),
         _figure(
             lambda ax: plots.utilization_over_time(f.utilization, ax=ax),

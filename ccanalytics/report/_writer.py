@@ -37,7 +37,10 @@ from typing import TYPE_CHECKING, Final, Literal
 import pandas as pd
 
 from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
-from ccanalytics.errors import CCAnalyticsError
+
+# Defined with every other exception; importable from here and from ``report`` as before.
+from ccanalytics.errors import ReportLoadError as ReportLoadError
+from ccanalytics.report._actions import live_actions, ranked, render_first_screen, window_actions
 
 # The ``X as X`` names moved with their concept; re-exported so they stay importable here.
 from ccanalytics.report._figures import MAX_RANK_PLOTS as MAX_RANK_PLOTS
@@ -45,14 +48,21 @@ from ccanalytics.report._figures import _plots
 from ccanalytics.report._findings import MAX_NAMED_STRAGGLERS as MAX_NAMED_STRAGGLERS
 from ccanalytics.report._findings import _Findings, _findings, _sentences
 from ccanalytics.report._html import DPI as DPI
-from ccanalytics.report._html import _page
+from ccanalytics.report._html import _drawn_together, _fill_figures, _page
 from ccanalytics.report._output import ReportOutputError as ReportOutputError
 from ccanalytics.report._output import _check_csv_dir, _check_output, _write_atomic
-from ccanalytics.report._sections import TEXT_SECTIONS, _Report, _Section
+from ccanalytics.report._sections import (
+    TEXT_SECTIONS,
+    _headline_cards,
+    _Report,
+    _Section,
+    live_cards,
+)
 
 if TYPE_CHECKING:
     from ccanalytics.api import AsyncClient, Client
     from ccanalytics.history import Policy
+    from ccanalytics.report._window import WindowFindings
 
 __all__ = [
     "CSV_FILES",
@@ -84,15 +94,6 @@ _FOOTER: Final = (
     "<footer>ccanalytics report. Self-contained: no external resources; the frames "
     "behind it can be written as CSV with <code>--csv DIR</code>.</footer>"
 )
-
-
-class ReportLoadError(CCAnalyticsError):
-    """No cluster could be loaded, so no report was written; ``errors``: id -> why."""
-
-    def __init__(self, errors: Mapping[str, str]) -> None:
-        self.errors = dict(errors)
-        reasons = "; ".join(f"{cid}: {why}" for cid, why in self.errors.items())
-        super().__init__(f"no cluster could be loaded, so no report was written ({reasons})")
 
 
 class ReportSummary(str):
@@ -152,16 +153,39 @@ def render_report(
     return _render(_Report(pods, gpus, findings, title, generated_at, cluster_ids, max_rank_plots))
 
 
-def _render(report: _Report, window_html: str = "", sections: Sequence[_Section] = SECTIONS) -> str:
-    """The page: each section in order (an empty one is left out), then the footer.
+def _render(
+    report: _Report,
+    window: WindowFindings | None = None,
+    sections: Sequence[_Section] = SECTIONS,
+    *,
+    budget: str = "",
+) -> str:
+    """The page: the header, the first screen, each section in order, then the footer.
 
-    ``window_html``: the "over the last ..." section from a history store
-    (:mod:`ccanalytics.report._window`), put right after the header. Another section is
-    a function of one ``_Report``: pass ``sections`` with it inserted where it belongs.
+    The first screen is the headline figures and "What to do": of ``window`` (the
+    history store's "over the last ..." answers, :mod:`ccanalytics.report._window`,
+    whose section follows it) when given, else of the single reading (whose figures
+    then are not repeated below). An empty section is left out. Another section is a
+    function of one ``_Report``: pass ``sections`` with it inserted where it belongs.
+    ``budget``: the budget status of a policy (:mod:`ccanalytics.report._budget`), which
+    opens the page when given.
     """
-    parts = [section(report) for section in sections]
-    parts.insert(1, window_html)  # the sections open with the header
-    return _page(report.title, [p for p in parts if p] + [_FOOTER])
+    if window is None:
+        first = render_first_screen(
+            live_cards(report), ranked(live_actions(report.findings, report.pods))
+        )
+        sections = [s for s in sections if s is not _headline_cards]
+        window_html = ""
+    else:
+        from ccanalytics.report import _window
+
+        first = render_first_screen(_window.window_cards(window), ranked(window_actions(window)))
+    with _drawn_together() as figures:
+        if window is not None:
+            window_html = _window.render_window_section(window)
+        parts = [section(report) for section in sections]
+    parts[1:1] = [budget, first, window_html]  # the sections open with the header
+    return _fill_figures(_page(report.title, [p for p in parts if p] + [_FOOTER]), figures)
 
 
 def _summary_text(findings: _Findings, output: str) -> ReportSummary:
@@ -178,10 +202,16 @@ def _load(
     from ccanalytics.frames._loader import load_cluster_frames
 
     pods, gpus = load_cluster_frames(ids, client=client, progress=False, errors=errors)
-    failed = {str(cid): str(why) for cid, why in pods.attrs.get("errors", {}).items()}
+    failed = _failures(pods)
     if len(failed) == len(ids):
         raise ReportLoadError(failed)
-    return pods, gpus, failed
+    return pods, gpus, {cid: str(why) for cid, why in failed.items()}
+
+
+def _failures(pods: pd.DataFrame) -> dict[str, object]:
+    """The clusters a load could not fetch: id -> its exception (or text, where a load
+    keeps only that). The one place the report reads how a load names its failures."""
+    return {str(cid): why for cid, why in pods.attrs.get("errors", {}).items()}
 
 
 def write_report(
@@ -281,25 +311,24 @@ def write_report(
         raise ValueError("a window needs a store (store=...)")
     if policy is not None and store is None:
         raise ValueError("a policy is judged over a store (store=...)")
-    window_html, window_text = "", []
+    over, budget_html = None, ""
+    window_text: list[str] = []
     if store is not None and policy is not None:
         from ccanalytics.report._budget import budget_section
 
-        budget_html, budget_text = budget_section(store, policy)
-        window_html, window_text = budget_html, budget_text
+        budget_html, window_text = budget_section(store, policy)
     if store is not None:
         from ccanalytics.report import _window
 
         span = pd.Timedelta(window if window is not None else "24h").to_pytimedelta()
         over = _window.window_findings(store, span, idle_threshold=idle_threshold)
-        window_html += _window.render_window_section(over)
         window_text = [*window_text, *_window.window_sentences(over)]
 
     pods, gpus, failed = _load(ids, client, errors)
     findings = _findings(pods, idle_threshold, failed)
     generated = now if now is not None else datetime.now(UTC)
     report = _Report(pods, gpus, findings, title, generated, ids, max_rank_plots)
-    document = _render(report, window_html)
+    document = _render(report, over, budget=budget_html)
     if csv_target is not None:
         _write_csvs(csv_target, pods, gpus, findings)
     if target is None:

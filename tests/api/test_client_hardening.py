@@ -494,6 +494,9 @@ def _instances() -> dict[type[BaseException], BaseException]:
         e.PolicyError: e.PolicyError(
             "p.toml, line 3: bad", path=Path("p.toml"), line=3, key="max_spend"
         ),
+        e.NoDataError: e.NoDataError("nothing to draw: no GPU metrics"),
+        e.ReportLoadError: e.ReportLoadError({"cl-a": "404 not found"}),
+        e.ReportOutputError: e.ReportOutputError("cannot write report.html: read-only"),
         e.InsecureTransportWarning: e.InsecureTransportWarning("http:// to api.example.com"),
     }
 

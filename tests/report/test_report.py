@@ -122,8 +122,9 @@ def test_nothing_is_loaded_from_outside(page: Page, document: str) -> None:
 
 def test_figures_are_embedded_png(page: Page) -> None:
     images = page.all("img")
-    # 2 cost breakdowns, cost vs utilization, and by-rank + heatmap for 6 multi-rank clusters
-    assert len(images) == 3 + 2 * 6
+    # 2 waste charts, 2 cost breakdowns, cost vs utilization, and by-rank + heatmap for
+    # 6 multi-rank clusters
+    assert len(images) == 5 + 2 * 6
     for attrs in images:
         src = attrs["src"] or ""
         assert src.startswith("data:image/png;base64,")
@@ -164,8 +165,10 @@ def test_title_and_generation_time_come_first(page: Page, document: str) -> None
 def test_tables_for_clusters_idle_pods_stragglers_gpu_types_and_silent_pods(page: Page) -> None:
     assert {"Clusters", "Idle pods", "Straggling ranks", "Cost by GPU type"} <= set(page.headings)
     assert {"Running pods without metrics", "Pods not running"} <= set(page.headings)
-    # no "Running pods without metrics" table: every running sandbox pod reports
-    assert len(page.all("table")) == 5
+    # no "Running pods without metrics" table: every running sandbox pod reports;
+    # Clusters and Idle pods each fold their further columns into a second table.
+    assert len(page.all("table")) == 7
+    assert len(page.all("details")) == 2
 
 
 def test_straggler_table_row(document: str) -> None:
@@ -241,7 +244,8 @@ def test_clusters_without_pods_are_named(frames: tuple[pd.DataFrame, pd.DataFram
 
 def test_an_empty_fleet_renders_without_plots() -> None:
     page = Page(render_report(pods_frame([]), gpus_frame([])))
-    assert "0.00 USD/h in total" in page.paragraphs[0]
+    assert page.paragraphs[0] == "Nothing to do: no idle pod and no straggling rank."
+    assert "0.00 USD/h in total" in page.paragraphs[1]
     assert page.all("img") == []
     assert any("no data to draw" in p for p in page.paragraphs)
 
@@ -249,7 +253,8 @@ def test_an_empty_fleet_renders_without_plots() -> None:
 def test_a_cpu_only_fleet_says_nothing_is_idle(frames: tuple[pd.DataFrame, pd.DataFrame]) -> None:
     pods, gpus = frames
     page = Page(render_report(pods[pods["cluster_id"] == "cl-etl-cpu"], gpus.iloc[:0]))
-    first = page.paragraphs[0]
+    assert page.paragraphs[0] == "Nothing to do: no idle pod and no straggling rank."
+    first = page.paragraphs[1]
     assert "The 1 cluster (5 pods) costs 1.44 USD/h" in first
     assert "No running GPU pod is idle" in first and "No rank straggles." in first
     assert "Every running pod reports metrics." in first

@@ -1,0 +1,144 @@
+"""The report's first screen: the headline figures and "What to do".
+
+An action is one plain line naming the pod or rank, the evidence and what acting on
+it saves per day, in USD; :func:`ranked` keeps the :data:`MAX_ACTIONS` that save the
+most. The savings are the figures the report already holds, never recomputed:
+
+- from a single reading (:func:`live_actions`): an idle pod saves its whole cost per
+  hour × 24 (:func:`ccanalytics.analysis.idle_pods`); a straggling rank, its pod's cost
+  × its points below the median / 100 × 24 (the share of its GPUs the others use and
+  it does not);
+- over a window of history (:func:`window_actions`): a pod idle for most of the window
+  saves its idle cost in the window (``History.pod_lifetimes``), scaled to a day; a
+  chronic straggler names its share of snapshots and deficit (no price: the store's
+  straggler answer carries none), and comes after the priced actions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+import pandas as pd
+
+from ccanalytics.report._html import _Card, _cards, _text
+
+if TYPE_CHECKING:
+    from ccanalytics.report._findings import _Findings
+    from ccanalytics.report._window import WindowFindings
+
+__all__ = ["MAX_ACTIONS", "Action", "live_actions", "ranked", "render_first_screen"]
+
+#: Actions listed at most: the ones that save the most per day.
+MAX_ACTIONS: Final = 5
+HOURS_PER_DAY: Final = 24
+
+
+@dataclass(frozen=True)
+class Action:
+    """One thing to do: the line a person reads, and USD saved per day (None: not priced)."""
+
+    text: str
+    usd_per_day: float | None
+
+
+def ranked(actions: Iterable[Action], limit: int = MAX_ACTIONS) -> list[Action]:
+    """The ``limit`` actions that save the most per day; unpriced ones after, in order."""
+    items = list(actions)
+    priced = sorted(
+        (a for a in items if a.usd_per_day is not None),
+        key=lambda a: -(a.usd_per_day or 0.0),
+    )
+    return [*priced, *(a for a in items if a.usd_per_day is None)][:limit]
+
+
+def _per_day(usd: float) -> str:
+    return f"{usd:,.2f} USD/day"
+
+
+def live_actions(f: _Findings, pods: pd.DataFrame) -> list[Action]:
+    """What a single reading supports: stop idle pods, look at straggling ranks."""
+    out = []
+    rows: Any = f.idle.itertuples(index=False)
+    for row in rows:
+        saving = round(float(row.wasted_cost_per_hour) * HOURS_PER_DAY, 2)
+        out.append(
+            Action(
+                f"Stop {row.name} ({row.cluster_id}): idle now, its busiest GPU at "
+                f"{float(row.gpu_util_max):.0f} % (under {f.idle_threshold:g} %), "
+                f"{_per_day(saving)}",
+                saving,
+            )
+        )
+    price = pods.drop_duplicates("pod_id").set_index("pod_id")["cost"]
+    rows = f.stragglers.itertuples(index=False)
+    for row in rows:
+        cost = price.get(row.pod_id)
+        priced: float | None = (
+            None
+            if cost is None or pd.isna(cost)
+            else round(float(cost) * float(row.deficit) / 100 * HOURS_PER_DAY, 2)
+        )
+        tail = f", {_per_day(priced)} of unused GPU time" if priced is not None else ""
+        out.append(
+            Action(
+                f"Look at rank {row.rank} of {row.cluster_id} ({row.name}): "
+                f"{float(row.deficit):.0f} points below its cluster's median GPU "
+                f"utilization{tail}",
+                priced,
+            )
+        )
+    return out
+
+
+def window_actions(w: WindowFindings) -> list[Action]:
+    """What a window of history supports: stop pods idle most of it, fix chronic ranks."""
+    from ccanalytics.report._window import CHRONIC_SHARE, MOSTLY_IDLE_SHARE, span_text
+
+    span = span_text(w)
+
+    out = []
+    days = w.window.total_seconds() / (HOURS_PER_DAY * 3600)
+    mostly = w.lifetimes[w.lifetimes["idle_share"].fillna(0) >= MOSTLY_IDLE_SHARE]
+    rows: Any = mostly.itertuples(index=False)
+    for row in rows:
+        saving = round(float(row.idle_cost) / days, 2) if days > 0 else None
+        if saving is None or saving <= 0:
+            continue
+        out.append(
+            Action(
+                f"Stop {row.name} ({row.cluster_id}): idle {float(row.idle_share):.0%} "
+                f"of the last {span}, {_per_day(saving)}",
+                saving,
+            )
+        )
+    chronic = w.stragglers[w.stragglers["share"] >= CHRONIC_SHARE]
+    rows = chronic.itertuples(index=False)
+    for row in rows:
+        out.append(
+            Action(
+                f"Look at rank {row.rank} of {row.cluster_id}: flagged in "
+                f"{int(row.flagged)} of {int(row.snapshots)} snapshots, "
+                f"{float(row.mean_deficit):.0f} points below its cluster's median",
+                None,
+            )
+        )
+    return out
+
+
+def render_first_screen(cards: Sequence[_Card], actions: Sequence[Action]) -> str:
+    """The headline figures, then "What to do" (or that nothing needs doing).
+
+    ``cards`` is a plain list, so a later figure (the month's projection and budget
+    status, once budgets exist) is one more card appended by its caller.
+    """
+    if actions:
+        items = "".join(f"<li>{_text(a.text)}</li>" for a in actions)
+        todo = f'<ol class="actions">{items}</ol>'
+    else:
+        todo = '<p class="empty">Nothing to do: no idle pod and no straggling rank.</p>'
+    return (
+        f'<section id="first-screen">{_cards(cards)}'
+        f'<h2 id="what-to-do">What to do</h2>{todo}</section>'
+    )

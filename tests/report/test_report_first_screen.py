@@ -1,0 +1,96 @@
+"""The first screen of a single reading (issue 25.1, 25.6): headline figures, then at
+most five actions ranked by USD saved per day, each saving the analysis' own figure."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pandas as pd
+import pytest
+
+from ccanalytics.analysis import idle_pods, stragglers
+from ccanalytics.frames import gpus_frame, pods_frame
+from ccanalytics.report import render_report
+from ccanalytics.sandbox import SandboxApp
+
+
+@pytest.fixture(scope="module")
+def frames() -> tuple[pd.DataFrame, pd.DataFrame]:
+    clusters = SandboxApp().data.clusters
+    pods = pd.concat([pods_frame(p, cluster_id=c) for c, p in clusters.items()], ignore_index=True)
+    gpus = pd.concat([gpus_frame(p, cluster_id=c) for c, p in clusters.items()], ignore_index=True)
+    return pods, gpus
+
+
+@pytest.fixture(scope="module")
+def document(frames: tuple[pd.DataFrame, pd.DataFrame]) -> str:
+    return render_report(*frames, max_rank_plots=0)
+
+
+def _actions(document: str) -> list[str]:
+    block = re.search(r'<ol class="actions">(.*?)</ol>', document, re.S)
+    assert block, "no action list"
+    return [html.unescape(item) for item in re.findall(r"<li>(.*?)</li>", block.group(1))]
+
+
+def _saving(action: str) -> float:
+    found = re.search(r"([\d,]+\.\d\d) USD/day", action)
+    assert found, action
+    return float(found.group(1).replace(",", ""))
+
+
+def test_the_page_opens_with_the_figures_then_what_to_do(document: str) -> None:
+    first = document.index('<section id="first-screen">')
+    assert document.index("<h1>") < first < document.index('class="headline"')
+    screen = document[first : document.index("</section>")]
+    labels = re.findall(r'<div class="label">([^<]*)</div>', screen)
+    assert labels[:3] == ["cost per hour", "idle-pod cost", "unused-capacity cost"]
+    assert '<h2 id="what-to-do">What to do</h2>' in screen
+    # The reading's figures are not repeated further down.
+    assert document.count('<div class="label">idle-pod cost</div>') == 1
+
+
+def test_at_most_five_actions_ranked_by_saving(document: str) -> None:
+    actions = _actions(document)
+    assert 1 <= len(actions) <= 5
+    savings = [_saving(a) for a in actions]
+    assert savings == sorted(savings, reverse=True)
+
+
+def test_each_saving_is_the_analysis_figure_times_24(
+    frames: tuple[pd.DataFrame, pd.DataFrame], document: str
+) -> None:
+    pods, _ = frames
+    idle = idle_pods(pods).set_index("name")["wasted_cost_per_hour"]
+    slow = stragglers(pods).merge(pods[["pod_id", "cost"]], on="pod_id")
+    expected = {f"Stop {n} ": round(float(c) * 24, 2) for n, c in idle.items()}
+    expected |= {
+        f"Look at rank {r.rank} of {r.cluster_id} ": round(float(r.cost) * r.deficit / 100 * 24, 2)
+        for r in slow.itertuples()
+    }
+    # The five largest of them, in order, are the list.
+    top = sorted(expected.items(), key=lambda kv: -kv[1])[:5]
+    actions = _actions(document)
+    assert len(actions) == len(top)
+    for action, (start, saving) in zip(actions, top, strict=True):
+        assert action.startswith(start), (action, start)
+        assert _saving(action) == saving
+
+
+def test_an_idle_action_names_the_pod_the_evidence_and_the_saving(document: str) -> None:
+    stop = next(a for a in _actions(document) if a.startswith("Stop research-dev-notebook-000"))
+    assert re.fullmatch(
+        r"Stop research-dev-notebook-000 \(cl-research-dev\): idle now, its busiest GPU at "
+        r"\d+ % \(under 10 %\), [\d.]+ USD/day",
+        stop,
+    ), stop
+
+
+def test_so_far_is_named_since_it_started(document: str) -> None:
+    assert "so far" not in html.unescape(document)
+    assert "USD since it started" in document
