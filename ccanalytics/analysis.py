@@ -18,16 +18,23 @@ Units as the service sends them: ``cost`` in USD per hour, utilization in percen
 (0-100), uptime in seconds. Only ``RUNNING`` pods have runtime metrics, so only they
 are judged idle or straggling; pods in any other state (``PROVISIONING``,
 ``STARTING``, ``EXITED``, ``ERROR``, ``TERMINATED``) are counted under their state.
-A pod whose status is unknown (``<NA>``: an older payload) is judged by its metrics.
+A pod whose status is missing (``<NA>``) is not ``RUNNING``: it is counted (under
+``pods_other_status``) and its cost is summed, but it is never judged idle, unused or
+straggling. The rules themselves live in one module shared with
+:class:`ccanalytics.history.History` (``ccanalytics._rules``), so a live frame and a
+store holding the same snapshot give the same answers.
 Every helper is vectorised (one ``groupby`` per question, no per-row Python).
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Final
 
 import numpy as np
 import pandas as pd
+
+from ccanalytics import _rules
 
 __all__ = [
     "DEFAULT_IDLE_THRESHOLD",
@@ -49,18 +56,30 @@ def __dir__() -> list[str]:
 
 
 #: A GPU pod is idle when its busiest GPU is below this utilization (percent).
-DEFAULT_IDLE_THRESHOLD: Final = 10.0
+DEFAULT_IDLE_THRESHOLD: Final = _rules.IDLE_THRESHOLD
 #: A rank straggles when its robust z-score is below minus this...
-DEFAULT_STRAGGLER_Z: Final = 3.5
+DEFAULT_STRAGGLER_Z: Final = _rules.STRAGGLER_Z
 #: ...and it is at least this many utilization points below its cluster's median
 #: (so a perfectly uniform cluster, whose MAD is ~0, does not flag noise).
-DEFAULT_STRAGGLER_MIN_GAP: Final = 10.0
+DEFAULT_STRAGGLER_MIN_GAP: Final = _rules.STRAGGLER_MIN_GAP
 #: Fewer ranks reporting than this, and "typical" has no meaning.
-MIN_RANKS_FOR_STRAGGLERS: Final = 4
+MIN_RANKS_FOR_STRAGGLERS: Final = _rules.MIN_RANKS_FOR_STRAGGLERS
 #: A pod's lifecycle states, in the order a pod goes through them (provider notes).
 POD_STATES: Final = ("PROVISIONING", "STARTING", "RUNNING", "EXITED", "ERROR", "TERMINATED")
 
-_MAD_SCALE = 0.6745  # makes MAD-based z comparable to a standard z for normal data
+
+def _idle_threshold(idle_threshold: float | None, threshold: float | None) -> float:
+    """``idle_threshold``, or the old ``threshold=`` spelling with a DeprecationWarning."""
+    if threshold is not None:
+        warnings.warn(
+            "threshold= is now idle_threshold= (the old spelling goes in the next release)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        if idle_threshold is not None:
+            raise TypeError("pass idle_threshold= only (threshold= is its old spelling)")
+        idle_threshold = threshold
+    return DEFAULT_IDLE_THRESHOLD if idle_threshold is None else idle_threshold
 
 
 def _require(frame: pd.DataFrame, columns: list[str]) -> None:
@@ -75,16 +94,9 @@ def _has_gpus(frame: pd.DataFrame) -> pd.Series:
     return frame["gpu_count"].fillna(0).gt(0)
 
 
-def _may_be_judged(frame: pd.DataFrame) -> pd.Series:
-    """Pods that may be idle or straggle: ``RUNNING``, or of unknown status."""
-    if "status" not in frame.columns:
-        return pd.Series(True, index=frame.index)
-    return frame["status"].eq("RUNNING").fillna(True).astype(bool)
-
-
-def _gpu_reporting(frame: pd.DataFrame) -> pd.Series:
-    """GPU pods that may be judged and report GPU utilization."""
-    return _has_gpus(frame) & _may_be_judged(frame) & frame["gpu_util_mean"].notna()
+# The report's names for two rules (kept: report/_findings imports them).
+_may_be_judged = _rules.status_running
+_gpu_reporting = _rules.judged_mask
 
 
 def _without_metrics(frame: pd.DataFrame) -> pd.Series:
@@ -93,20 +105,21 @@ def _without_metrics(frame: pd.DataFrame) -> pd.Series:
     return (has_gpus & frame["gpu_util_mean"].isna()) | (~has_gpus & frame["cpu_util"].isna())
 
 
-def _idle_mask(frame: pd.DataFrame, threshold: float) -> pd.Series:
-    if not 0 <= threshold <= 100:
-        raise ValueError("the idle threshold is a utilization in percent (0-100)")
-    below = frame["gpu_util_max"].lt(threshold).fillna(False).astype(bool)
-    return _has_gpus(frame) & _may_be_judged(frame) & below
-
-
 def _costs(frame: pd.DataFrame) -> pd.Series:
     """Cost per hour as float, a missing cost counting as 0."""
     return frame["cost"].astype("Float64").fillna(0.0).astype("float64")
 
 
-def idle_pods(frame: pd.DataFrame, *, threshold: float = DEFAULT_IDLE_THRESHOLD) -> pd.DataFrame:
-    """Running GPU pods that are paid for while every GPU is below ``threshold`` percent.
+def idle_pods(
+    frame: pd.DataFrame,
+    *,
+    idle_threshold: float | None = None,
+    threshold: float | None = None,
+) -> pd.DataFrame:
+    """Running GPU pods that are paid for while every GPU is below ``idle_threshold`` percent.
+
+    ``idle_threshold`` defaults to :data:`DEFAULT_IDLE_THRESHOLD` (10 %);
+    ``threshold=`` is its old spelling (DeprecationWarning).
 
     Returns one row per idle pod, most expensive first, with ``cluster_id, pod_id,
     name, rank, gpu_type, gpu_count, gpu_util_mean, gpu_util_max, cost`` (USD per
@@ -128,7 +141,8 @@ def idle_pods(frame: pd.DataFrame, *, threshold: float = DEFAULT_IDLE_THRESHOLD)
         "cost",
         "uptime_s",
     ]
-    out = frame.loc[_idle_mask(frame, threshold), [c for c in cols if c in frame.columns]].copy()
+    idle = _rules.idle_mask(frame, _idle_threshold(idle_threshold, threshold))
+    out = frame.loc[idle, [c for c in cols if c in frame.columns]].copy()
     out["wasted_cost_per_hour"] = out["cost"].astype("Float64").fillna(0.0)
     uptime = out["uptime_s"] if "uptime_s" in out.columns else pd.Series(pd.NA, index=out.index)
     out["uptime_s"] = uptime.astype("Float64")
@@ -164,7 +178,8 @@ def stragglers(
     reports: a rank doing nothing is not slow, it is stuck or forgotten; pass
     ``idle_threshold=0`` to judge them here too): the median of ``gpu_util_mean``
     and its median absolute deviation (MAD). A rank straggles when
-    ``0.6745 * (util - median) / MAD < -z`` *and* it is at least ``min_gap`` points
+    ``MAD_SCALE * (util - median) / MAD < -z`` (the scale that makes a MAD-based z
+    comparable to a standard one for normal data) *and* it is at least ``min_gap`` points
     below the median. With MAD 0 (all other ranks equal) the gap alone decides.
     Robust: one slow rank cannot drag the median or MAD toward itself as it would a
     mean and standard deviation. Clusters with fewer than 4 such ranks are not judged.
@@ -181,12 +196,9 @@ def stragglers(
     median = by_cluster.transform("median")
     mad = (util - median).abs().groupby(usable["cluster_id"], sort=False).transform("median")
     deficit = median - util
-    with np.errstate(divide="ignore", invalid="ignore"):
-        robust_z = np.where(
-            mad > 0, _MAD_SCALE * (util - median) / mad, np.where(deficit > 0, -np.inf, 0.0)
-        )
+    robust_z = _rules.robust_z(util, median, mad)
     enough = by_cluster.transform("size") >= MIN_RANKS_FOR_STRAGGLERS
-    flagged = enough & (deficit >= min_gap) & (robust_z < -z)
+    flagged = enough & _rules.straggler_flags(deficit, robust_z, z=z, min_gap=min_gap)
     out = pd.DataFrame(
         {
             "cluster_id": usable["cluster_id"],
@@ -256,7 +268,7 @@ def _cluster_summary(
     cost = _costs(frame)
     has_gpus = _has_gpus(frame)
     gpu_rep = _gpu_reporting(frame)
-    idle = _idle_mask(frame, idle_threshold)
+    idle = _rules.idle_mask(frame, idle_threshold)
     util = frame["gpu_util_mean"].astype("Float64").fillna(0.0).astype("float64")
     weight = frame["gpus_reporting"] if "gpus_reporting" in frame.columns else frame["gpu_count"]
     n_reporting = weight.astype("Float64").fillna(0.0).astype("float64").where(gpu_rep, 0.0)
@@ -279,7 +291,7 @@ def _cluster_summary(
         "_cost_reporting": cost.where(gpu_rep, 0.0),
         "idle_pods": idle.astype(int),
         "idle_cost_per_hour": cost.where(idle, 0.0),
-        "unused_cost_per_hour": (cost * (1.0 - util / 100.0)).where(gpu_rep, 0.0),
+        "unused_cost_per_hour": _rules.unused_cost(cost, util, gpu_rep),
     }
     sums = pd.DataFrame(parts).groupby(frame["cluster_id"], sort=True).sum()
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -375,8 +387,17 @@ class CCAccessor:
     def cluster_summary(self, *, idle_threshold: float = DEFAULT_IDLE_THRESHOLD) -> pd.DataFrame:
         return cluster_summary(self._frame, idle_threshold=idle_threshold)
 
-    def idle_pods(self, *, threshold: float = DEFAULT_IDLE_THRESHOLD) -> pd.DataFrame:
-        return idle_pods(self._frame, threshold=threshold)
+    def idle_pods(
+        self, *, idle_threshold: float | None = None, threshold: float | None = None
+    ) -> pd.DataFrame:
+        if threshold is not None:  # warn here, so the warning names the caller's line
+            warnings.warn(
+                "threshold= is now idle_threshold= (the old spelling goes in the next release)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            idle_threshold = threshold if idle_threshold is None else idle_threshold
+        return idle_pods(self._frame, idle_threshold=idle_threshold)
 
     def stragglers(
         self,

@@ -12,6 +12,7 @@ import argparse
 import sys
 from typing import Any
 
+from ccanalytics._rules import IDLE_THRESHOLD
 from ccanalytics.cli._common import (
     EXIT_FAILURE,
     EXIT_OK,
@@ -37,9 +38,10 @@ Example:
   ccanalytics report cl-a cl-b -o fleet.html --store /data/cc --window 24h"""
 
 
-# The library's defaults, copied so that ``--help`` imports no pandas (a test checks
-# they match ccanalytics.analysis.DEFAULT_IDLE_THRESHOLD and report.MAX_RANK_PLOTS).
-DEFAULT_IDLE_THRESHOLD = 10.0
+# The idle threshold from the rules' one home (which imports no pandas, so ``--help``
+# stays light); MAX_RANK_PLOTS copied for the same reason (a test checks it matches
+# report.MAX_RANK_PLOTS).
+DEFAULT_IDLE_THRESHOLD = IDLE_THRESHOLD
 MAX_RANK_PLOTS = 6
 
 

@@ -11,6 +11,15 @@ The median spacing is taken over every snapshot of the cluster in the store, not
 those in the window, so a snapshot stands for the same time whichever window asks:
 a week's figures are the sum of its days'.
 
+Each snapshot instant of a cluster counts once, whatever the number of files holding
+it (two collects within the ``Date`` header's one second): the queries read pod rows
+through :data:`POD_ROWS_ONCE` (one row per cluster, instant and pod) and time through
+:func:`snapshot_instants` (one row per cluster and instant), never ``pods`` directly.
+``snapshot_instants`` is the one place a snapshots table (an empty listing is an
+instant with no pod rows) swaps in.
+
+Idle and judged are :mod:`ccanalytics._rules`' definitions, the ones the live frames use.
+
 Times are integer microseconds since the Unix epoch inside SQL (exact sums; hours
 are divided out only at the end), and the queries here read only the views ``pods``
 (and ``gpus``) that :class:`~ccanalytics.history.History` defines on its connection.
@@ -18,20 +27,26 @@ are divided out only at the end), and the queries here read only the views ``pod
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 import pandas as pd
 
+from ccanalytics._rules import IDLE_SQL, JUDGED_SQL
+from ccanalytics.history._window import DurationLike, as_duration, snapshot_bounds
+
 __all__ = [
     "IDLE",
+    "INSTANT_FILES",
     "JUDGED",
+    "POD_ROWS_ONCE",
     "US_PER_DAY",
     "US_PER_HOUR",
     "Window",
+    "duration_us",
     "interval_ctes",
     "max_gap_us",
     "run",
+    "snapshot_instants",
     "split_sql",
     "to_utc",
     "window_us",
@@ -40,13 +55,36 @@ __all__ = [
 US_PER_HOUR = 3_600_000_000
 US_PER_DAY = 24 * US_PER_HOUR
 
-#: A pod-snapshot that can be judged busy or idle: a running GPU pod reporting utilization.
-JUDGED = "(status = 'RUNNING' AND gpu_count > 0 AND gpu_util_mean IS NOT NULL)"
-#: An idle pod-snapshot: running, has GPUs, reports, and its busiest GPU is below $threshold.
-IDLE = (
-    "(status = 'RUNNING' AND gpu_count > 0 AND gpu_util_max IS NOT NULL"
-    " AND gpu_util_max < $threshold)"
-)
+#: A pod-snapshot that can be judged busy or idle (:data:`ccanalytics._rules.JUDGED_SQL`).
+JUDGED = JUDGED_SQL
+#: An idle pod-snapshot, below ``$threshold`` (:data:`ccanalytics._rules.IDLE_SQL`).
+IDLE = IDLE_SQL
+
+#: CTEs ``instant_files`` and ``pods_once``: the pod rows of each cluster snapshot
+#: instant read from one file only (the first by name), however many files hold that
+#: instant (two collects within the ``Date`` header's second). By file and not by pod:
+#: a DISTINCT over every pod row took the year benchmark from 2.6 s to 20 s.
+INSTANT_FILES = """instant_files AS (
+        SELECT cluster_id, observed_at, min(filename) AS filename
+        FROM pods GROUP BY cluster_id, observed_at
+    )"""
+POD_ROWS_ONCE = f"""{INSTANT_FILES},
+    pods_once AS (
+        SELECT p.* FROM pods p JOIN instant_files f USING (cluster_id, observed_at, filename)
+    )"""
+
+
+def snapshot_instants(source: str = "pods", t: str = "epoch_us(observed_at)") -> str:
+    """CTE ``snapshot_instants``: one row per cluster per snapshot instant, ``t`` in epoch µs.
+
+    The instants time is accounted over, read from ``source`` (the ``pods`` view, or a
+    relation already grouped by instant, which saves a scan): the one place a snapshots
+    table swaps in (an empty listing is an instant with no pod rows).
+    """
+    return f"""snapshot_instants AS (
+        SELECT DISTINCT cluster_id, {t} AS t FROM {source}
+    )"""
+
 
 #: ``(start_us, end_us)``: the window ``[start, end)`` in epoch microseconds.
 Window = tuple[int, int]
@@ -68,11 +106,10 @@ def window_us(con: Any, start: Any, end: Any) -> Window | None:
     ``None`` when the store holds no snapshot at all (nothing to account for).
     """
     if start is None or end is None:
-        oldest, newest = con.execute(
-            "SELECT epoch_us(min(observed_at)), epoch_us(max(observed_at)) FROM pods"
-        ).fetchone()
-        if oldest is None:
+        bounds = snapshot_bounds(con)  # both tables: the one definition of the newest
+        if bounds is None:
             return None
+        oldest, newest = bounds
         start_us = oldest if start is None else _epoch_us(to_utc(start))
         end_us = newest if end is None else _epoch_us(to_utc(end))
     else:
@@ -82,15 +119,26 @@ def window_us(con: Any, start: Any, end: Any) -> Window | None:
     return int(start_us), int(end_us)
 
 
-def max_gap_us(max_gap: Any) -> int | None:
-    """``max_gap`` (a timedelta, or anything ``pandas.Timedelta`` reads) in microseconds."""
-    if max_gap is None:
-        return None
-    gap = pd.Timedelta(max_gap) if not isinstance(max_gap, dt.timedelta) else max_gap
-    micro = int(pd.Timedelta(gap).value // 1000)
+def duration_us(value: DurationLike, name: str) -> int:
+    """A positive duration in microseconds: a timedelta, a ``--window`` string (``"1h30m"``),
+    or (kept for older callers) anything else ``pandas.Timedelta`` reads."""
+    span = as_duration(value)
+    if span is None:
+        try:
+            span = pd.Timedelta(value)
+        except (TypeError, ValueError) as err:
+            raise ValueError(
+                f"{name}={value!r} is not a duration like 90min, 24h or 1h30m: {err}"
+            ) from None
+    micro = int(span.value // 1000)
     if micro <= 0:
-        raise ValueError("max_gap must be a positive duration")
+        raise ValueError(f"{name} must be a positive duration, not {value!r}")
     return micro
+
+
+def max_gap_us(max_gap: DurationLike | None) -> int | None:
+    """``max_gap`` in microseconds (``None`` stays ``None``: twice the median spacing)."""
+    return None if max_gap is None else duration_us(max_gap, "max_gap")
 
 
 def interval_ctes(snapshots: str) -> str:

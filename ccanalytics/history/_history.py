@@ -6,7 +6,9 @@ dtypes. The connection is in memory and locked down before the first query: it m
 read the store's folder and nothing else, installs no extension, and so opens no
 network connection.
 
-Two views, ``pods`` and ``gpus``, hold every snapshot's rows. Before each query they
+Two views, ``pods`` and ``gpus``, hold every snapshot's rows (with the bookkeeping
+columns ``date``, ``schema_version`` and ``filename``, the file a row was read from:
+the accounting counts each snapshot instant from one file only). Before each query they
 are pointed at the files :func:`~ccanalytics.history._layout.list_store` lists (which
 honours a compaction in progress), and a query that finds a listed file gone (a
 compaction finished meanwhile) is run again on a fresh listing. The views always have
@@ -24,7 +26,9 @@ import re
 import shutil
 import tempfile
 import uuid
+import warnings
 import weakref
+from datetime import datetime
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
@@ -44,6 +48,7 @@ if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
 
     from ccanalytics.history._maintenance import StoreReport
+    from ccanalytics.history._window import DurationLike, TimeLike
 
 __all__ = ["History"]
 
@@ -52,7 +57,7 @@ _T = TypeVar("_T")
 #: A query that keeps finding listed files gone is given up after this many runs.
 MAX_QUERY_ATTEMPTS = 5
 #: Columns of the views that are store bookkeeping, not pod data: left out of pods()/gpus().
-BOOKKEEPING_COLUMNS = ("date", "schema_version")
+BOOKKEEPING_COLUMNS = ("date", "schema_version", "filename")
 #: Row order of pods()/gpus() (columns every frame has, per the public API).
 _ORDER = {
     "pods": "observed_at, cluster_id, pod_id",
@@ -91,8 +96,12 @@ class History:
     Notes
     -----
     ``since``/``until`` take anything :class:`pandas.Timestamp` reads (a naive time
-    means UTC) or a :class:`~datetime.timedelta` back from the newest snapshot; the
-    window is ``[since, until)`` on ``observed_at``.
+    means UTC) or a duration back from the newest snapshot: a
+    :class:`~datetime.timedelta` or the CLI's ``--window`` strings (``"24h"``,
+    ``"7d"``, ``"1h30m"``); the window is ``[since, until)`` on ``observed_at``. A
+    string of numbers and units only (``s``, ``m``/``min``, ``h``, ``d``) is always a
+    duration; every other string is a timestamp. ``max_gap`` and ``freq`` take the
+    same durations.
     """
 
     def __init__(self, store: str | PathLike[str]) -> None:
@@ -144,7 +153,10 @@ class History:
         """Point the views at the store's files as they are now."""
         for table in TABLES:
             files = [str(path) for path in list_store(self._store, table).files]
-            empty = f"SELECT *, CAST(NULL AS DATE) AS date FROM _empty_{table}"
+            empty = (
+                f"SELECT *, CAST(NULL AS DATE) AS date, CAST(NULL AS VARCHAR) AS filename "
+                f"FROM _empty_{table}"
+            )
             if not files:
                 self._con.execute(f"CREATE OR REPLACE VIEW {table} AS {empty}")
                 continue
@@ -152,7 +164,7 @@ class History:
             self._con.execute(
                 f"CREATE OR REPLACE VIEW {table} AS {empty} UNION ALL BY NAME "
                 f"SELECT * FROM read_parquet(getvariable('_files_{table}'), "
-                "hive_partitioning = true, union_by_name = true)"
+                "hive_partitioning = true, union_by_name = true, filename = true)"
             )
 
     def verify(self) -> StoreReport:
@@ -192,19 +204,25 @@ class History:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def pods(
-        self, since: Any = None, until: Any = None, cluster_ids: str | Iterable[str] | None = None
+        self,
+        since: TimeLike = None,
+        until: TimeLike = None,
+        cluster_ids: str | Iterable[str] | None = None,
     ) -> pd.DataFrame:
         """Every snapshot's pod rows in the window, oldest first (see the class docstring)."""
         return self._rows("pods", since, until, cluster_ids)
 
     def gpus(
-        self, since: Any = None, until: Any = None, cluster_ids: str | Iterable[str] | None = None
+        self,
+        since: TimeLike = None,
+        until: TimeLike = None,
+        cluster_ids: str | Iterable[str] | None = None,
     ) -> pd.DataFrame:
         """Every snapshot's GPU rows in the window, oldest first."""
         return self._rows("gpus", since, until, cluster_ids)
 
     def _rows(
-        self, table: str, since: Any, until: Any, cluster_ids: str | Iterable[str] | None
+        self, table: str, since: TimeLike, until: TimeLike, cluster_ids: str | Iterable[str] | None
     ) -> pd.DataFrame:
         start, end = self._retrying(lambda: self._window(since, until))
         where: list[str] = ["TRUE"]
@@ -228,7 +246,9 @@ class History:
         )
         return self.sql(query, params).reset_index(drop=True)
 
-    def _window(self, since: Any, until: Any) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
+    def _window(
+        self, since: TimeLike, until: TimeLike
+    ) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
         self.refresh()
         return resolve_window(self._con, since, until)
 
@@ -236,23 +256,27 @@ class History:
 
     def idle_cost(
         self,
-        since: Any = None,
-        until: Any = None,
+        since: TimeLike = None,
+        until: TimeLike = None,
         *,
-        by: str | None = "cluster",
-        threshold: float = 10.0,
-        max_gap: Any = None,
+        by: Literal["cluster", "day", "pod"] | None = "cluster",
+        idle_threshold: float | None = None,
+        max_gap: DurationLike | None = None,
+        threshold: float | None = None,
     ) -> pd.DataFrame:
         """Spend, idle spend and unused-GPU spend in the window, per ``by`` value.
 
         See :func:`ccanalytics.history._queries.idle_cost` for the columns (USD, hours)
         and the time accounting; ``by`` is ``"cluster"``, ``"day"``, ``"pod"`` or ``None``.
+        ``idle_threshold`` (percent, default 10) is the live rule's; ``threshold=`` is
+        its old spelling (DeprecationWarning). With no covered time the sums are 0.
         """
         from ccanalytics.history import _queries
 
+        idle = _idle_threshold(idle_threshold, threshold)
         return self._answer(
             lambda start, end: _queries.idle_cost(
-                self._con, start, end, by=by, threshold=threshold, max_gap=max_gap
+                self._con, start, end, by=by, idle_threshold=idle, max_gap=max_gap
             ),
             since,
             until,
@@ -260,12 +284,12 @@ class History:
 
     def utilization(
         self,
-        since: Any = None,
-        until: Any = None,
+        since: TimeLike = None,
+        until: TimeLike = None,
         *,
-        freq: Any = "1h",
-        by: str = "cluster",
-        max_gap: Any = None,
+        freq: DurationLike = "1h",
+        by: Literal["cluster", "rank", "pod"] = "cluster",
+        max_gap: DurationLike | None = None,
     ) -> pd.DataFrame:
         """GPU utilization per ``freq`` bucket, long format: ``time, cluster_id, ...``.
 
@@ -283,7 +307,7 @@ class History:
         )
 
     def stragglers(
-        self, since: Any = None, until: Any = None, *, min_share: float = 0.5
+        self, since: TimeLike = None, until: TimeLike = None, *, min_share: float = 0.5
     ) -> pd.DataFrame:
         """Per (cluster_id, rank): snapshots judged, flagged, share flagged (>= ``min_share``).
 
@@ -300,21 +324,24 @@ class History:
 
     def pod_lifetimes(
         self,
-        since: Any = None,
-        until: Any = None,
+        since: TimeLike = None,
+        until: TimeLike = None,
         *,
-        threshold: float = 10.0,
-        max_gap: Any = None,
+        idle_threshold: float | None = None,
+        max_gap: DurationLike | None = None,
+        threshold: float | None = None,
     ) -> pd.DataFrame:
         """Per pod seen: first/last seen, statuses, observed hours, cost so far, idle share.
 
         Most expensive idle pods first; see :func:`ccanalytics.history._queries.pod_lifetimes`.
+        ``threshold=`` is the old spelling of ``idle_threshold=`` (DeprecationWarning).
         """
         from ccanalytics.history import _queries
 
+        idle = _idle_threshold(idle_threshold, threshold)
         return self._answer(
             lambda start, end: _queries.pod_lifetimes(
-                self._con, start, end, threshold=threshold, max_gap=max_gap
+                self._con, start, end, idle_threshold=idle, max_gap=max_gap
             ),
             since,
             until,
@@ -322,10 +349,10 @@ class History:
 
     def spend(
         self,
-        at: Any = None,
+        at: str | datetime | pd.Timestamp | None = None,
         *,
         by: Literal["cluster"] | None = "cluster",
-        max_gap: Any = None,
+        max_gap: DurationLike | None = None,
     ) -> pd.DataFrame:
         """Spend so far in the current UTC day, ISO week and month, and its projection.
 
@@ -349,14 +376,17 @@ class History:
             ``burn_rate`` × ``hours_left``. Empty when the store holds no snapshot.
         """
         from ccanalytics.history import _spend
-        from ccanalytics.history._window import _timestamp
+        from ccanalytics.history._window import _timestamp, as_duration
 
         instant = None if at is None else _timestamp(at, "at")
+        gap = None if max_gap is None else as_duration(max_gap)
+        if max_gap is not None and gap is None:
+            raise ValueError(f"max_gap={max_gap!r} is not a duration like 90min, 24h or 1h30m")
         self.refresh()
-        return _spend.spend(self, instant, by=by, max_gap=max_gap)
+        return _spend.spend(self, instant, by=by, max_gap=gap)
 
     def window_bounds(
-        self, since: Any = None, until: Any = None
+        self, since: TimeLike = None, until: TimeLike = None
     ) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
         """The window ``[start, end)`` these bounds select now, in UTC (``None``: open).
 
@@ -366,7 +396,7 @@ class History:
         return self._retrying(lambda: self._window(since, until))
 
     def _answer(
-        self, query: Callable[[Any, Any], pd.DataFrame], since: Any, until: Any
+        self, query: Callable[[Any, Any], pd.DataFrame], since: TimeLike, until: TimeLike
     ) -> pd.DataFrame:
         """``query(start, end)`` on fresh views, again if a compaction moved files meanwhile."""
 
@@ -390,6 +420,22 @@ class History:
         if bad is not None:
             return StoreError(f"cannot read store file {bad[0]}: {bad[1]}", bad[0])
         return err  # not the store's fault: the query's own error
+
+
+def _idle_threshold(idle_threshold: float | None, threshold: float | None) -> float:
+    """``idle_threshold``, or the old ``threshold=`` spelling with a DeprecationWarning."""
+    from ccanalytics._rules import IDLE_THRESHOLD
+
+    if threshold is not None:
+        warnings.warn(
+            "threshold= is now idle_threshold= (the old spelling goes in the next release)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        if idle_threshold is not None:
+            raise TypeError("pass idle_threshold= only (threshold= is its old spelling)")
+        idle_threshold = threshold
+    return IDLE_THRESHOLD if idle_threshold is None else idle_threshold
 
 
 def _empty_frame() -> pd.DataFrame:

@@ -15,15 +15,18 @@ from typing import Any
 
 import pandas as pd
 
-from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
+from ccanalytics._rules import IDLE_THRESHOLD, UNUSED_COST_SQL, check_idle_threshold
 from ccanalytics.history._accounting import (
     IDLE,
     JUDGED,
+    POD_ROWS_ONCE,
     US_PER_DAY,
     US_PER_HOUR,
+    duration_us,
     interval_ctes,
     max_gap_us,
     run,
+    snapshot_instants,
     split_sql,
     window_us,
 )
@@ -47,20 +50,46 @@ _KEYS: dict[str | None, dict[str, str]] = {
     None: {},
 }
 
-# One row per cluster snapshot with the sums the idle-cost measures need (per hour).
-# This is the one pass over every pod row, so it is kept lean: sums ignore NULL costs
-# (coalesce outside), and GPU counts are summed as DOUBLE (exact below 2**53) because a
-# BIGINT sum is a 128-bit HUGEINT in DuckDB, which tripled this step's CPU time.
+# One row per cluster snapshot instant with the sums the idle-cost measures need (per
+# hour): the instants, and the sums over each instant's pod rows from one file; an
+# instant without pod rows sums to 0. This is the one pass over every pod row, so it is
+# kept lean: sums ignore NULL costs (coalesce outside), and GPU counts are summed as
+# DOUBLE (exact below 2**53) because a BIGINT sum is a 128-bit HUGEINT in DuckDB, which
+# tripled this step's CPU time.
+_SUMS = f"""
+               sum(cost) AS cost,
+               sum(cost) FILTER (WHERE {IDLE}) AS idle_cost,
+               sum(CAST(gpu_count AS DOUBLE)) FILTER (WHERE {IDLE}) AS idle_gpus,
+               sum({UNUSED_COST_SQL}) FILTER (WHERE {JUDGED}) AS unused_cost"""
 _SNAPSHOT_SUMS = f"""
-    snap AS (
+    instant_sums AS (
         SELECT cluster_id, epoch_us(observed_at) AS t,
-               coalesce(sum(cost), 0) AS cost,
-               coalesce(sum(cost) FILTER (WHERE {IDLE}), 0) AS idle_cost,
-               CAST(coalesce(sum(CAST(gpu_count AS DOUBLE)) FILTER (WHERE {IDLE}), 0) AS BIGINT)
-                 AS idle_gpus,
-               coalesce(sum(cost * (1 - gpu_util_mean / 100)) FILTER (WHERE {JUDGED}), 0)
-                 AS unused_cost
+               min(filename) AS first_file, max(filename) AS last_file, {_SUMS}
         FROM pods GROUP BY cluster_id, observed_at
+    ),
+    -- An instant held by two files or more (rare) is summed again from its first file
+    -- only; min/max of the file name cost nothing in the main pass, grouping by it did.
+    held_twice AS (SELECT cluster_id, t, first_file FROM instant_sums WHERE first_file <> last_file),
+    resummed AS (
+        SELECT p.cluster_id, d.t, {_SUMS}
+        FROM pods p JOIN held_twice d
+          ON p.cluster_id = d.cluster_id AND epoch_us(p.observed_at) = d.t
+             AND p.filename = d.first_file
+        GROUP BY p.cluster_id, d.t
+    ),
+    sums AS (
+        SELECT cluster_id, t, cost, idle_cost, idle_gpus, unused_cost
+        FROM instant_sums WHERE first_file = last_file
+        UNION ALL SELECT * FROM resummed
+    ),
+    {snapshot_instants("instant_sums", "t")},
+    snap AS (
+        SELECT i.cluster_id, i.t,
+               coalesce(s.cost, 0) AS cost,
+               coalesce(s.idle_cost, 0) AS idle_cost,
+               CAST(coalesce(s.idle_gpus, 0) AS BIGINT) AS idle_gpus,
+               coalesce(s.unused_cost, 0) AS unused_cost
+        FROM snapshot_instants i LEFT JOIN sums s USING (cluster_id, t)
     )"""
 
 # The measures summed over rows of ``timed`` (or its pieces, with ``{us}`` = piece_us).
@@ -70,6 +99,12 @@ _MEASURES = """
     sum(idle_gpus * {us}) / {h} AS idle_gpu_hours,
     sum(idle_cost * {us}) / {h} AS idle_cost,
     sum(unused_cost * {us}) / {h} AS unused_gpu_cost"""
+_COALESCED = """
+    coalesce(sum({us}), 0) AS observed_us,
+    coalesce(sum(cost * {us}), 0) / {h} AS total_cost,
+    coalesce(sum(idle_gpus * {us}), 0) / {h} AS idle_gpu_hours,
+    coalesce(sum(idle_cost * {us}), 0) / {h} AS idle_cost,
+    coalesce(sum(unused_cost * {us}), 0) / {h} AS unused_gpu_cost"""
 
 
 def idle_cost(
@@ -78,7 +113,7 @@ def idle_cost(
     end: Any,
     *,
     by: str | None = "cluster",
-    threshold: float = DEFAULT_IDLE_THRESHOLD,
+    idle_threshold: float = IDLE_THRESHOLD,
     max_gap: Any = None,
 ) -> pd.DataFrame:
     """Spend, idle spend and unused-capacity spend over ``[start, end)``, per ``by`` value.
@@ -94,7 +129,7 @@ def idle_cost(
     """
     if by not in _BY:
         raise ValueError(f"by must be one of 'cluster', 'day', 'pod' or None, not {by!r}")
-    _check_threshold(threshold)
+    threshold = check_idle_threshold(idle_threshold)
     window = window_us(con, start, end)
     columns = [*_KEYS[by], *IDLE_COST_COLUMNS]
     if window is None:
@@ -117,11 +152,6 @@ def idle_cost(
     return _typed(frame[columns], by)
 
 
-def _check_threshold(threshold: float) -> None:
-    if not 0 <= threshold <= 100:
-        raise ValueError("threshold is a utilization in percent (0-100)")
-
-
 def _typed(frame: pd.DataFrame, by: str | None) -> pd.DataFrame:
     dtypes = {**_KEYS[by], **dict.fromkeys(IDLE_COST_COLUMNS, "Float64")}
     frame = frame.astype(dtypes)
@@ -140,9 +170,9 @@ def _summed_sql(by: str | None) -> str:
         SELECT cluster_id, {_MEASURES.format(us="covered_us", h=US_PER_HOUR)},
                {whole} AS window_us
         FROM timed WHERE in_window GROUP BY cluster_id ORDER BY cluster_id"""
-    if by is None:
+    if by is None:  # zero covered time sums to 0, not NULL (a young store is a result)
         return f"""{ctes}
-        SELECT {_MEASURES.format(us="covered_us", h=US_PER_HOUR)},
+        SELECT {_COALESCED.format(us="covered_us", h=US_PER_HOUR)},
                (SELECT count(*) FROM scope) * {whole} AS window_us
         FROM timed WHERE in_window"""
     day = US_PER_DAY
@@ -173,12 +203,13 @@ _SUMMED_SQL = {by: _summed_sql(by) for by in ("cluster", "day", None)}
 def _pod_rows_cte() -> str:
     """CTEs down to ``pod_rows``: every pod row in the window with its snapshot's span."""
     return f"""WITH
-    snap AS (SELECT DISTINCT cluster_id, epoch_us(observed_at) AS t FROM pods),
-    {interval_ctes("snap")},
+    {snapshot_instants()},
+    {POD_ROWS_ONCE},
+    {interval_ctes("snapshot_instants")},
     pod_rows AS (
         SELECT p.*, tm.t, tm.lo, tm.hi, tm.covered_us, tm.raw_us,
                {IDLE} AS idle
-        FROM pods p JOIN timed tm
+        FROM pods_once p JOIN timed tm
           ON p.cluster_id = tm.cluster_id AND epoch_us(p.observed_at) = tm.t
         WHERE tm.in_window
     )"""
@@ -193,7 +224,7 @@ def _pod_sql() -> str:
            coalesce(sum(gpu_count * covered_us) FILTER (WHERE idle), 0) / {h} AS idle_gpu_hours,
            coalesce(sum(coalesce(cost, 0) * covered_us) FILTER (WHERE idle), 0) / {h}
              AS idle_cost,
-           coalesce(sum(coalesce(cost, 0) * (1 - gpu_util_mean / 100) * covered_us)
+           coalesce(sum(coalesce({UNUSED_COST_SQL}, 0) * covered_us)
                     FILTER (WHERE {JUDGED}), 0) / {h} AS unused_gpu_cost,
            sum(raw_us - covered_us) AS unobserved_us,
            coalesce(sum(covered_us) FILTER (WHERE idle), 0) AS idle_us,
@@ -226,7 +257,7 @@ def pod_lifetimes(
     start: Any,
     end: Any,
     *,
-    threshold: float = DEFAULT_IDLE_THRESHOLD,
+    idle_threshold: float = IDLE_THRESHOLD,
     max_gap: Any = None,
 ) -> pd.DataFrame:
     """Per pod seen in ``[start, end)``: when, in which states, what it cost, how idle.
@@ -238,7 +269,7 @@ def pod_lifetimes(
     none observed), ``total_cost`` (Σ cost·Δt, USD, the cost so far) and
     ``idle_cost`` (USD). Most expensive idle pods first.
     """
-    _check_threshold(threshold)
+    threshold = check_idle_threshold(idle_threshold)
     window = window_us(con, start, end)
     if window is None:
         return pd.DataFrame(columns=list(_LIFETIME_DTYPES)).astype(_LIFETIME_DTYPES)
@@ -290,9 +321,7 @@ def utilization(
     """
     if by not in _UTIL_KEYS:
         raise ValueError(f"by must be 'cluster', 'rank' or 'pod', not {by!r}")
-    width = int(pd.Timedelta(freq).value // 1000)
-    if width <= 0:
-        raise ValueError(f"freq must be a positive duration, not {freq!r}")
+    width = duration_us(freq, "freq")
     keys = list(_UTIL_KEYS[by])
     dtypes = {"time": "datetime64[ns, UTC]", **_UTIL_KEYS[by]}
     dtypes |= {"gpu_util_mean": "Float64", "observed_hours": "Float64"}
@@ -303,7 +332,7 @@ def utilization(
         "start_us": window[0],
         "end_us": window[1],
         "max_gap_us": max_gap_us(max_gap),
-        "threshold": DEFAULT_IDLE_THRESHOLD,  # the pod rows carry an idle flag, unused here
+        "threshold": IDLE_THRESHOLD,  # the pod rows carry an idle flag, unused here
     }
     frame = run(con, _utilization_sql(by, width), params)
     frame["time"] = pd.to_datetime(frame["k"] * width, unit="us", utc=True)

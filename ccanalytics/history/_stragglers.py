@@ -5,7 +5,7 @@ on its own: among running GPU pods that report utilization, have a rank and are 
 idle (busiest GPU at or above the idle threshold), with at least
 :data:`~ccanalytics.analysis.MIN_RANKS_FOR_STRAGGLERS` of them, a rank straggles when
 it is at least ``DEFAULT_STRAGGLER_MIN_GAP`` points below the snapshot's median of
-``gpu_util_mean`` and its robust z-score ``0.6745·(util − median)/MAD`` is below
+``gpu_util_mean`` and its robust z-score ``MAD_SCALE·(util − median)/MAD`` is below
 ``−DEFAULT_STRAGGLER_Z`` (with MAD 0 the gap alone decides). Medians are computed
 as numpy does (the middle value, or the mean of the two middle values), in the same
 floating-point steps, so the SQL flags exactly the ranks the live function flags.
@@ -19,18 +19,18 @@ from typing import Any
 
 import pandas as pd
 
-from ccanalytics.analysis import (
-    DEFAULT_IDLE_THRESHOLD,
-    DEFAULT_STRAGGLER_MIN_GAP,
-    DEFAULT_STRAGGLER_Z,
+from ccanalytics._rules import (
+    IDLE_THRESHOLD,
+    JUDGED_SQL,
     MIN_RANKS_FOR_STRAGGLERS,
+    STRAGGLER_MIN_GAP,
+    STRAGGLER_Z,
+    median_sql,
+    straggler_flag_sql,
 )
-from ccanalytics.history._accounting import run, window_us
+from ccanalytics.history._accounting import POD_ROWS_ONCE, run, window_us
 
 __all__ = ["STRAGGLER_COLUMNS", "stragglers"]
-
-#: The live rule's scale factor (``analysis._MAD_SCALE``): MAD-based z comparable to z.
-MAD_SCALE = 0.6745
 
 STRAGGLER_COLUMNS = {
     "cluster_id": "string",
@@ -44,22 +44,17 @@ STRAGGLER_COLUMNS = {
 }
 
 
-def _median(sorted_list: str, count: str) -> str:
-    """numpy's median of a sorted DuckDB list (1-based): the middle, or the two middles' mean."""
-    return f"(({sorted_list})[({count} + 1) // 2] + ({sorted_list})[{count} // 2 + 1]) / 2"
-
-
 # Each snapshot's usable ranks judged against that snapshot's median and MAD.
 _JUDGED_SQL = f"""
-WITH usable AS (
+WITH {POD_ROWS_ONCE},
+usable AS (
     SELECT cluster_id, observed_at, rank, CAST(gpu_util_mean AS DOUBLE) AS v
-    FROM pods
+    FROM pods_once
     WHERE observed_at >= make_timestamptz($start_us) AND observed_at < make_timestamptz($end_us)
-      AND status = 'RUNNING' AND gpu_count > 0 AND gpu_util_mean IS NOT NULL
-      AND rank IS NOT NULL AND gpu_util_max >= $idle_threshold
+      AND {JUDGED_SQL} AND rank IS NOT NULL AND gpu_util_max >= $idle_threshold
 ),
 centre AS (
-    SELECT cluster_id, observed_at, {_median("list_sort(list(v))", "count(*)")} AS median
+    SELECT cluster_id, observed_at, {median_sql("list_sort(list(v))", "count(*)")} AS median
     FROM usable GROUP BY cluster_id, observed_at HAVING count(*) >= $min_ranks
 ),
 spread AS (
@@ -68,15 +63,12 @@ spread AS (
     FROM usable u JOIN centre c USING (cluster_id, observed_at)
 ),
 mad AS (
-    SELECT cluster_id, observed_at, {_median("list_sort(list(distance))", "count(*)")} AS mad
+    SELECT cluster_id, observed_at, {median_sql("list_sort(list(distance))", "count(*)")} AS mad
     FROM spread GROUP BY cluster_id, observed_at
 ),
 judged AS (
     SELECT s.cluster_id, s.observed_at, s.rank, s.deficit,
-           s.deficit >= $min_gap AND CASE
-               WHEN m.mad > 0 THEN {MAD_SCALE} * (s.v - s.median) / m.mad < -$z
-               ELSE s.deficit > 0
-           END AS flagged
+           {straggler_flag_sql("s.v", "s.median", "m.mad", "s.deficit")} AS flagged
     FROM spread s JOIN mad m USING (cluster_id, observed_at)
 )"""
 
@@ -98,10 +90,10 @@ def params(start_us: int, end_us: int) -> dict[str, Any]:
     return {
         "start_us": start_us,
         "end_us": end_us,
-        "idle_threshold": DEFAULT_IDLE_THRESHOLD,
+        "idle_threshold": IDLE_THRESHOLD,
         "min_ranks": MIN_RANKS_FOR_STRAGGLERS,
-        "min_gap": DEFAULT_STRAGGLER_MIN_GAP,
-        "z": DEFAULT_STRAGGLER_Z,
+        "min_gap": STRAGGLER_MIN_GAP,
+        "z": STRAGGLER_Z,
     }
 
 

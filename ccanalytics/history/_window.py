@@ -1,42 +1,97 @@
 """The time window of a history query: ``since``/``until`` to ``[start, end)`` in UTC.
 
 Each bound is ``None`` (open), anything :class:`pandas.Timestamp` reads (a naive time
-means UTC), or a :class:`~datetime.timedelta` counted back from the newest snapshot in
-the store (``since=timedelta(hours=24)``: the last day of history, however old it is).
+means UTC), or a duration counted back from the newest snapshot in the store
+(``since=timedelta(hours=24)`` or ``since="24h"``: the last day of history, however
+old it is). A duration is a :class:`~datetime.timedelta`, a :class:`pandas.Timedelta`
+or a string the CLI's ``--window`` reads (``"30s"``, ``"90min"``, ``"24h"``, ``"7d"``,
+``"1h30m"``: :func:`ccanalytics._durations.parse_duration`, the one parser).
+
+No ambiguity: a string that is only numbers followed by the units ``s``, ``m``,
+``min``, ``h``, ``d`` is a duration, always; no timestamp is written that way (a date
+has separators, a time has colons), so every other string is read as a timestamp.
+
+The store's newest (and oldest) snapshot is one definition, :func:`snapshot_bounds`,
+over both tables, used by every window: a half-written snapshot (its gpus file
+written, its pods file not) moves both ends alike.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING, TypeAlias
+
+from ccanalytics._durations import parse_duration
 
 if TYPE_CHECKING:
     import duckdb
     import pandas as pd
 
-__all__ = ["newest_snapshot", "resolve_window"]
+__all__ = [
+    "DurationLike",
+    "TimeLike",
+    "as_duration",
+    "newest_snapshot",
+    "resolve_window",
+    "snapshot_bounds",
+]
+
+#: A window bound: a time, a duration back from the newest snapshot, or None (open).
+TimeLike: TypeAlias = "str | datetime | date | pd.Timestamp | timedelta | pd.Timedelta | None"
+#: A duration: a timedelta or a string like ``"90min"``, ``"24h"``, ``"1h30m"``.
+DurationLike: TypeAlias = "str | timedelta | pd.Timedelta"
+
+
+def as_duration(value: object) -> pd.Timedelta | None:
+    """``value`` as a :class:`pandas.Timedelta` if it is a duration, else ``None``.
+
+    A timedelta is one; a string is one when :func:`parse_duration` reads it (the CLI's
+    grammar: ``"24h"``, ``"7d"``, ``"1h30m"``).
+    """
+    import pandas as pd
+
+    if isinstance(value, timedelta | pd.Timedelta):
+        return pd.Timedelta(value)
+    if isinstance(value, str):
+        try:
+            seconds = parse_duration(value)
+        except ValueError:
+            return None
+        return pd.Timedelta(seconds=seconds)
+    return None
+
+
+def snapshot_bounds(con: duckdb.DuckDBPyConnection) -> tuple[int, int] | None:
+    """The oldest and newest ``observed_at`` in the views ``pods`` and ``gpus``, in epoch µs.
+
+    ``None``: the store holds no snapshot. Both tables, so a snapshot only half written
+    (one table's file missing) still bounds the store the same for every query.
+    """
+    row = con.execute(
+        "SELECT epoch_us(min(lo)), epoch_us(max(hi)) FROM ("
+        "SELECT min(observed_at) AS lo, max(observed_at) AS hi FROM pods "
+        "UNION ALL SELECT min(observed_at), max(observed_at) FROM gpus)"
+    ).fetchone()
+    if row is None or row[0] is None:
+        return None
+    return int(row[0]), int(row[1])
 
 
 def newest_snapshot(con: duckdb.DuckDBPyConnection) -> pd.Timestamp | None:
     """The latest ``observed_at`` in the views ``pods`` and ``gpus`` (``None``: empty store)."""
     import pandas as pd
 
-    row = con.execute(
-        "SELECT epoch_us(max(t)) FROM (SELECT max(observed_at) AS t FROM pods "
-        "UNION ALL SELECT max(observed_at) FROM gpus)"
-    ).fetchone()
-    if row is None or row[0] is None:
-        return None
-    return pd.Timestamp(row[0], unit="us", tz="UTC")
+    bounds = snapshot_bounds(con)
+    return None if bounds is None else pd.Timestamp(bounds[1], unit="us", tz="UTC")
 
 
-def _timestamp(value: Any, name: str) -> pd.Timestamp:
+def _timestamp(value: object, name: str) -> pd.Timestamp:
     import pandas as pd
 
     if isinstance(value, int | float):  # bool too
         raise TypeError(f"{name} must be a time or a timedelta, not a number ({value!r})")
     try:
-        when = pd.Timestamp(value)
+        when = pd.Timestamp(value)  # type: ignore[arg-type]
     except (TypeError, ValueError) as err:
         raise ValueError(f"{name}={value!r} is not a time pandas can read: {err}") from None
     if pd.isna(when):
@@ -44,22 +99,23 @@ def _timestamp(value: Any, name: str) -> pd.Timestamp:
     return when.tz_localize("UTC") if when.tzinfo is None else when.tz_convert("UTC")
 
 
-def _bound(value: Any, name: str, newest: pd.Timestamp | None) -> pd.Timestamp | None:
+def _bound(value: TimeLike, name: str, newest: pd.Timestamp | None) -> pd.Timestamp | None:
     if value is None:
         return None
     import pandas as pd
 
-    if isinstance(value, timedelta | pd.Timedelta):
-        if pd.Timedelta(value) < pd.Timedelta(0):
+    span = as_duration(value)
+    if span is not None:
+        if span < pd.Timedelta(0):
             raise ValueError(
                 f"{name}: a timedelta counts back from the newest snapshot; got {value}"
             )
-        return None if newest is None else newest - pd.Timedelta(value)
+        return None if newest is None else newest - span
     return _timestamp(value, name)
 
 
 def resolve_window(
-    con: duckdb.DuckDBPyConnection, since: Any = None, until: Any = None
+    con: duckdb.DuckDBPyConnection, since: TimeLike = None, until: TimeLike = None
 ) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
     """``(start, end)`` in UTC for the window ``[since, until)``; ``None`` is an open bound.
 
@@ -67,9 +123,7 @@ def resolve_window(
     snapshot). A timedelta on an empty store gives ``(None, None)``: nothing to select.
     Raises ``ValueError`` for an unreadable time or a window that ends before it starts.
     """
-    import pandas as pd
-
-    relative = any(isinstance(v, timedelta | pd.Timedelta) for v in (since, until))
+    relative = any(as_duration(v) is not None for v in (since, until))
     newest = newest_snapshot(con) if relative else None
     start, end = _bound(since, "since", newest), _bound(until, "until", newest)
     if start is not None and end is not None and end < start:

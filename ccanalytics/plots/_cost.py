@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Final, Literal
 
 import numpy as np
@@ -181,7 +182,7 @@ def _spend_categories(pods: pd.DataFrame, idle_threshold: float) -> pd.Series:
 def cost_breakdown(
     pods: pd.DataFrame,
     *,
-    by: Literal["gpu_type", "cluster_id"] = "gpu_type",
+    by: Literal["gpu_type", "cluster", "cluster_id"] = "gpu_type",
     idle_threshold: float = DEFAULT_IDLE_THRESHOLD,
     max_bars: int | None = DEFAULT_MAX_BARS,
     ax: Axes | None = None,
@@ -205,8 +206,9 @@ def cost_breakdown(
     Parameters
     ----------
     {pods}
-    by : {{"gpu_type", "cluster_id"}}
-        Group by GPU type or by cluster.
+    by : {{"gpu_type", "cluster"}}
+        Group by GPU type or by cluster (``"cluster_id"`` is the old spelling of
+        ``"cluster"``: DeprecationWarning).
     {idle_threshold}
     max_bars : int or None
         The most bars drawn (at least 2; default 15), the last one summing the
@@ -221,8 +223,15 @@ def cost_breakdown(
     ------
     {raises}
     """
-    if by not in ("gpu_type", "cluster_id"):
-        raise ValueError(f"by must be 'gpu_type' or 'cluster_id', got {by!r}")
+    if by == "cluster_id":
+        warnings.warn(
+            'by="cluster_id" is now by="cluster" (the old spelling goes in the next release)',
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        by = "cluster"
+    if by not in ("gpu_type", "cluster"):
+        raise ValueError(f"by must be 'gpu_type' or 'cluster', got {by!r}")
     if max_bars is not None and max_bars < 2:
         raise ValueError(f"max_bars must be at least 2 (or None), got {max_bars}")
     _require(
@@ -240,7 +249,8 @@ def cost_breakdown(
     )
     if pods.empty or not pods["cost"].fillna(0.0).gt(0).any():
         raise NoDataError("no pod has a cost: nothing to break down")
-    spend = _cap_groups(_spend_by_group(pods, by, idle_threshold), max_bars)
+    column = "gpu_type" if by == "gpu_type" else "cluster_id"
+    spend = _cap_groups(_spend_by_group(pods, column, idle_threshold), max_bars)
     ax = _axes(ax)
 
     handles = _draw_stacked_bars(ax, spend)

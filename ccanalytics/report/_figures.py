@@ -71,7 +71,7 @@ def _cost_chart(r: _Report, by: str, what: str) -> str:
     return _figure(
         lambda ax: plots.cost_breakdown(
             r.pods,
-            by=by,  # type: ignore[arg-type]
+            by="cluster" if by == "cluster_id" else "gpu_type",
             idle_threshold=threshold,
             max_bars=MAX_COST_BARS,
             ax=ax,

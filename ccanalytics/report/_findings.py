@@ -134,7 +134,7 @@ def _findings(
         ["cluster_id", "rank"], kind="stable"
     )
     unused = (cost * (1.0 - util / 100.0)).where(gpu_rep, 0.0)
-    idle = idle_pods(pods, threshold=idle_threshold)
+    idle = idle_pods(pods, idle_threshold=idle_threshold)
     return _Findings(
         clusters=int(pods["cluster_id"].nunique()),
         pods=len(pods),

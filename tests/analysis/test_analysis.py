@@ -56,7 +56,7 @@ def test_idle_pods_are_paid_gpus_below_the_threshold(fleet) -> None:
 
 
 def test_idle_never_flags_cpu_pods_or_pods_without_metrics(fleet) -> None:
-    idle = analysis.idle_pods(fleet, threshold=100.0)
+    idle = analysis.idle_pods(fleet, idle_threshold=100.0)
     assert "cl-etl-cpu" not in set(idle["cluster_id"])
     pending = fleet[fleet["gpu_util_mean"].isna()]["pod_id"]
     assert not set(pending) & set(idle["pod_id"])
@@ -64,7 +64,7 @@ def test_idle_never_flags_cpu_pods_or_pods_without_metrics(fleet) -> None:
 
 def test_idle_threshold_must_be_a_percentage(fleet) -> None:
     with pytest.raises(ValueError, match="percent"):
-        analysis.idle_pods(fleet, threshold=150)
+        analysis.idle_pods(fleet, idle_threshold=150)
 
 
 def test_cluster_summary_adds_up(fleet) -> None:
@@ -110,7 +110,7 @@ def test_cost_per_utilized_gpu_hour(fleet) -> None:
 def test_accessor_is_a_thin_shortcut(fleet) -> None:
     pd.testing.assert_frame_equal(fleet.cc.summary(), analysis.cluster_summary(fleet))
     pd.testing.assert_frame_equal(
-        fleet.cc.idle(threshold=5.0), analysis.idle_pods(fleet, threshold=5.0)
+        fleet.cc.idle(idle_threshold=5.0), analysis.idle_pods(fleet, idle_threshold=5.0)
     )
     pd.testing.assert_frame_equal(fleet.cc.stragglers(), analysis.stragglers(fleet))
     pd.testing.assert_frame_equal(fleet.cc.cost_by_gpu_type(), analysis.cost_per_gpu_hour(fleet))

@@ -331,11 +331,21 @@ def test_window_edges_count_snapshots_inside_only(history: History) -> None:
     assert set(slow["snapshots"]) == {4}  # 23:30, 23:40, 23:50, 00:40
 
 
+def test_threshold_is_the_old_spelling_of_idle_threshold(history: History) -> None:
+    new = history.idle_cost(by="pod", idle_threshold=50.0)
+    with pytest.warns(DeprecationWarning, match="idle_threshold"):
+        old = history.idle_cost(by="pod", threshold=50.0)
+    with pytest.warns(DeprecationWarning, match="idle_threshold"):
+        lifetimes = history.pod_lifetimes(threshold=50.0)
+    pd.testing.assert_frame_equal(old, new)
+    pd.testing.assert_frame_equal(lifetimes, history.pod_lifetimes(idle_threshold=50.0))
+
+
 def test_bad_arguments_are_value_errors(history: History) -> None:
     with pytest.raises(ValueError, match="by must be"):
         history.idle_cost(by="week")
     with pytest.raises(ValueError, match="threshold"):
-        history.idle_cost(threshold=150)
+        history.idle_cost(idle_threshold=150)
     with pytest.raises(ValueError, match="max_gap"):
         history.idle_cost(max_gap=pd.Timedelta(0))
     with pytest.raises(ValueError, match="before since"):
