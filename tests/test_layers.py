@@ -21,6 +21,7 @@ LAYERS: dict[str, float] = {
     "_files": 0,
     "_durations": 0,
     "_json": 0,
+    "_rules": 0,
     "keys": 1,
     "api": 2,
     "models": 2.5,  # the public path kept for ``ccanalytics.models``: re-exports api
