@@ -7,7 +7,7 @@ read the store's folder and nothing else, installs no extension, and so opens no
 network connection.
 
 Two views, ``pods`` and ``gpus``, hold every snapshot's rows (with the bookkeeping
-columns ``date``, ``schema_version`` and ``filename``, the file a row was read from:
+columns ``date``, ``schema_version`` and ``file_index``, which file a row was read from:
 the accounting counts each snapshot instant from one file only). Before each query they
 are pointed at the files :func:`~ccanalytics.history._layout.list_store` lists (which
 honours a compaction in progress), and a query that finds a listed file gone (a
@@ -57,7 +57,7 @@ _T = TypeVar("_T")
 #: A query that keeps finding listed files gone is given up after this many runs.
 MAX_QUERY_ATTEMPTS = 5
 #: Columns of the views that are store bookkeeping, not pod data: left out of pods()/gpus().
-BOOKKEEPING_COLUMNS = ("date", "schema_version", "filename")
+BOOKKEEPING_COLUMNS = ("date", "schema_version", "file_index")
 #: Row order of pods()/gpus() (columns every frame has, per the public API).
 _ORDER = {
     "pods": "observed_at, cluster_id, pod_id",
@@ -154,7 +154,7 @@ class History:
         for table in TABLES:
             files = [str(path) for path in list_store(self._store, table).files]
             empty = (
-                f"SELECT *, CAST(NULL AS DATE) AS date, CAST(NULL AS VARCHAR) AS filename "
+                f"SELECT *, CAST(NULL AS DATE) AS date, CAST(NULL AS UBIGINT) AS file_index "
                 f"FROM _empty_{table}"
             )
             if not files:
@@ -163,8 +163,10 @@ class History:
             self._con.execute(f"SET VARIABLE _files_{table} = ?", [files])
             self._con.execute(
                 f"CREATE OR REPLACE VIEW {table} AS {empty} UNION ALL BY NAME "
-                f"SELECT * FROM read_parquet(getvariable('_files_{table}'), "
-                "hive_partitioning = true, union_by_name = true, filename = true)"
+                # file_index (DuckDB's virtual column: which file a row came from, an
+                # integer) is read only by the queries that name it.
+                f"SELECT *, file_index FROM read_parquet(getvariable('_files_{table}'), "
+                "hive_partitioning = true, union_by_name = true)"
             )
 
     def verify(self) -> StoreReport:

@@ -64,17 +64,17 @@ _SUMS = f"""
 _SNAPSHOT_SUMS = f"""
     instant_sums AS (
         SELECT cluster_id, epoch_us(observed_at) AS t,
-               min(filename) AS first_file, max(filename) AS last_file, {_SUMS}
+               min(file_index) AS first_file, max(file_index) AS last_file, {_SUMS}
         FROM pods GROUP BY cluster_id, observed_at
     ),
     -- An instant held by two files or more (rare) is summed again from its first file
-    -- only; min/max of the file name cost nothing in the main pass, grouping by it did.
+    -- only; min/max of the file's index cost little in the main pass, grouping by it did.
     held_twice AS (SELECT cluster_id, t, first_file FROM instant_sums WHERE first_file <> last_file),
     resummed AS (
         SELECT p.cluster_id, d.t, {_SUMS}
         FROM pods p JOIN held_twice d
           ON p.cluster_id = d.cluster_id AND epoch_us(p.observed_at) = d.t
-             AND p.filename = d.first_file
+             AND p.file_index = d.first_file
         GROUP BY p.cluster_id, d.t
     ),
     sums AS (
