@@ -182,7 +182,7 @@ def test_on_a_small_axes_the_legend_is_off_the_data_and_inside_the_figure(
     name: str, pods: pd.DataFrame, gpus: pd.DataFrame
 ) -> None:
     ax = DRAW[name](pods, gpus, small_axes())
-    figure = ax.get_figure(root=True)
+    figure = ax.figure
     assert isinstance(figure, Figure)
     figure.canvas.draw()
     legend = ax.get_legend()
@@ -198,7 +198,7 @@ def test_on_a_small_axes_the_title_and_labels_are_not_cut_off(
     name: str, pods: pd.DataFrame, gpus: pd.DataFrame
 ) -> None:
     ax = DRAW[name](pods, gpus, small_axes())
-    figure = ax.get_figure(root=True)
+    figure = ax.figure
     assert isinstance(figure, Figure)
     figure.canvas.draw()
     for text in (t for t in (ax.title, ax.xaxis.label, ax.yaxis.label) if t.get_text()):
@@ -213,7 +213,7 @@ def test_a_long_cluster_id_title_is_wrapped_not_cut(pods: pd.DataFrame) -> None:
         cluster_id=pd.array([long_id] * 12, dtype="string")
     )
     ax = plots.utilization_by_rank(frame, ax=small_axes())
-    figure = ax.get_figure(root=True)
+    figure = ax.figure
     assert isinstance(figure, Figure)
     figure.canvas.draw()
     assert inside(ax.title.get_window_extent(), figure.bbox)
