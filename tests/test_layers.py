@@ -1,10 +1,20 @@
-"""The package's imports flow one way: errors < keys < api < frames, sandbox < analysis
-< plots, history < report < cli. A lower layer never imports a higher one, nor a
-sibling of its own rank, even inside a function, so the layout stays the architecture."""
+"""The package's imports flow one way, checked by import-linter (``[tool.importlinter]``).
+
+The layers contract in pyproject.toml states the architecture (errors and the base
+modules < keys < api < frames, sandbox < analysis < plots, history < report < cli) and
+``lint-imports`` checks it, function-level imports included, in CI and here. These tests
+keep the contract honest: every part of the package has a layer, the contract holds, and
+it does see a back edge.
+"""
 
 from __future__ import annotations
 
 import ast
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -12,85 +22,53 @@ import pytest
 import ccanalytics
 
 PACKAGE = Path(ccanalytics.__file__).parent
-
-#: Layer of each top-level part of the package; a module may import only lower layers
-#: (and its own part). The package root (``__init__``, ``__main__``) sits above all.
-LAYERS: dict[str, float] = {
-    "errors": 0,
-    "_lazy": 0,
-    "_files": 0,
-    "_durations": 0,
-    "_json": 0,
-    "_rules": 0,
-    "keys": 1,
-    "api": 2,
-    "models": 2.5,  # the public path kept for ``ccanalytics.models``: re-exports api
-    "frames": 3,
-    "sandbox": 3,
-    "analysis": 4,
-    "plots": 5,
-    "history": 5,
-    "report": 6,
-    "cli": 7,
-}
+CONTRACT = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["importlinter"]
 
 
-def _part(module: str) -> str | None:
-    """``ccanalytics.frames._build`` -> ``frames``; the root package -> ``None``."""
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 and parts[0] == "ccanalytics" else None
+def _layered() -> set[str]:
+    (layers,) = [c["layers"] for c in CONTRACT["contracts"] if c["type"] == "layers"]
+    return {
+        name.strip().removeprefix("ccanalytics.") for line in layers for name in line.split("|")
+    }
 
 
-def _module_name(path: Path) -> str:
-    rel = path.relative_to(PACKAGE.parent).with_suffix("")
-    parts = list(rel.parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def _imports(path: Path, module: str) -> set[str]:
-    """Every ``ccanalytics`` module ``path`` imports, at any depth of its code."""
-    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                target = ".".join([*base, node.module] if node.module else base)
-            else:
-                target = node.module or ""
-            found.add(target)
-            found.update(f"{target}.{alias.name}" for alias in node.names)
-    return {name for name in found if name.split(".")[0] == "ccanalytics"}
-
-
-def _edges() -> list[tuple[str, str]]:
-    edges = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        module = _module_name(path)
-        edges.extend((module, imported) for imported in sorted(_imports(path, module)))
-    return edges
+def _parts() -> set[str]:
+    """Every top-level module and subpackage, but the package's own front door."""
+    found = {p.stem for p in PACKAGE.glob("*.py")} | {
+        p.parent.name for p in PACKAGE.glob("*/__init__.py")
+    }
+    return found - {"__init__", "__main__"}
 
 
 def test_every_part_of_the_package_has_a_layer() -> None:
-    parts = {_part(_module_name(p)) for p in PACKAGE.rglob("*.py")} - {None, "__main__"}
-    assert parts <= set(LAYERS), f"give these a layer in LAYERS: {parts - set(LAYERS)}"
+    missing = _parts() - _layered()
+    assert not missing, f"give these a layer in [tool.importlinter]: {sorted(missing)}"
 
 
-def test_no_module_imports_a_higher_layer() -> None:
-    back_edges = []
-    for importer, imported in _edges():
-        source, target = _part(importer), _part(imported)
-        if source in (None, "__main__") or target is None or source == target:
-            continue
-        if target not in LAYERS:  # a name imported from a module, e.g. ccanalytics.api.X
-            continue
-        if LAYERS[target] >= LAYERS[source]:
-            back_edges.append(f"{importer} imports {imported}")
-    assert not back_edges, "imports against the layers:\n" + "\n".join(back_edges)
+def test_the_layers_contract_holds() -> None:
+    from importlinter.cli import lint_imports
+
+    assert lint_imports(config_filename=str(PACKAGE.parent / "pyproject.toml"), no_cache=True) == 0
+
+
+def test_the_contract_sees_a_back_edge_inside_a_function(tmp_path: Path) -> None:
+    # A copy of the package with one lazy import against the layers: the contract breaks.
+    copy = tmp_path / "ccanalytics"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    with (copy / "frames" / "_input.py").open("a") as module:
+        module.write("\n\ndef _back() -> None:\n    from ccanalytics.cli import main  # noqa\n")
+    (tmp_path / "pyproject.toml").write_text((PACKAGE.parent / "pyproject.toml").read_text())
+    run = "from importlinter.cli import lint_imports; raise SystemExit(lint_imports(no_cache=True))"
+    done = subprocess.run(
+        [sys.executable, "-c", run],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "ccanalytics.frames._input -> ccanalytics.cli" in done.stdout
 
 
 @pytest.mark.parametrize(
@@ -99,10 +77,3 @@ def test_no_module_imports_a_higher_layer() -> None:
 def test_each_subpackage_says_what_it_holds_and_may_import(package: str) -> None:
     doc = ast.get_docstring(ast.parse((PACKAGE / package / "__init__.py").read_text()))
     assert doc and "import" in doc, f"{package}/__init__.py should say what it may import"
-
-
-def test_the_check_itself_sees_a_back_edge(tmp_path: Path) -> None:
-    # The walk must find imports inside functions, where lazy imports live.
-    code = "def f():\n    from ccanalytics.cli import main\n"
-    (tmp_path / "m.py").write_text(code)
-    assert "ccanalytics.cli" in _imports(tmp_path / "m.py", "ccanalytics.frames.m")
