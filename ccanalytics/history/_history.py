@@ -333,7 +333,7 @@ class History:
         max_gap: DurationLike | None = None,
         threshold: float | None = None,
     ) -> pd.DataFrame:
-        """Per pod seen: first/last seen, statuses, observed hours, cost so far, idle share.
+        """Per pod seen: first/last seen, statuses, observed hours, cost in this window, idle share.
 
         Most expensive idle pods first; see :func:`ccanalytics.history._queries.pod_lifetimes`.
         ``threshold=`` is the old spelling of ``idle_threshold=`` (DeprecationWarning).

@@ -266,7 +266,7 @@ def pod_lifetimes(
     ``first_seen``/``last_seen`` (its first and last snapshot counted in the window,
     UTC), ``statuses`` (every status seen, sorted, comma-joined), ``observed_hours``,
     ``idle_hours`` and ``idle_share`` (idle hours over observed hours, 0-1; <NA> with
-    none observed), ``total_cost`` (Σ cost·Δt, USD, the cost so far) and
+    none observed), ``total_cost`` (Σ cost·Δt, USD: what the pod cost in this window) and
     ``idle_cost`` (USD). Most expensive idle pods first.
     """
     threshold = check_idle_threshold(idle_threshold)
