@@ -39,6 +39,7 @@ The rules (``status`` is the pod's lifecycle state as the service sends it):
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
@@ -77,6 +78,23 @@ STRAGGLER_MIN_GAP: Final = 10.0
 MIN_RANKS_FOR_STRAGGLERS: Final = 4
 #: Makes a MAD-based z comparable to a standard z for normal data.
 MAD_SCALE: Final = 0.6745
+
+
+def idle_threshold_given(idle_threshold: float | None, threshold: float | None) -> float:
+    """``idle_threshold``, or its old spelling ``threshold=`` with a DeprecationWarning.
+
+    For the public functions that take both (the warning points at their caller).
+    """
+    if threshold is not None:
+        warnings.warn(
+            "threshold= is now idle_threshold= (the old spelling goes in the next release)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        if idle_threshold is not None:
+            raise TypeError("pass idle_threshold= only (threshold= is its old spelling)")
+        idle_threshold = threshold
+    return IDLE_THRESHOLD if idle_threshold is None else idle_threshold
 
 
 def check_idle_threshold(idle_threshold: float) -> float:

@@ -68,20 +68,6 @@ MIN_RANKS_FOR_STRAGGLERS: Final = _rules.MIN_RANKS_FOR_STRAGGLERS
 POD_STATES: Final = ("PROVISIONING", "STARTING", "RUNNING", "EXITED", "ERROR", "TERMINATED")
 
 
-def _idle_threshold(idle_threshold: float | None, threshold: float | None) -> float:
-    """``idle_threshold``, or the old ``threshold=`` spelling with a DeprecationWarning."""
-    if threshold is not None:
-        warnings.warn(
-            "threshold= is now idle_threshold= (the old spelling goes in the next release)",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        if idle_threshold is not None:
-            raise TypeError("pass idle_threshold= only (threshold= is its old spelling)")
-        idle_threshold = threshold
-    return DEFAULT_IDLE_THRESHOLD if idle_threshold is None else idle_threshold
-
-
 def _require(frame: pd.DataFrame, columns: list[str]) -> None:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
@@ -141,7 +127,7 @@ def idle_pods(
         "cost",
         "uptime_s",
     ]
-    idle = _rules.idle_mask(frame, _idle_threshold(idle_threshold, threshold))
+    idle = _rules.idle_mask(frame, _rules.idle_threshold_given(idle_threshold, threshold))
     out = frame.loc[idle, [c for c in cols if c in frame.columns]].copy()
     out["wasted_cost_per_hour"] = out["cost"].astype("Float64").fillna(0.0)
     uptime = out["uptime_s"] if "uptime_s" in out.columns else pd.Series(pd.NA, index=out.index)

@@ -26,7 +26,6 @@ import re
 import shutil
 import tempfile
 import uuid
-import warnings
 import weakref
 from datetime import datetime
 from os import PathLike
@@ -36,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
 
 import duckdb
 
+from ccanalytics._rules import idle_threshold_given
 from ccanalytics.errors import StoreError
 from ccanalytics.history._layout import list_store
 from ccanalytics.history._schema import TABLES, empty_table, to_pandas
@@ -275,7 +275,7 @@ class History:
         """
         from ccanalytics.history import _queries
 
-        idle = _idle_threshold(idle_threshold, threshold)
+        idle = idle_threshold_given(idle_threshold, threshold)
         return self._answer(
             lambda start, end: _queries.idle_cost(
                 self._con, start, end, by=by, idle_threshold=idle, max_gap=max_gap
@@ -340,7 +340,7 @@ class History:
         """
         from ccanalytics.history import _queries
 
-        idle = _idle_threshold(idle_threshold, threshold)
+        idle = idle_threshold_given(idle_threshold, threshold)
         return self._answer(
             lambda start, end: _queries.pod_lifetimes(
                 self._con, start, end, idle_threshold=idle, max_gap=max_gap
@@ -422,22 +422,6 @@ class History:
         if bad is not None:
             return StoreError(f"cannot read store file {bad[0]}: {bad[1]}", bad[0])
         return err  # not the store's fault: the query's own error
-
-
-def _idle_threshold(idle_threshold: float | None, threshold: float | None) -> float:
-    """``idle_threshold``, or the old ``threshold=`` spelling with a DeprecationWarning."""
-    from ccanalytics._rules import IDLE_THRESHOLD
-
-    if threshold is not None:
-        warnings.warn(
-            "threshold= is now idle_threshold= (the old spelling goes in the next release)",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        if idle_threshold is not None:
-            raise TypeError("pass idle_threshold= only (threshold= is its old spelling)")
-        idle_threshold = threshold
-    return IDLE_THRESHOLD if idle_threshold is None else idle_threshold
 
 
 def _empty_frame() -> pd.DataFrame:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from typing import Final, Literal
 
 import numpy as np
@@ -303,11 +304,20 @@ def _cap_groups(spend: pd.DataFrame, max_bars: int | None) -> pd.DataFrame:
 
 def _draw_stacked_bars(ax: Axes, spend: pd.DataFrame) -> list[Artist]:
     """One bar container per spend category present, left to right; their legend entries."""
+    return stacked_bars(ax, spend, _CATEGORIES)
+
+
+def stacked_bars(
+    ax: Axes, frame: pd.DataFrame, parts: Sequence[tuple[str, str, str, str | None]]
+) -> list[Artist]:
+    """Horizontal bars, one row of ``frame`` each, stacked by ``parts`` (column, label,
+    colour, hatch) left to right; a part that is zero everywhere is left out. Returns
+    the legend entries of the parts drawn (the cost and waste charts share this)."""
     handles: list[Artist] = []
-    y = np.arange(len(spend))
-    left = np.zeros(len(spend))
-    for key, label, color, hatch in _CATEGORIES:
-        widths = spend[key].to_numpy(dtype=np.float64)
+    y = np.arange(len(frame))
+    left = np.zeros(len(frame))
+    for key, label, color, hatch in parts:
+        widths = frame[key].to_numpy(dtype=np.float64)
         if not widths.any():
             continue
         ax.barh(

@@ -11,10 +11,9 @@ from typing import Final
 
 import numpy as np
 import pandas as pd
-from matplotlib.artist import Artist
 from matplotlib.axes import Axes
-from matplotlib.patches import Patch
 
+from ccanalytics.plots._cost import stacked_bars
 from ccanalytics.plots._layout import legend_below, set_title
 from ccanalytics.plots._style import COLORS, NoDataError, _axes, _doc, _floats, _literal, _require
 
@@ -79,7 +78,7 @@ def waste_breakdown(
         raise NoDataError("no group wastes anything: nothing to draw")
     ax = _axes(ax)
 
-    handles = _draw_bars(ax, waste)
+    handles = stacked_bars(ax, waste, _PARTS)
     _annotate(ax, waste, unit)
     ax.set_yticks(np.arange(len(waste)), labels=[_literal(g) for g in waste.index])
     ax.invert_yaxis()  # most wasteful on top
@@ -115,30 +114,6 @@ def _waste_by_group(
         kept, rest = frame.iloc[: max_bars - 1], frame.iloc[max_bars - 1 :]
         frame = pd.concat([kept, rest.sum().to_frame(f"{len(rest)} others").T])
     return frame
-
-
-def _draw_bars(ax: Axes, waste: pd.DataFrame) -> list[Artist]:
-    handles: list[Artist] = []
-    y = np.arange(len(waste))
-    left = np.zeros(len(waste))
-    for key, label, color, hatch in _PARTS:
-        widths = waste[key].to_numpy(dtype=np.float64)
-        if not widths.any():
-            continue
-        ax.barh(
-            y,
-            widths,
-            left=left,
-            height=0.65,
-            color=color,
-            hatch=hatch,
-            edgecolor="white",
-            linewidth=0.5,
-            label=label,
-        )
-        left = left + widths
-        handles.append(Patch(facecolor=color, hatch=hatch, edgecolor="white", label=label))
-    return handles
 
 
 def _annotate(ax: Axes, waste: pd.DataFrame, unit: str) -> None:
