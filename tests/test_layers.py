@@ -45,10 +45,23 @@ def test_every_part_of_the_package_has_a_layer() -> None:
     assert not missing, f"give these a layer in [tool.importlinter]: {sorted(missing)}"
 
 
-def test_the_layers_contract_holds() -> None:
-    from importlinter.cli import lint_imports
+def _lint_imports(folder: Path, pythonpath: Path) -> subprocess.CompletedProcess[str]:
+    """``lint-imports`` on ``folder``'s pyproject.toml, in a child process: in this one
+    it would reconfigure logging for every later test."""
+    run = "from importlinter.cli import lint_imports; raise SystemExit(lint_imports(no_cache=True))"
+    return subprocess.run(
+        [sys.executable, "-c", run],
+        cwd=folder,
+        env={**os.environ, "PYTHONPATH": str(pythonpath)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
-    assert lint_imports(config_filename=str(PACKAGE.parent / "pyproject.toml"), no_cache=True) == 0
+
+def test_the_layers_contract_holds() -> None:
+    done = _lint_imports(PACKAGE.parent, PACKAGE.parent)
+    assert done.returncode == 0, done.stdout[-2000:]
 
 
 def test_the_contract_sees_a_back_edge_inside_a_function(tmp_path: Path) -> None:
@@ -58,15 +71,7 @@ def test_the_contract_sees_a_back_edge_inside_a_function(tmp_path: Path) -> None
     with (copy / "frames" / "_input.py").open("a") as module:
         module.write("\n\ndef _back() -> None:\n    from ccanalytics.cli import main  # noqa\n")
     (tmp_path / "pyproject.toml").write_text((PACKAGE.parent / "pyproject.toml").read_text())
-    run = "from importlinter.cli import lint_imports; raise SystemExit(lint_imports(no_cache=True))"
-    done = subprocess.run(
-        [sys.executable, "-c", run],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = _lint_imports(tmp_path, tmp_path)
     assert done.returncode == 1
     assert "ccanalytics.frames._input -> ccanalytics.cli" in done.stdout
 
