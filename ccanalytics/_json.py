@@ -6,7 +6,7 @@ models (``api``) and the frames (``frames``) alike, so a pod is read the same wa
 both paths: a float beyond range is ``None`` (``<NA>`` in a frame), an integer of any
 length stays an integer unless it is too long to parse (``None``), the non-JSON
 constants ``NaN``/``Infinity`` are ``None``, and a string holding a lone surrogate
-(``"\ud800"``: valid JSON syntax, but no Unicode text) is ``None``. Errors (``ValueError``, its subclass
+(``"\\ud800"``: valid JSON syntax, but no Unicode text) is ``None``. Errors (``ValueError``, its subclass
 ``UnicodeDecodeError``, ``RecursionError`` for nesting past the interpreter's limit)
 propagate for the caller to turn into its own typed error.
 """
@@ -46,7 +46,7 @@ def tolerant_loads(content: bytes | bytearray | memoryview | str) -> Any:
     return _text_only(parsed)
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def _text_only(value: Any) -> Any:

@@ -10,6 +10,7 @@ it does see a back edge.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -59,11 +60,19 @@ def _lint_imports(folder: Path, pythonpath: Path) -> subprocess.CompletedProcess
     )
 
 
+needs_import_linter = pytest.mark.skipif(
+    importlib.util.find_spec("importlinter") is None,
+    reason="import-linter is in the dev extra (CI runs lint-imports itself)",
+)
+
+
+@needs_import_linter
 def test_the_layers_contract_holds() -> None:
     done = _lint_imports(PACKAGE.parent, PACKAGE.parent)
     assert done.returncode == 0, done.stdout[-2000:]
 
 
+@needs_import_linter
 def test_the_contract_sees_a_back_edge_inside_a_function(tmp_path: Path) -> None:
     # A copy of the package with one lazy import against the layers: the contract breaks.
     copy = tmp_path / "ccanalytics"
