@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from loopback import client_side_threads
 
 from ccanalytics import (
     ApiTimeoutError,
@@ -150,11 +151,6 @@ def _eventually(condition: Callable[[], bool], seconds: float = 5.0) -> bool:
     return True
 
 
-def _load_threads() -> set[threading.Thread]:
-    """Threads that are not the sandbox server's own per-connection handlers."""
-    return {t for t in threading.enumerate() if "process_request_thread" not in t.name}
-
-
 def test_the_socket_probe_sees_a_kept_alive_connection(sandbox: Sandbox) -> None:
     # Validates the probe the leak tests rely on.
     client = sandbox.client()
@@ -168,13 +164,13 @@ def test_a_failing_fleet_load_leaks_no_connection_and_no_thread(
     fleet_sandbox: Sandbox, fast_retries
 ) -> None:
     baseline = len(_socket_inodes())
-    threads = _load_threads()
+    threads = client_side_threads()
     with _limited_client(fleet_sandbox) as client:
         frame = load_cluster_pods(FLEET, client=client, errors="collect")
         assert len(frame) == 17
         # The load's own connections are closed as soon as it returns.
         assert _client_sockets(_port(fleet_sandbox)) == 0
-    assert _load_threads() == threads
+    assert client_side_threads() == threads
     # Server-side ends close once their handlers notice (the slow one sleeps first).
     assert _eventually(lambda: len(_socket_inodes()) <= baseline), (
         len(_socket_inodes()),
@@ -185,7 +181,7 @@ def test_a_failing_fleet_load_leaks_no_connection_and_no_thread(
 def test_a_fleet_load_from_a_running_loop_leaves_no_worker_thread(
     fleet_sandbox: Sandbox, fast_retries
 ) -> None:
-    threads = _load_threads()
+    threads = client_side_threads()
 
     async def notebook_cell() -> Any:
         # As in Jupyter: a loop is running, so the load runs on a worker thread.
@@ -194,7 +190,7 @@ def test_a_fleet_load_from_a_running_loop_leaves_no_worker_thread(
 
     frame = asyncio.run(notebook_cell())
     assert set(frame.attrs["errors"]) == set(BAD)
-    assert _load_threads() == threads
+    assert client_side_threads() == threads
     assert _client_sockets(_port(fleet_sandbox)) == 0
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 
 import pandas as pd
 import pytest
+from loopback import client_side_threads
 
 import ccanalytics
 from ccanalytics import FleetLoadError, NotFoundError, PermissionDeniedError
@@ -118,9 +118,9 @@ def test_client_from_the_environment(sandbox, monkeypatch) -> None:
 
 
 def test_no_threads_left_behind(client) -> None:
-    before = threading.active_count()
+    before = client_side_threads()
     ccanalytics.load_cluster_pods(["cl-etl-cpu", "cl-infer-prod"], client=client)
-    assert threading.active_count() == before
+    assert client_side_threads() == before
 
 
 def test_progress_bar_counts_clusters(client, capsys) -> None:
