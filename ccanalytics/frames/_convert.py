@@ -35,6 +35,7 @@ __all__ = [
     "_str_or_none",
     "_string_column",
     "_timestamp_column",
+    "_utc_stamps",
 ]
 
 #: A column of raw JSON values, one per pod (or per GPU), before any type check.
@@ -175,6 +176,11 @@ def _utf8_or_none(value: str | None) -> str | None:
 _RFC3339_UTC: Final = (
     r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?Z$"
 )
+
+
+def _utc_stamps(ns: IntArray) -> ExtensionArray:
+    """Nanoseconds since the epoch as a ``datetime64[ns, UTC]`` column (no NaT)."""
+    return pd.DatetimeIndex(ns.view("datetime64[ns]")).tz_localize("UTC").array
 
 
 def _timestamp_column(values: Values) -> ExtensionArray:

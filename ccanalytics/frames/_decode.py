@@ -229,6 +229,11 @@ def _fallback(raw: Raw, index: int) -> Any:
         raise UnreadablePod(f"pod {index} is not valid JSON ({type(err).__name__})") from None
 
 
+def _names(env: dict[str, Raw] | None) -> dict[str, None] | None:
+    """``env``'s names only: its values are slices that keep the whole body alive."""
+    return None if env is None else dict.fromkeys(env)
+
+
 def decoded_rows(raws: list[Raw]) -> list[Row]:
     """Each pod slice as its row (:class:`~ccanalytics.frames._fields.PodFields` order);
     slices that are not JSON objects are dropped. :class:`UnreadablePod` when a slice
@@ -297,7 +302,7 @@ def decoded_rows(raws: list[Raw]) -> list[Row]:
                 direct.port,
                 pod.ports,
                 runtime.ports,
-                pod.env,
+                _names(pod.env),
                 runtime.gpus,
             )
         )

@@ -14,12 +14,13 @@ from typing import Any, Final, NamedTuple, TypeAlias
 
 from msgspec import Struct
 
-from ccanalytics.frames._convert import Values, _str_or_none, _string_column
+from ccanalytics.frames._convert import IntArray, Values, _str_or_none, _string_column
 
 __all__ = [
     "EMPTY",
     "GpuSample",
     "JsonObject",
+    "Origin",
     "PodFields",
     "Row",
     "cluster_ids",
@@ -99,6 +100,17 @@ class PodFields(NamedTuple):
         if not rows:
             return cls._make(() for _ in cls._fields)
         return cls._make(zip(*rows, strict=True))
+
+
+class Origin(NamedTuple):
+    """Where a chunk's pods came from: what the columns need that a pod does not say."""
+
+    #: The cluster asked for, which fills a missing ``cluster.id``: one for the chunk,
+    #: or one per pod when a fleet's listings are framed together.
+    cluster_id: str | Values | None
+    #: When the service answered, per pod (ns since the epoch, UTC): loads only, which
+    #: add the ``observed_at`` column; ``None`` for the pure functions.
+    observed_at: IntArray | None = None
 
 
 def dict_row(pod: JsonObject) -> Row:
@@ -182,9 +194,14 @@ def dict_row(pod: JsonObject) -> Row:
         direct.get("port"),
         get("ports"),
         runtime.get("ports"),
-        get("env"),
+        _names(get("env")),
         runtime.get("gpus"),
     )
+
+
+def _names(env: Any) -> Any:
+    """``env``'s names only (a row outlives its pod in a fleet load: no secret values)."""
+    return dict.fromkeys(env) if isinstance(env, dict) else env
 
 
 def statuses(status: Values, desired: Values) -> Values:
@@ -194,9 +211,15 @@ def statuses(status: Values, desired: Values) -> Values:
     return [s if isinstance(s, str) else d for s, d in zip(status, desired, strict=True)]
 
 
-def cluster_ids(ids: Values, default: str | None) -> Any:
-    """``cluster.id`` as a string column, ``default`` where a pod has none."""
+def cluster_ids(ids: Values, default: str | Values | None) -> Any:
+    """``cluster.id`` as a string column, ``default`` where a pod has none.
+
+    ``default`` is one cluster id for every pod (a listing of one cluster), or one per
+    pod (a fleet's pods framed together: each pod's own listing's cluster).
+    """
     ids = _str_or_none(ids)
-    if default is not None:
+    if isinstance(default, str):
         ids = [default if v is None else v for v in ids]
+    elif default is not None:
+        ids = [d if v is None else v for v, d in zip(ids, default, strict=True)]
     return _string_column(ids)

@@ -31,8 +31,9 @@ from ccanalytics.frames._convert import (
     _ints,
     _masked_floats,
     _string_column,
+    _utc_stamps,
 )
-from ccanalytics.frames._fields import GpuSample, PodFields, cluster_ids, statuses
+from ccanalytics.frames._fields import GpuSample, Origin, PodFields, cluster_ids, statuses
 
 __all__ = ["MAX_GPUS_PER_POD", "GpuSamples", "Summary", "gpu_columns", "gpu_samples", "summarize"]
 
@@ -130,7 +131,7 @@ def paid_gpus(gpu_count: Values, cost: Values) -> IntArray:
     return np.where(usable & ~free, count, 0).astype(np.intp)
 
 
-def gpu_columns(raw: PodFields, cluster_id: str | None) -> dict[str, ExtensionArray]:
+def gpu_columns(raw: PodFields, origin: Origin) -> dict[str, ExtensionArray]:
     """The gpus frame's columns for a chunk of pods (see the module docstring)."""
     samples = gpu_samples(raw.gpus)
     n = len(raw.pod_id)
@@ -143,8 +144,8 @@ def gpu_columns(raw: PodFields, cluster_id: str | None) -> dict[str, ExtensionAr
     util, memory_util = np.full(len(owner), np.nan), np.full(len(owner), np.nan)
     util[at], memory_util[at] = samples.util, samples.memory_util
     position = np.arange(len(owner), dtype=np.int64) - first[owner]
-    return {
-        "cluster_id": cluster_ids(raw.cluster_id, cluster_id).take(owner),
+    columns = {
+        "cluster_id": cluster_ids(raw.cluster_id, origin.cluster_id).take(owner),
         "pod_id": _string_column(raw.pod_id).take(owner),
         "rank": _int_column(raw.rank).take(owner),
         "gpu_index": pd.arrays.IntegerArray(position, np.zeros(len(owner), dtype=np.bool_)),
@@ -153,3 +154,6 @@ def gpu_columns(raw: PodFields, cluster_id: str | None) -> dict[str, ExtensionAr
         "gpu_type": _string_column(raw.gpu_type).take(owner),
         "status": _string_column(statuses(raw.status, raw.desired_status)).take(owner),
     }
+    if origin.observed_at is not None:
+        columns["observed_at"] = _utc_stamps(origin.observed_at[owner])
+    return columns

@@ -6,9 +6,11 @@ go concurrently, as many at a time as the announced windows allow, so a fleet lo
 under a small quota finishes in quota-bound time without a single 429.
 
 The frame path never builds a pydantic model per pod: the client hands over the
-listing's body undecoded, and :func:`ccanalytics.frames._build.listing_frames`
-decodes it straight into the frames. A body that is not a listing is a
-:class:`MalformedResponseError` naming the request's path, raised from here.
+listing's body undecoded, and :class:`ccanalytics.frames._build.FleetFrames`
+decodes it straight into rows, framed with every other cluster's in one pass at the
+end (one frame of the fleet, not one per cluster concatenated). A body that is not a
+listing is a :class:`MalformedResponseError` naming the request's path, raised from
+here.
 
 Errors that cross from a cluster's task to the caller drop their traceback (see
 :func:`_kept`): its frames held the response and the decoding state, and an error
@@ -22,7 +24,6 @@ import concurrent.futures
 import os
 import sys
 from collections.abc import Iterable
-from datetime import datetime
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from ccanalytics.api import AsyncClient, Client
@@ -70,17 +71,6 @@ class ClusterFrames(NamedTuple):
     gpus: pd.DataFrame
 
 
-def _stamped(pods: pd.DataFrame, gpus: pd.DataFrame | None, when: datetime) -> ClusterFrames:
-    """Both frames with ``observed_at``: when the service answered (see ``observed_at``)."""
-    import pandas as pd
-
-    stamp = pd.Timestamp(when).tz_convert("UTC")
-    for frame in (pods, gpus):
-        if frame is not None:
-            frame["observed_at"] = pd.Series(stamp, index=frame.index, dtype="datetime64[ns, UTC]")
-    return ClusterFrames(pods, gpus)  # type: ignore[arg-type]
-
-
 def _malformed(client: AsyncClient, path: str, message: str) -> MalformedResponseError:
     """The error for a 2xx body that is not a listing (built, not raised, here).
 
@@ -115,10 +105,8 @@ async def _aload(
     with_gpus: bool,
 ) -> ClusterFrames:
     """The fleet load itself; the GPU frame is built only when asked for (else empty)."""
-    import pandas as pd
 
-    from ccanalytics.frames._build import gpus_frame, listing_frames, pods_frame
-    from ccanalytics.frames._decode import Refusal
+    from ccanalytics.frames._build import FleetFrames
 
     ids = _cluster_ids(cluster_ids)
     if errors not in ("raise", "collect"):
@@ -130,7 +118,7 @@ async def _aload(
 
         bar = tqdm(total=len(ids), desc="clusters", unit="cluster")
 
-    frames: dict[str, ClusterFrames] = {}
+    fleet = FleetFrames(ids, with_gpus)
     failures: dict[str, CCAnalyticsError] = {}
     limit = asyncio.Semaphore(MAX_CONCURRENCY)
 
@@ -140,14 +128,13 @@ async def _aload(
                 listing = await client._list_cluster_pods_raw(cid)
             except CCAnalyticsError as err:
                 failures[cid] = _kept(err)
+                fleet.skip(cid)
             else:
-                built = listing_frames(listing.content, cid, with_gpus)
-                path, when = listing.path, listing.observed_at
+                refused = fleet.add(listing.content, cid, listing.observed_at)
+                path = listing.path
                 del listing  # the body: nothing of it may outlive the decoding
-                if isinstance(built, Refusal):
-                    failures[cid] = _malformed(client, path, built.message)
-                else:
-                    frames[cid] = _stamped(*built, when)
+                if refused is not None:
+                    failures[cid] = _malformed(client, path, refused.message)
         if bar is not None:
             bar.update(1)
 
@@ -161,13 +148,8 @@ async def _aload(
         if bar is not None:
             bar.close()
 
-    loaded = [frames[cid] for cid in ids if cid in frames]
-    pods_all = pd.concat([f.pods for f in loaded], ignore_index=True) if loaded else pods_frame([])
-    gpus_all = (
-        pd.concat([f.gpus for f in loaded], ignore_index=True)
-        if loaded and with_gpus
-        else gpus_frame([])
-    )
+    pods_all, gpus = fleet.frames()
+    gpus_all = gpus if gpus is not None else _no_gpus()
     for frame in (pods_all, gpus_all):
         frame.attrs["errors"] = {cid: str(err) for cid, err in failures.items()}
     if failures and errors == "raise":
@@ -175,6 +157,13 @@ async def _aload(
             raise failures[ids[0]]
         raise FleetLoadError({cid: failures[cid] for cid in ids if cid in failures}, pods_all)
     return ClusterFrames(pods_all, gpus_all)
+
+
+def _no_gpus() -> pd.DataFrame:
+    """The GPU frame of a load that did not ask for it: empty, with its columns."""
+    from ccanalytics.frames._build import gpus_frame
+
+    return gpus_frame([])
 
 
 async def aload_cluster_pods(

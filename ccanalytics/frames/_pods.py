@@ -26,8 +26,9 @@ from ccanalytics.frames._convert import (
     _masked_floats,
     _string_column,
     _timestamp_column,
+    _utc_stamps,
 )
-from ccanalytics.frames._fields import JsonObject, PodFields, cluster_ids, statuses
+from ccanalytics.frames._fields import JsonObject, Origin, PodFields, cluster_ids, statuses
 from ccanalytics.frames._gpus import gpu_samples, summarize
 
 __all__ = ["pod_columns"]
@@ -90,14 +91,14 @@ def _object_counts(lists: Values) -> list[int | None]:
     return [len(_objects_only(v)) if isinstance(v, list) else None for v in lists]
 
 
-def pod_columns(raw: PodFields, cluster_id: str | None) -> dict[str, ExtensionArray]:
+def pod_columns(raw: PodFields, origin: Origin) -> dict[str, ExtensionArray]:
     """The pods frame's columns for a chunk of pods, in no particular order."""
     n = len(raw.pod_id)
     samples = gpu_samples(raw.gpus)
     util = summarize(samples.util, samples.owner, n)
     memory = summarize(samples.memory_util, samples.owner, n)
-    return {
-        "cluster_id": cluster_ids(raw.cluster_id, cluster_id),
+    columns = {
+        "cluster_id": cluster_ids(raw.cluster_id, origin.cluster_id),
         "pod_id": _string_column(raw.pod_id),
         "name": _string_column(raw.name),
         "rank": _int_column(raw.rank),
@@ -144,3 +145,6 @@ def pod_columns(raw: PodFields, cluster_id: str | None) -> dict[str, ExtensionAr
         "runtime_ports": _int_column(_object_counts(raw.runtime_ports)),
         "env_vars": _string_column(_env_names(raw.env)),
     }
+    if origin.observed_at is not None:
+        columns["observed_at"] = _utc_stamps(origin.observed_at)
+    return columns

@@ -91,7 +91,10 @@ def test_bad_cluster_ids_are_a_value_error(client, bad) -> None:
 
 def test_all_failing_with_collect_gives_an_empty_frame_with_columns(client) -> None:
     frame = ccanalytics.load_cluster_pods(["x", "y"], client=client, errors="collect")
-    assert frame.empty and list(frame.columns) == list(pods_frame([]).columns)
+    # The columns of any load, observed_at included: a frame concatenated with it keeps
+    # its dtypes.
+    assert frame.empty and list(frame.columns) == [*pods_frame([]).columns, "observed_at"]
+    assert frame["observed_at"].dtype == "datetime64[ns, UTC]"
     assert set(frame.attrs["errors"]) == {"x", "y"}
 
 
