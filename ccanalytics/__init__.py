@@ -19,162 +19,28 @@ Then: ``ccanalytics.analysis`` and ``ccanalytics.plots`` for more answers and ch
 --sandbox --output report.html`` for the scheduled HTML report. Errors are subclasses
 of :class:`CCAnalyticsError`; the README has the whole picture.
 
-Every public name is imported on first use (module ``__getattr__``): ``import
-ccanalytics`` loads nothing heavy, the client loads httpx and pydantic, the frames
-load pandas, so ``ccanalytics --help`` and the key-audit CLI start fast.
+Every public name and subpackage is imported on first use (``lazy_loader``, from
+the names listed once, in ``__init__.pyi``): ``import ccanalytics`` loads nothing
+heavy, the client loads httpx and pydantic, the frames load pandas, so ``ccanalytics
+--help`` and the key-audit CLI start fast.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from ccanalytics.api import AsyncClient, Client
-    from ccanalytics.api._ratelimit import RateLimitStatus, RateLimitWindow, parse_rate_limit
-    from ccanalytics.api.models import ErrorResponse, Pod, Registry, SshKeys, UpdateSshKeysRequest
-    from ccanalytics.errors import (
-        ApiConnectionError,
-        ApiError,
-        ApiTimeoutError,
-        AuthenticationError,
-        CCAnalyticsError,
-        ConfigurationError,
-        FleetLoadError,
-        InsecureTransportWarning,
-        InvalidSshKeysError,
-        KeyNormalizationError,
-        MalformedResponseError,
-        NotFoundError,
-        PermissionDeniedError,
-        RateLimitError,
-        ResponseTooLargeError,
-        ServerError,
-        StoreError,
-        UnprocessableEntityError,
-    )
-    from ccanalytics.frames._build import gpus_frame, pods_frame
-    from ccanalytics.frames._loader import (
-        aload_cluster_pods,
-        load_cluster_frames,
-        load_cluster_pods,
-    )
-    from ccanalytics.history import CollectResult, History, collect
-    from ccanalytics.keys import (
-        AuthorizedKey,
-        audit_keys,
-        diff_ssh_keys,
-        normalize_key_lines,
-        parse_authorized_key,
-    )
+import lazy_loader
 
 __version__ = "0.1.0"
 
-#: Every public name -> the module that defines it, imported on first access.
-_LAZY = {
-    "AsyncClient": "ccanalytics.api",
-    "Client": "ccanalytics.api",
-    "RateLimitStatus": "ccanalytics.api",
-    "RateLimitWindow": "ccanalytics.api",
-    "parse_rate_limit": "ccanalytics.api",
-    **dict.fromkeys(
-        (
-            "ApiConnectionError",
-            "ApiError",
-            "ApiTimeoutError",
-            "AuthenticationError",
-            "CCAnalyticsError",
-            "ConfigurationError",
-            "FleetLoadError",
-            "InsecureTransportWarning",
-            "InvalidSshKeysError",
-            "KeyNormalizationError",
-            "MalformedResponseError",
-            "NotFoundError",
-            "PermissionDeniedError",
-            "RateLimitError",
-            "ResponseTooLargeError",
-            "ServerError",
-            "StoreError",
-            "UnprocessableEntityError",
-        ),
-        "ccanalytics.errors",
-    ),
-    **dict.fromkeys(
-        ("ErrorResponse", "Pod", "Registry", "SshKeys", "UpdateSshKeysRequest"),
-        "ccanalytics.api",
-    ),
-    "pods_frame": "ccanalytics.frames",
-    "gpus_frame": "ccanalytics.frames",
-    "load_cluster_pods": "ccanalytics.frames",
-    "aload_cluster_pods": "ccanalytics.frames",
-    "load_cluster_frames": "ccanalytics.frames",
-    "CollectResult": "ccanalytics.history",
-    "History": "ccanalytics.history",
-    "collect": "ccanalytics.history",
-    "AuthorizedKey": "ccanalytics.keys",
-    "audit_keys": "ccanalytics.keys",
-    "diff_ssh_keys": "ccanalytics.keys",
-    "normalize_key_lines": "ccanalytics.keys",
-    "parse_authorized_key": "ccanalytics.keys",
-}
+_attribute, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ccanalytics' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    if module == "ccanalytics.frames":
-        importlib.import_module("ccanalytics.analysis")  # registers the ``df.cc`` accessor
-    globals()[name] = value
+    value = _attribute(name)
+    if getattr(value, "__module__", "").startswith("ccanalytics.frames"):
+        # A frame made through the front door has the ``df.cc`` accessor, which
+        # ``analysis`` registers (frames may not import analysis: it builds on them).
+        importlib.import_module("ccanalytics.analysis")
     return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
-
-__all__ = [
-    "ApiConnectionError",
-    "ApiError",
-    "ApiTimeoutError",
-    "AsyncClient",
-    "AuthenticationError",
-    "AuthorizedKey",
-    "CCAnalyticsError",
-    "Client",
-    "CollectResult",
-    "ConfigurationError",
-    "ErrorResponse",
-    "FleetLoadError",
-    "History",
-    "InsecureTransportWarning",
-    "InvalidSshKeysError",
-    "KeyNormalizationError",
-    "MalformedResponseError",
-    "NotFoundError",
-    "PermissionDeniedError",
-    "Pod",
-    "RateLimitError",
-    "RateLimitStatus",
-    "RateLimitWindow",
-    "Registry",
-    "ResponseTooLargeError",
-    "ServerError",
-    "SshKeys",
-    "StoreError",
-    "UnprocessableEntityError",
-    "UpdateSshKeysRequest",
-    "aload_cluster_pods",
-    "audit_keys",
-    "collect",
-    "diff_ssh_keys",
-    "gpus_frame",
-    "load_cluster_frames",
-    "load_cluster_pods",
-    "normalize_key_lines",
-    "parse_authorized_key",
-    "parse_rate_limit",
-    "pods_frame",
-]

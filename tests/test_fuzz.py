@@ -18,8 +18,7 @@ import msgspec
 import orjson
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, event, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from ccanalytics import (
     AsyncClient,

@@ -18,51 +18,12 @@
 The exception tree lives in :mod:`ccanalytics.errors`, shared by every layer. This
 package may import only :mod:`ccanalytics.errors` and the key rule of
 :mod:`ccanalytics.keys` (the client checks keys locally, as the server will);
-everything else builds on it. Names are imported on first use, so importing
-``_ratelimit`` or ``models`` does not load httpx.
+everything else builds on it. Names are imported on first use (``lazy_loader``, from the list in
+``__init__.pyi``), so importing ``_ratelimit`` or ``models`` does not load httpx.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import lazy_loader
 
-from ccanalytics._lazy import lazy_exports
-
-if TYPE_CHECKING:
-    from ccanalytics.api._async import AsyncClient
-    from ccanalytics.api._ratelimit import RateLimitStatus, RateLimitWindow, parse_rate_limit
-    from ccanalytics.api._response import RawListing, observed_at
-    from ccanalytics.api._sync import Client
-    from ccanalytics.api.models import ErrorResponse, Pod, Registry, SshKeys, UpdateSshKeysRequest
-
-__all__ = [
-    "AsyncClient",
-    "Client",
-    "ErrorResponse",
-    "Pod",
-    "RateLimitStatus",
-    "RateLimitWindow",
-    "RawListing",
-    "Registry",
-    "SshKeys",
-    "UpdateSshKeysRequest",
-    "observed_at",
-    "parse_rate_limit",
-]
-
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "AsyncClient": "ccanalytics.api._async",
-        "Client": "ccanalytics.api._sync",
-        "RawListing": "ccanalytics.api._response",
-        "observed_at": "ccanalytics.api._response",
-        "RateLimitStatus": "ccanalytics.api._ratelimit",
-        "RateLimitWindow": "ccanalytics.api._ratelimit",
-        "parse_rate_limit": "ccanalytics.api._ratelimit",
-        **dict.fromkeys(
-            ("ErrorResponse", "Pod", "Registry", "SshKeys", "UpdateSshKeysRequest"),
-            "ccanalytics.api.models",
-        ),
-    },
-)
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

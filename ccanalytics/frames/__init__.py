@@ -11,57 +11,12 @@
   the rate limit.
 
 It may import :mod:`ccanalytics.api` and :mod:`ccanalytics.errors`; analysis, plots,
-the report, history and the CLI build on it. Names are imported on first use.
+the report, history and the CLI build on it. Names are imported on first use (``lazy_loader``,
+from the list in ``__init__.pyi``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import lazy_loader
 
-from ccanalytics._lazy import lazy_exports
-
-if TYPE_CHECKING:
-    from ccanalytics.frames._build import (
-        GPU_COLUMNS,
-        POD_COLUMNS,
-        ColumnSpec,
-        PodsInput,
-        gpus_frame,
-        pods_frame,
-    )
-    from ccanalytics.frames._columns import LOAD_COLUMNS
-    from ccanalytics.frames._loader import (
-        ClusterFrames,
-        aload_cluster_pods,
-        load_cluster_frames,
-        load_cluster_pods,
-    )
-
-__all__ = [
-    "GPU_COLUMNS",
-    "LOAD_COLUMNS",
-    "POD_COLUMNS",
-    "ClusterFrames",
-    "ColumnSpec",
-    "PodsInput",
-    "aload_cluster_pods",
-    "gpus_frame",
-    "load_cluster_frames",
-    "load_cluster_pods",
-    "pods_frame",
-]
-
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        **dict.fromkeys(
-            ("GPU_COLUMNS", "POD_COLUMNS", "ColumnSpec", "PodsInput", "gpus_frame", "pods_frame"),
-            "ccanalytics.frames._build",
-        ),
-        "LOAD_COLUMNS": "ccanalytics.frames._columns",
-        **dict.fromkeys(
-            ("ClusterFrames", "aload_cluster_pods", "load_cluster_frames", "load_cluster_pods"),
-            "ccanalytics.frames._loader",
-        ),
-    },
-)
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

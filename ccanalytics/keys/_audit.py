@@ -26,8 +26,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 # Re-exported: a public constant of this module before the split.
-from ccanalytics.keys._line import RECOMMENDED_RSA_BITS as RECOMMENDED_RSA_BITS
-from ccanalytics.keys._line import AuthorizedKey, Status, _judge_line
+from ccanalytics.keys._line import (
+    RECOMMENDED_RSA_BITS as RECOMMENDED_RSA_BITS,
+    AuthorizedKey,
+    Status,
+    _judge_line,
+)
 from ccanalytics.keys._seen import Duplicates
 from ccanalytics.keys._source import (
     _RFC4716_BEGIN,

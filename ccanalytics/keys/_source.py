@@ -27,8 +27,7 @@ from ccanalytics.keys._line import (
     _key_advice,
     _strcspn,
 )
-from ccanalytics.keys._reasons import API_FORM as _API_FORM
-from ccanalytics.keys._reasons import REJECT as _REJECT
+from ccanalytics.keys._reasons import API_FORM as _API_FORM, REJECT as _REJECT
 from ccanalytics.keys._sshwire import (
     KEY_TYPE_NAMES,
     KeyFormatError,

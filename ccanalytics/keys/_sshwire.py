@@ -55,13 +55,17 @@ from ccanalytics.keys._sshbuf import (
 )
 
 # The ``X as X`` names are re-exported: tests/test_keys.py signs certificates with them.
-from ccanalytics.keys._sshsig import _CURVES as _CURVES
-from ccanalytics.keys._sshsig import _ED_BASE as _ED_BASE
-from ccanalytics.keys._sshsig import _ED_L as _ED_L
-from ccanalytics.keys._sshsig import _ec_mul as _ec_mul
-from ccanalytics.keys._sshsig import _ec_point, _Material, _verify_signature
-from ccanalytics.keys._sshsig import _ed_encode as _ed_encode
-from ccanalytics.keys._sshsig import _ed_mul as _ed_mul
+from ccanalytics.keys._sshsig import (
+    _CURVES as _CURVES,
+    _ED_BASE as _ED_BASE,
+    _ED_L as _ED_L,
+    _ec_mul as _ec_mul,
+    _ec_point,
+    _ed_encode as _ed_encode,
+    _ed_mul as _ed_mul,
+    _Material,
+    _verify_signature,
+)
 
 __all__ = [
     "KEY_TYPE_NAMES",

@@ -43,14 +43,20 @@ from ccanalytics.errors import ReportLoadError as ReportLoadError
 from ccanalytics.report._actions import live_actions, ranked, render_first_screen, window_actions
 
 # The ``X as X`` names moved with their concept; re-exported so they stay importable here.
-from ccanalytics.report._figures import MAX_RANK_PLOTS as MAX_RANK_PLOTS
-from ccanalytics.report._figures import _plots
-from ccanalytics.report._findings import MAX_NAMED_STRAGGLERS as MAX_NAMED_STRAGGLERS
-from ccanalytics.report._findings import _Findings, _findings, _sentences
-from ccanalytics.report._html import DPI as DPI
-from ccanalytics.report._html import _drawn_together, _fill_figures, _page
-from ccanalytics.report._output import ReportOutputError as ReportOutputError
-from ccanalytics.report._output import _check_csv_dir, _check_output, _write_atomic
+from ccanalytics.report._figures import MAX_RANK_PLOTS as MAX_RANK_PLOTS, _plots
+from ccanalytics.report._findings import (
+    MAX_NAMED_STRAGGLERS as MAX_NAMED_STRAGGLERS,
+    _Findings,
+    _findings,
+    _sentences,
+)
+from ccanalytics.report._html import DPI as DPI, _drawn_together, _fill_figures, _page
+from ccanalytics.report._output import (
+    ReportOutputError as ReportOutputError,
+    _check_csv_dir,
+    _check_output,
+    _write_atomic,
+)
 from ccanalytics.report._sections import (
     TEXT_SECTIONS,
     _headline_cards,

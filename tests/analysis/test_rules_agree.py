@@ -14,8 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ccanalytics import analysis
 from ccanalytics.frames import POD_COLUMNS

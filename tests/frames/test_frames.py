@@ -22,8 +22,7 @@ from typing import Any
 import orjson
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from pandas.api.types import pandas_dtype
 
 from ccanalytics.api.models import Pod

@@ -200,8 +200,12 @@ def test_a_2gb_content_length_that_never_comes_is_refused_at_once(path: str) -> 
 
 # -- property: good pods come back unchanged, whatever their neighbours hold -------------
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import (  # noqa: E402
+    HealthCheck,
+    given,
+    settings,
+    strategies as st,
+)
 
 #: Valid JSON that no pod field should hold: beyond float range, huge, mistyped, odd text.
 HOSTILE_VALUES = st.sampled_from(

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ccanalytics.frames import POD_COLUMNS
 from ccanalytics.history import History

@@ -14,8 +14,7 @@ import shutil
 import subprocess
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ccanalytics.keys._api_rule import API_KEY_PATTERN, api_key_errors, matches_api_pattern
 

@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from ccanalytics import Client, FleetLoadError
-from ccanalytics.cli import _report as cli_report
-from ccanalytics.cli import main
+from ccanalytics.cli import _report as cli_report, main
 from ccanalytics.report import (
     MAX_RANK_PLOTS,
     ReportLoadError,

@@ -1,0 +1,24 @@
+"""The public names of ``ccanalytics.api``, written once (see ``__init__.py``)."""
+
+from ._async import (
+    AsyncClient as AsyncClient,
+)
+from ._ratelimit import (
+    RateLimitStatus as RateLimitStatus,
+    RateLimitWindow as RateLimitWindow,
+    parse_rate_limit as parse_rate_limit,
+)
+from ._response import (
+    RawListing as RawListing,
+    observed_at as observed_at,
+)
+from ._sync import (
+    Client as Client,
+)
+from .models import (
+    ErrorResponse as ErrorResponse,
+    Pod as Pod,
+    Registry as Registry,
+    SshKeys as SshKeys,
+    UpdateSshKeysRequest as UpdateSshKeysRequest,
+)
