@@ -315,18 +315,24 @@ class FleetLoadError(CCAnalyticsError):
 
     ``errors`` maps each failed cluster id to its exception (an :class:`ApiError`
     or :class:`ApiConnectionError`), in the order the clusters were asked for.
+    ``asked`` is how many clusters were asked for (the headline's "of N"; a cluster
+    that loaded with no pods has no row in ``frame`` but was asked all the same).
     """
 
-    def __init__(self, errors: Mapping[str, CCAnalyticsError], frame: Any) -> None:
+    def __init__(
+        self, errors: Mapping[str, CCAnalyticsError], frame: Any, *, asked: int | None = None
+    ) -> None:
         self.errors = dict(errors)
         self.frame = frame
+        if asked is None:  # callers from before ``asked``: the clusters with rows
+            asked = len(self.errors) + (frame["cluster_id"].nunique() if len(frame) else 0)
+        self.asked = asked
         super().__init__(
             f"{self._headline()} (the others are in .frame):\n  " + "\n  ".join(self._lines())
         )
 
     def _headline(self) -> str:
-        loaded = self.frame["cluster_id"].nunique() if len(self.frame) else 0
-        return f"{len(self.errors)} of {len(self.errors) + loaded} clusters failed to load"
+        return f"{len(self.errors)} of {self.asked} clusters failed to load"
 
     def _lines(self) -> list[str]:
         return [f"{cid}: {err}" for cid, err in self.errors.items()]

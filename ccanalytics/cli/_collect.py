@@ -118,11 +118,11 @@ def _line(index: int, count: int | None, result: CollectResult) -> str:
         f"{when:%Y-%m-%dT%H:%M:%SZ} snapshot {index}{of}: {len(result.clusters)} cluster(s), "
         f"{result.pod_rows} pod rows, {result.gpu_rows} GPU rows, {len(result.files)} files"
     )
-    if result.failures:
+    if result.errors:
         failed = "; ".join(
-            f"{cid}: {' '.join(msg.split())}" for cid, msg in result.failures.items()
+            f"{cid}: {' '.join(str(err).split())}" for cid, err in result.errors.items()
         )
-        text += f"; FAILED {len(result.failures)}: {failed}"
+        text += f"; FAILED {len(result.errors)}: {failed}"
     return text
 
 
@@ -173,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
                 _say(f"cannot write the store: {' '.join(str(err).split())}")
                 return EXIT_FAILURE
             _say(_line(1, None, result))
-            return EXIT_FAILURE if result.failures else EXIT_OK
+            return EXIT_FAILURE if result.errors else EXIT_OK
         return _loop(args, client)
 
 
@@ -207,7 +207,7 @@ def _loop(args: argparse.Namespace, client: Any) -> int:
                 failed = True
                 _say(f"snapshot {taken + 1} failed, going on: {' '.join(str(err).split())}")
             else:
-                failed = failed or bool(result.failures)
+                failed = failed or bool(result.errors)
                 _say(_line(taken + 1, count, result))
             taken += 1
             if stop.event.is_set() or (count is not None and taken >= count):

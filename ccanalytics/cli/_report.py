@@ -148,8 +148,8 @@ def run(args: argparse.Namespace) -> int:
             _fail(f"{_clusters_failed(err.errors, len(cluster_ids))}; no report written")
             return EXIT_FAILURE
     print(summary, file=sys.stderr if args.output == "-" else sys.stdout)
-    if summary.failed:
-        _fail(f"{_clusters_failed(summary.failed, len(cluster_ids))}; the report covers the others")
+    if summary.errors:
+        _fail(f"{_clusters_failed(summary.errors, len(cluster_ids))}; the report covers the others")
         return EXIT_FAILURE
     return EXIT_OK
 

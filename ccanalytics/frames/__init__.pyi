@@ -13,7 +13,9 @@ from ._columns import (
 )
 from ._loader import (
     ClusterFrames as ClusterFrames,
+    FleetLoad as FleetLoad,
     aload_cluster_pods as aload_cluster_pods,
     load_cluster_frames as load_cluster_frames,
     load_cluster_pods as load_cluster_pods,
+    load_fleet as load_fleet,
 )

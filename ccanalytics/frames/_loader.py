@@ -34,10 +34,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ClusterFrames",
+    "FleetLoad",
     "FleetLoadError",
     "aload_cluster_pods",
     "load_cluster_frames",
     "load_cluster_pods",
+    "load_fleet",
 ]
 
 #: Requests in flight at once; the pacer keeps them inside the rate limit on top of this.
@@ -69,6 +71,22 @@ class ClusterFrames(NamedTuple):
 
     pods: pd.DataFrame
     gpus: pd.DataFrame
+
+
+class FleetLoad(NamedTuple):
+    """Both frames of a load, and each cluster that failed with its exception.
+
+    ``errors`` holds the client's own exceptions (a missing cluster is a
+    :class:`~ccanalytics.NotFoundError`; picklable, tracebacks dropped, secrets
+    scrubbed), in the order asked, as :attr:`FleetLoadError.errors` does. The frames'
+    ``attrs["errors"]`` holds their messages: pandas writes ``attrs`` into Parquet
+    metadata with ``json.dumps`` (``DataFrame.to_parquet`` raises ``TypeError`` for
+    anything JSON cannot hold), and a frame must stay writable.
+    """
+
+    pods: pd.DataFrame
+    gpus: pd.DataFrame
+    errors: dict[str, CCAnalyticsError]
 
 
 def _malformed(client: AsyncClient, path: str, message: str) -> MalformedResponseError:
@@ -103,7 +121,7 @@ async def _aload(
     progress: bool | None,
     errors: ErrorMode,
     with_gpus: bool,
-) -> ClusterFrames:
+) -> FleetLoad:
     """The fleet load itself; the GPU frame is built only when asked for (else empty)."""
 
     from ccanalytics.frames._build import FleetFrames
@@ -150,13 +168,14 @@ async def _aload(
 
     pods_all, gpus = fleet.frames()
     gpus_all = gpus if gpus is not None else _no_gpus()
+    failed = {cid: failures[cid] for cid in ids if cid in failures}  # in the order asked
     for frame in (pods_all, gpus_all):
-        frame.attrs["errors"] = {cid: str(err) for cid, err in failures.items()}
-    if failures and errors == "raise":
+        frame.attrs["errors"] = {cid: str(err) for cid, err in failed.items()}  # see FleetLoad
+    if failed and errors == "raise":
         if len(ids) == 1:
-            raise failures[ids[0]]
-        raise FleetLoadError({cid: failures[cid] for cid in ids if cid in failures}, pods_all)
-    return ClusterFrames(pods_all, gpus_all)
+            raise failed[ids[0]]
+        raise FleetLoadError(failed, pods_all, asked=len(ids))
+    return FleetLoad(pods_all, gpus_all, failed)
 
 
 def _no_gpus() -> pd.DataFrame:
@@ -195,11 +214,11 @@ def _run_sync(
     progress: bool | None,
     errors: ErrorMode,
     with_gpus: bool,
-) -> ClusterFrames:
+) -> FleetLoad:
     """Run a load from synchronous code, in Jupyter too (a loop already running)."""
     ids = _cluster_ids(cluster_ids)
 
-    async def run() -> ClusterFrames:
+    async def run() -> FleetLoad:
         twin = client._async_twin() if client is not None else AsyncClient()
         async with twin:
             try:
@@ -249,7 +268,7 @@ def load_cluster_pods(
         ``"raise"`` (default): if any cluster fails, raise its error (one cluster)
         or :class:`FleetLoadError` carrying the clusters that did load.
         ``"collect"``: return what loaded; ``frame.attrs["errors"]`` maps each
-        failed cluster id to its error message.
+        failed cluster id to its exception (as :attr:`FleetLoadError.errors` does).
 
     Notes
     -----
@@ -271,4 +290,20 @@ def load_cluster_frames(
     One request per cluster serves both frames; ``errors`` applies to both
     (``attrs["errors"]`` is set on each with ``"collect"``).
     """
-    return _run_sync(cluster_ids, client, progress, errors, with_gpus=True)
+    pods, gpus, _ = _run_sync(cluster_ids, client, progress, errors, with_gpus=True)
+    return ClusterFrames(pods, gpus)
+
+
+def load_fleet(
+    cluster_ids: str | Iterable[str],
+    *,
+    client: Client | AsyncClient | None = None,
+    progress: bool | None = None,
+) -> FleetLoad:
+    """Both frames of the clusters that loaded, and the exception of each that did not.
+
+    As :func:`load_cluster_frames` with ``errors="collect"``, with the exceptions
+    themselves in :attr:`FleetLoad.errors` (the frames' ``attrs["errors"]`` keeps
+    their messages). What ``collect`` and the report build on.
+    """
+    return _run_sync(cluster_ids, client, progress, "collect", with_gpus=True)

@@ -8,6 +8,7 @@ so that the CLI can look at the first response's rate-limit policy before it wri
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -34,15 +35,28 @@ class CollectResult:
 
     ``observed_at`` maps each cluster that had pods to when the service answered for
     it (UTC); ``clusters`` are the clusters that loaded (a cluster with no pods loads
-    but writes no row); ``failures`` maps each cluster that failed to its message.
+    but writes no row); ``errors`` maps each cluster that failed to its exception
+    (a missing cluster is a :class:`~ccanalytics.NotFoundError`), as a fleet load's
+    ``frame.attrs["errors"]`` and :attr:`~ccanalytics.FleetLoadError.errors` do.
     """
 
     observed_at: Mapping[str, datetime]
     clusters: tuple[str, ...]
     pod_rows: int
     gpu_rows: int
-    failures: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    errors: Mapping[str, CCAnalyticsError] = field(default_factory=lambda: MappingProxyType({}))
     files: tuple[Path, ...] = ()
+
+    @property
+    def failures(self) -> Mapping[str, str]:
+        """The old name of :attr:`errors`, as messages (goes in the next release)."""
+        warnings.warn(
+            "CollectResult.failures is now CollectResult.errors, which holds the exceptions "
+            "(the old name goes in the next release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return MappingProxyType({cid: str(err) for cid, err in self.errors.items()})
 
     @property
     def snapshot_time(self) -> datetime | None:
@@ -56,21 +70,20 @@ class Snapshot(NamedTuple):
     cluster_ids: tuple[str, ...]
     pods: pd.DataFrame
     gpus: pd.DataFrame
-    failures: Mapping[str, str]
+    errors: Mapping[str, CCAnalyticsError]
 
 
 def take_snapshot(
     cluster_ids: str | Iterable[str], client: Client | AsyncClient | None
 ) -> Snapshot:
     """Load every cluster once; failures are recorded, never raised (see ``errors``)."""
-    from ccanalytics.frames import load_cluster_frames
+    from ccanalytics.frames import load_fleet
 
     ids = (cluster_ids,) if isinstance(cluster_ids, str) else tuple(dict.fromkeys(cluster_ids))
-    frames = load_cluster_frames(ids, client=client, errors="collect", progress=False)
-    failures = dict(frames.pods.attrs.get("errors", {}))
-    for frame in frames:
-        frame.attrs.clear()  # error messages are for the result, not for the store
-    return Snapshot(ids, frames.pods, frames.gpus, MappingProxyType(failures))
+    pods, gpus, failed = load_fleet(ids, client=client, progress=False)
+    for frame in (pods, gpus):
+        frame.attrs.clear()  # the errors are for the result, not for the store
+    return Snapshot(ids, pods, gpus, MappingProxyType(failed))
 
 
 def append_snapshot(store: str | PathLike[str], snapshot: Snapshot) -> CollectResult:
@@ -90,10 +103,10 @@ def append_snapshot(store: str | PathLike[str], snapshot: Snapshot) -> CollectRe
         observed_at=MappingProxyType(
             {str(cid): when.to_pydatetime() for cid, when in first_seen.items()}
         ),
-        clusters=tuple(c for c in snapshot.cluster_ids if c not in snapshot.failures),
+        clusters=tuple(c for c in snapshot.cluster_ids if c not in snapshot.errors),
         pod_rows=len(snapshot.pods),
         gpu_rows=len(snapshot.gpus),
-        failures=snapshot.failures,
+        errors=snapshot.errors,
         files=tuple(files),
     )
 
@@ -119,8 +132,8 @@ def collect(
     errors:
         ``"raise"`` (default): after writing the clusters that loaded, raise
         :class:`~ccanalytics.FleetLoadError` if any failed (``.frame`` holds the pods
-        written; each failure's message is kept). ``"collect"``: return, with the
-        failures in :attr:`CollectResult.failures`.
+        written; ``.errors`` each failed cluster's exception). ``"collect"``: return,
+        with the same in :attr:`CollectResult.errors`.
 
     Notes
     -----
@@ -132,9 +145,6 @@ def collect(
         raise ValueError("errors must be 'raise' or 'collect'")
     snapshot = take_snapshot(cluster_ids, client)
     result = append_snapshot(store, snapshot)
-    if result.failures and errors == "raise":
-        raise FleetLoadError(
-            {cid: CCAnalyticsError(message) for cid, message in result.failures.items()},
-            snapshot.pods,
-        )
+    if result.errors and errors == "raise":
+        raise FleetLoadError(result.errors, snapshot.pods, asked=len(snapshot.cluster_ids))
     return result

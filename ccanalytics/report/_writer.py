@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -39,7 +40,7 @@ import pandas as pd
 from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
 
 # Defined with every other exception; importable from here and from ``report`` as before.
-from ccanalytics.errors import ReportLoadError as ReportLoadError
+from ccanalytics.errors import CCAnalyticsError, ReportLoadError as ReportLoadError
 from ccanalytics.report._actions import live_actions, ranked, render_first_screen, window_actions
 
 # The ``X as X`` names moved with their concept; re-exported so they stay importable here.
@@ -103,18 +104,32 @@ _FOOTER: Final = (
 
 
 class ReportSummary(str):
-    """The report's opening paragraph and where it went (a ``str``), plus ``failed``.
+    """The report's opening paragraph and where it went (a ``str``), plus ``errors``.
 
-    ``failed`` maps each cluster that could not be loaded (``errors="collect"``) to
-    why; empty when every cluster loaded.
+    ``errors`` maps each cluster that could not be loaded (``errors="collect"``) to
+    its exception, as a fleet load's ``frame.attrs["errors"]`` does; empty when every
+    cluster loaded.
     """
 
-    failed: dict[str, str]
+    errors: dict[str, CCAnalyticsError]
 
-    def __new__(cls, text: str, failed: Mapping[str, str] | None = None) -> ReportSummary:
+    def __new__(
+        cls, text: str, errors: Mapping[str, CCAnalyticsError] | None = None
+    ) -> ReportSummary:
         summary = super().__new__(cls, text)
-        summary.failed = dict(failed or {})
+        summary.errors = dict(errors or {})
         return summary
+
+    @property
+    def failed(self) -> dict[str, str]:
+        """The old name of :attr:`errors`, as messages (goes in the next release)."""
+        warnings.warn(
+            "ReportSummary.failed is now ReportSummary.errors, which holds the exceptions "
+            "(the old name goes in the next release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return {cid: str(err) for cid, err in self.errors.items()}
 
 
 def render_report(
@@ -194,30 +209,27 @@ def _render(
     return _fill_figures(_page(report.title, [p for p in parts if p] + [_FOOTER]), figures)
 
 
-def _summary_text(findings: _Findings, output: str) -> ReportSummary:
+def _summary_text(
+    findings: _Findings, output: str, errors: Mapping[str, CCAnalyticsError]
+) -> ReportSummary:
     where = "to standard output" if output == "-" else f"to {output}"
-    return ReportSummary(
-        " ".join([*_sentences(findings), f"Report written {where}."]), findings.failed
-    )
+    return ReportSummary(" ".join([*_sentences(findings), f"Report written {where}."]), errors)
 
 
 def _load(
     ids: list[str], client: Client | AsyncClient | None, errors: Literal["raise", "collect"]
-) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
-    """Both frames of the clusters, and the clusters that failed (``collect`` only)."""
-    from ccanalytics.frames._loader import load_cluster_frames
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, CCAnalyticsError]]:
+    """Both frames of the clusters, and the clusters that failed (``collect`` only):
+    id -> the exception, as the load keeps it in ``attrs["errors"]``."""
+    from ccanalytics.frames import load_cluster_frames, load_fleet
 
-    pods, gpus = load_cluster_frames(ids, client=client, progress=False, errors=errors)
-    failed = _failures(pods)
+    if errors == "raise":
+        pods, gpus = load_cluster_frames(ids, client=client, progress=False)
+        return pods, gpus, {}
+    pods, gpus, failed = load_fleet(ids, client=client, progress=False)
     if len(failed) == len(ids):
         raise ReportLoadError(failed)
-    return pods, gpus, {cid: str(why) for cid, why in failed.items()}
-
-
-def _failures(pods: pd.DataFrame) -> dict[str, object]:
-    """The clusters a load could not fetch: id -> its exception (or text, where a load
-    keeps only that). The one place the report reads how a load names its failures."""
-    return {str(cid): why for cid, why in pods.attrs.get("errors", {}).items()}
+    return pods, gpus, failed
 
 
 def write_report(
@@ -331,7 +343,7 @@ def write_report(
         window_text = [*window_text, *_window.window_sentences(over)]
 
     pods, gpus, failed = _load(ids, client, errors)
-    findings = _findings(pods, idle_threshold, failed)
+    findings = _findings(pods, idle_threshold, {cid: str(err) for cid, err in failed.items()})
     generated = now if now is not None else datetime.now(UTC)
     report = _Report(pods, gpus, findings, title, generated, ids, max_rank_plots)
     document = _render(report, over, budget=budget_html)
@@ -341,10 +353,8 @@ def write_report(
         sys.stdout.write(document)
     else:
         _write_atomic(target, document)
-    summary = _summary_text(findings, os.fspath(output))
-    return (
-        ReportSummary(" ".join([*window_text, summary]), summary.failed) if window_text else summary
-    )
+    summary = _summary_text(findings, os.fspath(output), failed)
+    return ReportSummary(" ".join([*window_text, summary]), failed) if window_text else summary
 
 
 def _write_csvs(

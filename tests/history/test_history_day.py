@@ -69,9 +69,9 @@ def test_failures_are_recorded_only_while_a_cluster_does_not_exist(
     day_store: tuple[Path, list[object]],
 ) -> None:
     _, results = day_store
-    failed = [k for k, r in enumerate(results) if r.failures]  # type: ignore[attr-defined]
+    failed = [k for k, r in enumerate(results) if r.errors]  # type: ignore[attr-defined]
     assert failed == list(range(14 * 12))  # cl-eval-afternoon is 404 before 14:00
-    assert all(set(results[k].failures) == {"cl-eval-afternoon"} for k in failed)  # type: ignore[attr-defined]
+    assert all(set(results[k].errors) == {"cl-eval-afternoon"} for k in failed)  # type: ignore[attr-defined]
 
 
 @pytest.mark.slow

@@ -65,7 +65,7 @@ def test_collect_writes_one_file_per_table_and_day_under_hive_partitions(
     live = ccanalytics.load_cluster_frames(CLUSTERS, client=client)
     assert result.pod_rows == len(live.pods) > 0
     assert result.gpu_rows == len(live.gpus) > 0
-    assert result.clusters == tuple(CLUSTERS) and not result.failures
+    assert result.clusters == tuple(CLUSTERS) and not result.errors
     assert set(result.observed_at) == set(CLUSTERS)
     day = result.snapshot_time.strftime("%Y-%m-%d")
     assert sorted(p.relative_to(tmp_path).parent.as_posix() for p in result.files) == [
@@ -437,7 +437,7 @@ def test_errors_raise_writes_the_clusters_that_loaded_then_raises(
 def test_errors_collect_records_the_failures_in_the_result(client: Any, tmp_path: Path) -> None:
     result = collect(["cl-infer-prod", "cl-nope"], tmp_path, client=client, errors="collect")
     assert result.clusters == ("cl-infer-prod",)
-    assert list(result.failures) == ["cl-nope"] and "404" in result.failures["cl-nope"]
+    assert list(result.errors) == ["cl-nope"] and "404" in str(result.errors["cl-nope"])
     assert set(result.observed_at) == {"cl-infer-prod"}
 
 

@@ -136,7 +136,7 @@ def test_collect_writes_the_report_with_a_could_not_load_section(
 ) -> None:
     output = tmp_path / "r.html"
     summary = write_report(["cl-infer-prod", "cl-nope"], output, client=client, errors="collect")
-    assert list(summary.failed) == ["cl-nope"] and "404" in summary.failed["cl-nope"]
+    assert list(summary.errors) == ["cl-nope"] and "404" in str(summary.errors["cl-nope"])
     assert "1 cluster could not be loaded (cl-nope" in summary
     document = output.read_text(encoding="utf-8")
     section = document[document.index('id="could-not-load"') :]
