@@ -19,6 +19,7 @@ The whole tree, drawn once::
     ├── KeyFileError                   a key file given by path that is not a readable regular file (also an OSError)
     ├── ConfigurationError             no API key or base URL, or an unusable one (also a ValueError)
     ├── FleetLoadError                 some clusters of a fleet load failed; ``frame`` has the rest
+    ├── ScheduleError                  a collector schedule over the rate-limit budget (also a ValueError)
     ├── StoreError                     the history store cannot be read or written; ``path`` names the file
     ├── PolicyError                    a check policy file that cannot be used; ``path``, ``line``, ``key`` (also a ValueError)
     ├── NoDataError                    a plot has nothing to draw (also a ValueError)
@@ -26,7 +27,7 @@ The whole tree, drawn once::
     └── ReportOutputError              the report or its CSV files cannot go there (also an OSError)
 
 ``MalformedResponseError``, ``ResponseTooLargeError``, ``KeyNormalizationError``,
-``ConfigurationError``, ``FleetLoadError``, ``StoreError``, ``PolicyError``,
+``ConfigurationError``, ``FleetLoadError``, ``ScheduleError``, ``StoreError``, ``PolicyError``,
 ``KeyFileError``, ``NoDataError``, ``ReportLoadError`` and ``ReportOutputError`` are additions to the tree
 that ``shared/API.md`` fixes; everything else is exactly that tree.
 :class:`InsecureTransportWarning` is the one warning: a bearer key sent over plain
@@ -69,6 +70,7 @@ __all__ = [
     "ReportLoadError",
     "ReportOutputError",
     "ResponseTooLargeError",
+    "ScheduleError",
     "ServerError",
     "StoreError",
     "UnprocessableEntityError",
@@ -340,6 +342,14 @@ class FleetLoadError(CCAnalyticsError):
     def describe(self) -> str:
         """The message without its pointer to ``.frame``: for people who are not in Python."""
         return f"{self._headline()}: " + "; ".join(self._lines())
+
+
+class ScheduleError(CCAnalyticsError, ValueError):
+    """A collector schedule that would use more of a rate-limit window than it may.
+
+    Raised before anything is written; the message names the window and the shortest
+    interval that fits (``ccanalytics collect --every``: exit 2).
+    """
 
 
 class StoreError(CCAnalyticsError):

@@ -3,6 +3,10 @@
 from ._async import (
     AsyncClient as AsyncClient,
 )
+from ._config import (
+    API_KEY_ENV as API_KEY_ENV,
+    BASE_URL_ENV as BASE_URL_ENV,
+)
 from ._ratelimit import (
     RateLimitStatus as RateLimitStatus,
     RateLimitWindow as RateLimitWindow,

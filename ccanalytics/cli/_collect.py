@@ -17,16 +17,9 @@ snapshot; 2 bad usage or a schedule over budget.
 from __future__ import annotations
 
 import argparse
-import math
-import signal
 import sys
 import textwrap
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
-from types import FrameType
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ccanalytics.cli._common import (
@@ -41,7 +34,6 @@ from ccanalytics.cli._common import (
     fraction,
     positive_int,
 )
-from ccanalytics.cli._schedule import budget_refusal
 
 if TYPE_CHECKING:
     from ccanalytics.history import CollectResult
@@ -92,25 +84,6 @@ def add_parser(sub: Any) -> None:
     collect.set_defaults(func=run)
 
 
-#: A service clock further than this from ours is not this machine's "now".
-CLOCK_SKEW = timedelta(minutes=5)
-
-
-def _clock_note(pods: Any) -> str:
-    """When the service's ``Date`` is far from the local clock (a simulated sandbox's),
-    say so: its rate-limit windows count that clock's time, not the wall clock's."""
-    if "observed_at" not in pods or pods.empty:
-        return ""
-    service = pods["observed_at"].max()
-    if abs(service.to_pydatetime() - datetime.now(UTC)) <= CLOCK_SKEW:
-        return ""
-    return (
-        f" (the service's clock reads {service:%Y-%m-%d %H:%M} UTC, not now: its windows "
-        "count that clock's time, as a simulated sandbox's do; with --speed they pass "
-        "faster than real time)"
-    )
-
-
 def _line(index: int, count: int | None, result: CollectResult) -> str:
     when = result.snapshot_time or datetime.now(UTC)
     of = f"/{count}" if count else ""
@@ -128,34 +101,6 @@ def _line(index: int, count: int | None, result: CollectResult) -> str:
 
 def _say(text: str) -> None:
     print(f"ccanalytics collect: {text}", file=sys.stderr, flush=True)
-
-
-class _Stop:
-    """Set by SIGTERM or the first Ctrl-C; a second Ctrl-C interrupts at once."""
-
-    def __init__(self) -> None:
-        self.event = threading.Event()
-        self.signal_name = ""
-
-    def handle(self, signum: int, frame: FrameType | None) -> None:
-        if self.event.is_set() and signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        self.signal_name = signal.Signals(signum).name
-        self.event.set()
-
-
-@contextmanager
-def _stop_on_signals() -> Iterator[_Stop]:
-    stop = _Stop()
-    if threading.current_thread() is not threading.main_thread():
-        yield stop  # signals reach only the main thread; nothing to install
-        return
-    previous = {s: signal.signal(s, stop.handle) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield stop
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -178,44 +123,31 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _loop(args: argparse.Namespace, client: Any) -> int:
-    """Snapshots on a fixed tick until --count or a signal; see the module docstring."""
-    from ccanalytics.errors import CCAnalyticsError
-    from ccanalytics.history._collect import append_snapshot, take_snapshot
+    """``collect_every`` with one line per snapshot; see the module docstring."""
+    from ccanalytics.errors import ScheduleError
+    from ccanalytics.history import CollectResult, collect_every
 
-    every, count = args.every.total_seconds(), args.count
-    judged = failed = False
-    taken = 0
-    start = time.monotonic()
-    with _stop_on_signals() as stop:
-        while count is None or taken < count:
-            try:
-                snapshot = take_snapshot(args.cluster_ids, client)
-                if not judged and client.rate_limit is not None:
-                    judged = True  # the first response that carried a policy
-                    refusal = budget_refusal(
-                        client.rate_limit.windows,
-                        len(snapshot.cluster_ids),
-                        every,
-                        count,
-                        args.budget_share,
-                    )
-                    if refusal is not None:
-                        _say(f"refused: {refusal}{_clock_note(snapshot.pods)}")
-                        return EXIT_USAGE
-                result = append_snapshot(args.store, snapshot)
-            except (CCAnalyticsError, OSError) as err:
-                failed = True
-                _say(f"snapshot {taken + 1} failed, going on: {' '.join(str(err).split())}")
-            else:
-                failed = failed or bool(result.errors)
-                _say(_line(taken + 1, count, result))
-            taken += 1
-            if stop.event.is_set() or (count is not None and taken >= count):
-                break
-            # Fixed ticks: a late snapshot does not shift the schedule; missed ticks are skipped.
-            ticks = math.ceil((time.monotonic() - start) / every)
-            if stop.event.wait(max(0.0, start + max(ticks, taken) * every - time.monotonic())):
-                break
-        if stop.event.is_set():
-            _say(f"stopped by {stop.signal_name} after {taken} snapshots")
-    return EXIT_FAILURE if failed else EXIT_OK
+    count = args.count
+
+    def say(index: int, outcome: object) -> None:
+        if isinstance(outcome, CollectResult):
+            _say(_line(index, count, outcome))
+        else:
+            _say(f"snapshot {index} failed, going on: {' '.join(str(outcome).split())}")
+
+    try:
+        run = collect_every(
+            args.cluster_ids,
+            args.store,
+            every=args.every,
+            count=count,
+            client=client,
+            budget_share=args.budget_share,
+            on_snapshot=say,
+        )
+    except ScheduleError as err:
+        _say(f"refused: {err}")
+        return EXIT_USAGE
+    if run.signal_name is not None:
+        _say(f"stopped by {run.signal_name} after {run.taken} snapshots")
+    return EXIT_FAILURE if run.failed else EXIT_OK

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import timedelta
 from typing import Any, NoReturn
 
-from ccanalytics.cli._schedule import parse_duration
+from ccanalytics._durations import parse_duration
 
 __all__ = [
     "EXIT_FAILURE",
@@ -254,7 +254,7 @@ def api_client(args: argparse.Namespace) -> Iterator[tuple[Any, list[str]]]:
 
 def _check_configuration() -> None:
     """The library's "no API key" names ``api_key=``; a CLI user needs the CLI's ways."""
-    from ccanalytics.api._config import API_KEY_ENV, BASE_URL_ENV
+    from ccanalytics.api import API_KEY_ENV, BASE_URL_ENV
     from ccanalytics.errors import ConfigurationError
 
     if not os.environ.get(API_KEY_ENV):

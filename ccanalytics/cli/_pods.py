@@ -38,7 +38,7 @@ TABLE_COLUMNS = (
 
 
 def _known_columns() -> list[str]:
-    from ccanalytics.frames._columns import POD_COLUMNS
+    from ccanalytics.frames import POD_COLUMNS
 
     return [*POD_COLUMNS, "observed_at"]
 

@@ -1,6 +1,7 @@
 """Utilization history: snapshots appended to a Parquet store, and SQL over it.
 
 - ``_collect``: :func:`collect` takes one snapshot of some clusters and appends it;
+- ``_collector``: :func:`collect_every`, the scheduled loop (``_schedule``: its budget);
 - ``_write``: appending files atomically (hidden temporary name, then a rename);
 - ``_layout``: where files live, and which a reader should read;
 - ``_schema``: what a file holds; frames to Arrow and back with nullable dtypes;
@@ -32,10 +33,12 @@ if TYPE_CHECKING:
     )
     from ccanalytics.history._check import CheckResult, check_policy, check_store
     from ccanalytics.history._collect import CollectResult, collect
+    from ccanalytics.history._collector import CollectorRun, SnapshotOutcome, collect_every
     from ccanalytics.history._history import History
     from ccanalytics.history._judge import Judgement, PolicyReport, judge_policy
     from ccanalytics.history._maintenance import CompactResult, StoreReport, compact, verify
     from ccanalytics.history._policy import Policy, Rule, Threshold, load_policy, parse_policy
+    from ccanalytics.history._schedule import budget_refusal
     from ccanalytics.history._schema import SCHEMA_VERSION
     from ccanalytics.history._spend import PERIODS, SPEND_COLUMNS, period_bounds
     from ccanalytics.history._textfile import render_textfile, write_textfile
@@ -47,18 +50,22 @@ __all__ = [
     "SPEND_COLUMNS",
     "CheckResult",
     "CollectResult",
+    "CollectorRun",
     "CompactResult",
     "History",
     "Judgement",
     "Policy",
     "PolicyReport",
     "Rule",
+    "SnapshotOutcome",
     "Snooze",
     "StoreReport",
     "Threshold",
+    "budget_refusal",
     "check_policy",
     "check_store",
     "collect",
+    "collect_every",
     "compact",
     "judge_policy",
     "load_policy",
@@ -79,6 +86,10 @@ __getattr__, __dir__ = lazy_exports(
     {
         "CollectResult": "ccanalytics.history._collect",
         "collect": "ccanalytics.history._collect",
+        "CollectorRun": "ccanalytics.history._collector",
+        "SnapshotOutcome": "ccanalytics.history._collector",
+        "collect_every": "ccanalytics.history._collector",
+        "budget_refusal": "ccanalytics.history._schedule",
         "History": "ccanalytics.history._history",
         "CompactResult": "ccanalytics.history._maintenance",
         "StoreReport": "ccanalytics.history._maintenance",

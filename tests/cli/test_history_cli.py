@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from ccanalytics import History
+from ccanalytics._durations import format_duration, parse_duration
 from ccanalytics.api import RateLimitWindow
 from ccanalytics.cli import main
-from ccanalytics.cli._schedule import budget_refusal, format_duration, parse_duration
-from ccanalytics.history import verify
+from ccanalytics.history import budget_refusal, verify
 from ccanalytics.sandbox import FULL_ACCESS_KEY, Sandbox, make_data
 
 # -- durations and the budget, by hand --------------------------------------------------

@@ -1,4 +1,4 @@
-"""A collector's schedule: whether a schedule fits the rate limits.
+"""A collector's schedule: whether it fits the rate limits (see :mod:`._collector`).
 
 A snapshot of ``n`` clusters costs ``n`` requests. Snapshots every ``I`` seconds put
 at most ``ceil(w / I)`` snapshots into any window of ``w`` seconds, so a schedule fits
@@ -55,7 +55,7 @@ def budget_refusal(
             return (
                 f"one snapshot of {clusters} clusters is {clusters} requests, more than "
                 f"{share:.0%} of the {window.quota:,} allowed in {_window_text(name, window.window)}"
-                "; collect fewer clusters per run or raise --budget-share"
+                "; collect fewer clusters per run or raise the budget share"
             )
         shortest = max(shortest, window.window / per_window)
     if not over:
