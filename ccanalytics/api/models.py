@@ -208,6 +208,11 @@ class Pod(_Response):
     actions: Lenient[list[Any]] = None
     template: Lenient[str] = None
     cost: Lenient[float] = None
+    # Kept as sent: a status or cloud this version does not know is still shown.
+    status: Lenient[str] = None
+    cloud: Lenient[str] = None
+    #: Legacy: sent only by pre-v2 payloads, in place of ``status``.
+    desired_status: Lenient[str] = None
     locked: Lenient[bool] = None
     data_center_id: Lenient[str] = None
     cuda_version: Lenient[str] = None

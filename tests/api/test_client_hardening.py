@@ -488,7 +488,9 @@ def _instances() -> dict[type[BaseException], BaseException]:
         e.FleetLoadError: e.FleetLoadError(
             {"cl-a": e.NotFoundError(**{**api, "status": 404})},
             pd.DataFrame({"cluster_id": ["cl-b"], "pod_id": ["p1"]}),
+            asked=3,
         ),
+        e.ScheduleError: e.ScheduleError("3 clusters every 1s is over budget"),
         e.StoreError: e.StoreError("corrupt file", path=Path("store/pods/x.parquet")),
         e.KeyFileError: e.KeyFileError("cannot read keys: not a regular file"),
         e.PolicyError: e.PolicyError(
