@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Literal, TypeAlias
 
 from ccanalytics.keys._api_rule import ECMA_WHITESPACE, matches_api_pattern
-from ccanalytics.keys._options import advance_past_options, parse_options
+from ccanalytics.keys._options import advance_past_options, options_advice, parse_options
 from ccanalytics.keys._reasons import (
     BOTH_REJECT,
     REJECT,
@@ -158,8 +158,11 @@ def _sshkey_read(text: str) -> _Read:
     return _Read(type_token, rest[:end], comment, _read_key(type_token, rest[:end]))
 
 
-def _key_advice(found: _Findings, key: PublicKey) -> None:
-    """Warnings about keys OpenSSH accepts but nobody should still use."""
+def _key_advice(found: _Findings, key: PublicKey, *, cert_authority: bool = False) -> None:
+    """Warnings about keys OpenSSH accepts but nobody should still use.
+
+    With ``cert_authority`` the options' advice speaks for a certificate instead.
+    """
     plain = key.plain_type
     if plain == "ssh-rsa":
         if key.bits < RECOMMENDED_RSA_BITS:
@@ -178,14 +181,14 @@ def _key_advice(found: _Findings, key: PublicKey) -> None:
             " and removed them in 10.0. Replace it with an ed25519 key."
         )
     cert = key.certificate
-    if cert is not None:
+    if cert is not None and not cert_authority:
         found.warning(
             "This is an OpenSSH certificate, not a plain public key: sshd never authorizes"
             " a certificate listed in authorized_keys (list its CA key with cert-authority)."
         )
-        if cert.valid_before < time.time():
-            expired = time.strftime("%Y-%m-%d", time.gmtime(min(cert.valid_before, 2**37)))
-            found.warning(f"The certificate expired on {expired}.")
+    if cert is not None and cert.valid_before < time.time():
+        expired = time.strftime("%Y-%m-%d", time.gmtime(min(cert.valid_before, 2**37)))
+        found.warning(f"The certificate expired on {expired}.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,7 +260,7 @@ def _judge_line(text: str) -> AuthorizedKey:
         found.error(f"sshd will ignore this line: {line.options_error}.")
     if refusal_message is not None:
         found.error(refusal_message)
-    _advice(found, text, line.read, key)
+    _advice(found, text, line, key)
     read = line.read
     return AuthorizedKey(
         line=text,
@@ -293,10 +296,15 @@ def _openssh_verdict(
     return key, None
 
 
-def _advice(found: _Findings, text: str, read: _Read, key: PublicKey | None) -> None:
-    """Warnings on a line sshd accepts: the key itself, its type's spelling, a blank end."""
+def _advice(found: _Findings, text: str, line: _LineRead, key: PublicKey | None) -> None:
+    """Warnings on a line sshd accepts: the key, its options, its type's spelling, a blank end."""
+    read = line.read
     if key is not None:
-        _key_advice(found, key)
+        names = {name.lower() for name, _ in line.options}
+        _key_advice(found, key, cert_authority="cert-authority" in names)
+        if line.options_error is None:
+            for warning in options_advice(line.options, certificate=key.certificate is not None):
+                found.warning(warning)
         if read.type_token is not None and read.type_token != key.key_type:
             found.warning(f"OpenSSH writes this key type as {key.key_type}, not {read.type_token}.")
     stripped = text.rstrip("\r\n")
