@@ -24,6 +24,7 @@ from ccanalytics.keys._reasons import (
     Reason,
     api_reasons,
     described_word,
+    newer_key_type,
 )
 from ccanalytics.keys._sshwire import (
     KEY_TYPE_NAMES,
@@ -135,8 +136,9 @@ def _read_key(type_name: str, key_text: str) -> PublicKey | KeyFormatError:
 
 @dataclass(frozen=True, slots=True)
 class _Read:
-    """One ``sshkey_read`` attempt on a line."""
+    """One ``sshkey_read`` attempt on a line: ``word`` is its first, known type or not."""
 
+    word: str
     type_token: str | None
     key_token: str | None
     comment: str | None
@@ -148,14 +150,15 @@ def _sshkey_read(text: str) -> _Read:
     end = _strcspn(text)
     type_token = text[:end]
     if type_token not in KEY_TYPE_NAMES:
-        return _Read(None, None, None, KeyFormatError("no key type", "unknown-type"))
+        return _Read(type_token, None, None, None, KeyFormatError("no key type", "unknown-type"))
     rest = text[end:].lstrip(" \t")
     if end == len(text) or not rest:
         missing = KeyFormatError("nothing follows the key type", "truncated")
-        return _Read(type_token, None, None, missing)
+        return _Read(type_token, type_token, None, None, missing)
     end = _strcspn(rest)
     comment = rest[end:].lstrip(" \t").rstrip() or None
-    return _Read(type_token, rest[:end], comment, _read_key(type_token, rest[:end]))
+    key = _read_key(type_token, rest[:end])
+    return _Read(type_token, type_token, rest[:end], comment, key)
 
 
 def _key_advice(found: _Findings, key: PublicKey, *, cert_authority: bool = False) -> None:
@@ -210,8 +213,10 @@ def _read_line(view: str) -> _LineRead:
     if end is None:
         return _LineRead(first, options_error="an option has an unterminated double quote")
     second = _sshkey_read(view[end:].lstrip(" \t"))
-    # Options explain the line if a key follows them, or if no key type led the line.
-    if isinstance(second.result, PublicKey) or (first.type_token is None and second.type_token):
+    # Options explain the line if a key follows them, or if no key type led the line
+    # and one follows them (known, or newer than this audit).
+    explained = second.type_token or newer_key_type(second.word)
+    if isinstance(second.result, PublicKey) or (first.type_token is None and explained):
         options, error = parse_options(view[:end])
         return _LineRead(second, tuple(options), error, True)
     return _LineRead(first)
@@ -346,13 +351,20 @@ def _openssh_view(text: str) -> tuple[str, bool]:
     return view.lstrip(" \t").removeprefix("\ufeff"), truncated
 
 
+NEWER_TYPE = "a key type newer than this audit knows"
 _PATH_LIKE = re.compile(r"(?:~|\.{1,2})?/\S*|[A-Za-z]:\\\S*|\S*(?:\.pub|authorized_keys\d?)")
 
 
 def _key_problem(view: str, read: _Read) -> _Refusal:
     """Why OpenSSH would refuse a line whose key it could not read."""
     if read.type_token is None:
-        token = view[: _strcspn(view)]
+        token = read.word
+        if newer_key_type(token):
+            return _Refusal(
+                "newer-type",
+                f"The key type '{token}' is {NEWER_TYPE}: its key could not be checked,"
+                " and an OpenSSH older than the type refuses the line.",
+            )
         if not view.strip():
             return _Refusal("no-key", "There is no key on this line.", "there is no key on it")
         if _PATH_LIKE.fullmatch(view.strip()):
