@@ -179,8 +179,7 @@ def test_the_digest_table_remembers_every_first_position_as_it_grows() -> None:
     assert all(table.setdefault(d, i) == i for i, d in enumerate(digests))
     assert all(table.setdefault(d, -1) == i for i, d in enumerate(digests))
     # 16 digest bytes and 8 position bytes a slot, at most half full after growing.
-    held = len(table._digests) + table._positions.itemsize * len(table._positions)
-    assert held <= 50_000 * 2 * 2 * 24
+    assert table.nbytes <= 50_000 * 2 * 2 * 24
 
 
 def test_duplicates_name_the_first_line_without_a_source_name() -> None:
