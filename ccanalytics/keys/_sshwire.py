@@ -29,7 +29,7 @@ form (so a blob with padded integers has the fingerprint of its canonical twin),
 for a certificate over the *plain* key it certifies.
 
 This module parses blobs, decodes base64 and computes fingerprints, and is the one
-the rest of the package imports from. The curve maths and the check of a
+the rest of the package imports from. The curve checks and the check of a
 certificate's CA signature are in ``_sshsig``; the key type names, the wire field
 reader and ``KeyFormatError``, which both build on, are in ``_sshbuf``.
 """
@@ -54,14 +54,9 @@ from ccanalytics.keys._sshbuf import (
     canonical_type_name,
 )
 
-# The ``X as X`` names are re-exported: tests/test_keys.py signs certificates with them.
+# ``_CURVES`` is re-exported: tests/keys/test_keys.py builds points with its numbers.
 from ccanalytics.keys._sshsig import _CURVES as _CURVES
-from ccanalytics.keys._sshsig import _ED_BASE as _ED_BASE
-from ccanalytics.keys._sshsig import _ED_L as _ED_L
-from ccanalytics.keys._sshsig import _ec_mul as _ec_mul
 from ccanalytics.keys._sshsig import _ec_point, _Material, _verify_signature
-from ccanalytics.keys._sshsig import _ed_encode as _ed_encode
-from ccanalytics.keys._sshsig import _ed_mul as _ed_mul
 
 __all__ = [
     "KEY_TYPE_NAMES",
