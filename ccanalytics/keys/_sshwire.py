@@ -5,9 +5,11 @@ format (RFC 5656 for ECDSA, PROTOCOL.certkeys for certificates, PROTOCOL.u2f for
 ``sk-`` keys). ``read_public_key`` answers the question sshd and ``ssh-keygen -l``
 answer with ``sshkey_read`` + ``sshkey_from_blob``: is this a key OpenSSH accepts?
 
-Pure Python and standard library only, so the ``audit-keys`` command starts fast;
-`cryptography` would also judge differently from OpenSSH. What OpenSSH accepts, as
-checked against ``ssh-keygen -lf`` (OpenSSH 9.2) by ``tests/test_keys.py``:
+Pure Python and standard library only, so the ``audit-keys`` command starts fast
+(``_sshsig`` loads ``cryptography`` for a certificate's signature only): its key
+loaders judge differently from OpenSSH. What OpenSSH accepts, as checked against
+``ssh-keygen -lf`` (OpenSSH 9.2) by ``tests/keys/test_keys.py`` and OpenSSH's own
+regress corpus (``tests/keys/test_openssh_corpus.py``):
 
 - base64 as ``b64_pton``: padding required, the bits past the last byte must be zero,
   ASCII whitespace inside the token is skipped (so a CRLF line still parses);
