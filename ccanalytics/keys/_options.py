@@ -331,6 +331,12 @@ def options_advice(
             "principals= belongs on a cert-authority line: on a plain key's line sshd"
             " refuses every login with the key."
         )
+    principals = next((v for n, v in options if n.lower() == "principals"), None)
+    if cert_authority and principals is not None and not any(principals.split(",")):
+        warnings.append(
+            "principals= names no principal: sshd matches a certificate's principals"
+            " against it, so no certificate logs in with this line."
+        )
     if cert_authority and certificate:
         warnings.append(
             "cert-authority is given with a certificate, not with the CA's public key:"

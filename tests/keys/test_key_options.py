@@ -216,3 +216,10 @@ def test_cert_authority_on_a_certificate_line_is_a_warning() -> None:
     line = CERT.read_text(encoding="ascii").strip()
     problems = _warnings("cert-authority", line)
     assert any("cert-authority" in p and "certificate" in p for p in problems), problems
+
+
+def test_an_empty_principals_list_lets_no_certificate_in() -> None:
+    # match_list over an empty list matches no principal: every login is refused.
+    (warning,) = _warnings('cert-authority,principals=""')
+    assert "principals" in warning and "no certificate" in warning
+    assert _warnings('cert-authority,principals="alice"') == []
