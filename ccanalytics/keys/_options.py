@@ -354,7 +354,8 @@ def options_advice(
     if reenabled:
         flags = " and ".join(reenabled)
         words = " and ".join(flag.replace("-", " ").replace("x11", "X11") for flag in reenabled)
-        warnings.append(f"restrict is followed by {flags}, which turn {words} back on.")
+        verb = "turns" if len(reenabled) == 1 else "turn"
+        warnings.append(f"restrict is followed by {flags}, which {verb} {words} back on.")
     from_value = next((v for n, v in options if n.lower() == "from"), None)
     patterns = (from_value or "").split(",")
     if from_value and all(p.startswith("!") for p in patterns) and not _from_error(from_value):

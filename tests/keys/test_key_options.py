@@ -204,6 +204,8 @@ def test_restrict_then_forwardings_spells_out_what_is_turned_back_on() -> None:
     # restrict after the flag turns it off again; no-... keeps it off.
     assert _warnings("agent-forwarding,restrict") == []
     assert _warnings("restrict,no-agent-forwarding,pty") == []
+    (one,) = _warnings("restrict,x11-forwarding")
+    assert one.endswith("x11-forwarding, which turns X11 forwarding back on.")
 
 
 def test_from_with_only_negated_patterns_lets_no_host_in() -> None:
