@@ -181,12 +181,12 @@ class _Maker:
         }[kind]
 
 
-def _certificates(directory: Path, blobs: list[bytes]) -> list[str]:
-    """``type base64`` of each blob certified by one RSA CA, by ssh-keygen, in batches."""
+def _certificates(
+    directory: Path, blobs: list[bytes], ca_args: tuple[str, ...] = ("-t", "rsa", "-b", "2048")
+) -> list[str]:
+    """``type base64`` of each blob certified by one CA (RSA unless ``ca_args`` say), in batches."""
     ca = directory / "ca"
-    subprocess.run(
-        ["ssh-keygen", "-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", str(ca)], check=True
-    )
+    subprocess.run(["ssh-keygen", "-q", *ca_args, "-N", "", "-f", str(ca)], check=True)
     work = directory / "certs"
     work.mkdir()
     paths = []

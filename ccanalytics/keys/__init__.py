@@ -18,7 +18,7 @@ and OpenSSH on the pods (``key_valid``: the key material as ``sshd`` reads it).
   its table, CSV and JSON writers.
 
 It imports only the standard library and :mod:`ccanalytics.errors` (pandas inside
-``audit_keys``); the API client imports ``_api_rule`` from here, never the reverse.
+``audit_keys``, ``cryptography`` on the first certificate whose signature is checked); the API client imports ``_api_rule`` from here, never the reverse.
 """
 
 from __future__ import annotations

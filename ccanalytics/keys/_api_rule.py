@@ -1,7 +1,19 @@
 """The API's rule for an SSH key element, judged exactly as the server judges it.
 
 The spec's pattern is ``^(ssh|ecdsa|sk)-[^\\s]+ [^\\s]+([ \\t][^\\n\\r]*)?$`` and the
-server checks it as a JSON-Schema (ECMA-262) regular expression, without flags.
+server checks it as a JSON-Schema (ECMA-262) regular expression.
+
+Flags: the judgement assumes either none or ``u``, and these give the same verdict on
+every string. JSON Schema says a pattern is ECMA-262, and validators differ on the
+flag: Ajv compiles patterns with ``u`` by default (its ``unicodeRegExp`` option), an
+engine called plainly uses none. Without ``u`` the engine walks UTF-16 code units,
+with it code points; every piece of this pattern (``^``, ``$``, ``[^\\s]``,
+``[ \\t]``, ``[^\\n\\r]``) matches a surrogate pair as two units or one code point
+alike, and a lone surrogate either way, and ``\\s`` is the same set in both modes.
+``tests/keys/test_api_rule.py`` asks node for both verdicts on every string it
+tries, non-ASCII lines included. (A pattern with ``.``, a quantified astral
+character or ``\\u{...}`` could differ between the two; this one has none.)
+
 Python's ``re`` reads the same text differently in two ways, both corrected here:
 
 - ``$`` also matches before a trailing ``\\n`` in Python; in ECMA-262 without the
@@ -10,8 +22,8 @@ Python's ``re`` reads the same text differently in two ways, both corrected here
   LineTerminator (includes U+FEFF; excludes U+001C-U+001F and U+0085, which Python
   counts). We spell ECMA's set out.
 
-``tests/test_api_rule.py`` checks this against node's ``RegExp`` on a table of
-tricky strings.
+``tests/keys/test_api_rule.py`` checks this against node's ``RegExp`` on a table of
+tricky strings and on random ones.
 """
 
 from __future__ import annotations

@@ -17,13 +17,14 @@ from functools import lru_cache
 from typing import Literal, TypeAlias
 
 from ccanalytics.keys._api_rule import ECMA_WHITESPACE, matches_api_pattern
-from ccanalytics.keys._options import advance_past_options, parse_options
+from ccanalytics.keys._options import advance_past_options, options_advice, parse_options
 from ccanalytics.keys._reasons import (
     BOTH_REJECT,
     REJECT,
     Reason,
     api_reasons,
     described_word,
+    newer_key_type,
 )
 from ccanalytics.keys._sshwire import (
     KEY_TYPE_NAMES,
@@ -135,8 +136,9 @@ def _read_key(type_name: str, key_text: str) -> PublicKey | KeyFormatError:
 
 @dataclass(frozen=True, slots=True)
 class _Read:
-    """One ``sshkey_read`` attempt on a line."""
+    """One ``sshkey_read`` attempt on a line: ``word`` is its first, known type or not."""
 
+    word: str
     type_token: str | None
     key_token: str | None
     comment: str | None
@@ -148,18 +150,22 @@ def _sshkey_read(text: str) -> _Read:
     end = _strcspn(text)
     type_token = text[:end]
     if type_token not in KEY_TYPE_NAMES:
-        return _Read(None, None, None, KeyFormatError("no key type", "unknown-type"))
+        return _Read(type_token, None, None, None, KeyFormatError("no key type", "unknown-type"))
     rest = text[end:].lstrip(" \t")
     if end == len(text) or not rest:
         missing = KeyFormatError("nothing follows the key type", "truncated")
-        return _Read(type_token, None, None, missing)
+        return _Read(type_token, type_token, None, None, missing)
     end = _strcspn(rest)
     comment = rest[end:].lstrip(" \t").rstrip() or None
-    return _Read(type_token, rest[:end], comment, _read_key(type_token, rest[:end]))
+    key = _read_key(type_token, rest[:end])
+    return _Read(type_token, type_token, rest[:end], comment, key)
 
 
-def _key_advice(found: _Findings, key: PublicKey) -> None:
-    """Warnings about keys OpenSSH accepts but nobody should still use."""
+def _key_advice(found: _Findings, key: PublicKey, *, cert_authority: bool = False) -> None:
+    """Warnings about keys OpenSSH accepts but nobody should still use.
+
+    With ``cert_authority`` the options' advice speaks for a certificate instead.
+    """
     plain = key.plain_type
     if plain == "ssh-rsa":
         if key.bits < RECOMMENDED_RSA_BITS:
@@ -178,14 +184,14 @@ def _key_advice(found: _Findings, key: PublicKey) -> None:
             " and removed them in 10.0. Replace it with an ed25519 key."
         )
     cert = key.certificate
-    if cert is not None:
+    if cert is not None and not cert_authority:
         found.warning(
             "This is an OpenSSH certificate, not a plain public key: sshd never authorizes"
             " a certificate listed in authorized_keys (list its CA key with cert-authority)."
         )
-        if cert.valid_before < time.time():
-            expired = time.strftime("%Y-%m-%d", time.gmtime(min(cert.valid_before, 2**37)))
-            found.warning(f"The certificate expired on {expired}.")
+    if cert is not None and cert.valid_before < time.time():
+        expired = time.strftime("%Y-%m-%d", time.gmtime(min(cert.valid_before, 2**37)))
+        found.warning(f"The certificate expired on {expired}.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,8 +213,10 @@ def _read_line(view: str) -> _LineRead:
     if end is None:
         return _LineRead(first, options_error="an option has an unterminated double quote")
     second = _sshkey_read(view[end:].lstrip(" \t"))
-    # Options explain the line if a key follows them, or if no key type led the line.
-    if isinstance(second.result, PublicKey) or (first.type_token is None and second.type_token):
+    # Options explain the line if a key follows them, or if no key type led the line
+    # and one follows them (known, or newer than this audit).
+    explained = second.type_token or newer_key_type(second.word)
+    if isinstance(second.result, PublicKey) or (first.type_token is None and explained):
         options, error = parse_options(view[:end])
         return _LineRead(second, tuple(options), error, True)
     return _LineRead(first)
@@ -257,7 +265,7 @@ def _judge_line(text: str) -> AuthorizedKey:
         found.error(f"sshd will ignore this line: {line.options_error}.")
     if refusal_message is not None:
         found.error(refusal_message)
-    _advice(found, text, line.read, key)
+    _advice(found, text, line, key)
     read = line.read
     return AuthorizedKey(
         line=text,
@@ -293,10 +301,15 @@ def _openssh_verdict(
     return key, None
 
 
-def _advice(found: _Findings, text: str, read: _Read, key: PublicKey | None) -> None:
-    """Warnings on a line sshd accepts: the key itself, its type's spelling, a blank end."""
+def _advice(found: _Findings, text: str, line: _LineRead, key: PublicKey | None) -> None:
+    """Warnings on a line sshd accepts: the key, its options, its type's spelling, a blank end."""
+    read = line.read
     if key is not None:
-        _key_advice(found, key)
+        names = {name.lower() for name, _ in line.options}
+        _key_advice(found, key, cert_authority="cert-authority" in names)
+        if line.options_error is None:
+            for warning in options_advice(line.options, certificate=key.certificate is not None):
+                found.warning(warning)
         if read.type_token is not None and read.type_token != key.key_type:
             found.warning(f"OpenSSH writes this key type as {key.key_type}, not {read.type_token}.")
     stripped = text.rstrip("\r\n")
@@ -338,13 +351,20 @@ def _openssh_view(text: str) -> tuple[str, bool]:
     return view.lstrip(" \t").removeprefix("\ufeff"), truncated
 
 
+NEWER_TYPE = "a key type newer than this audit knows"
 _PATH_LIKE = re.compile(r"(?:~|\.{1,2})?/\S*|[A-Za-z]:\\\S*|\S*(?:\.pub|authorized_keys\d?)")
 
 
 def _key_problem(view: str, read: _Read) -> _Refusal:
     """Why OpenSSH would refuse a line whose key it could not read."""
     if read.type_token is None:
-        token = view[: _strcspn(view)]
+        token = read.word
+        if newer_key_type(token):
+            return _Refusal(
+                "newer-type",
+                f"The key type '{token}' is {NEWER_TYPE}: its key could not be checked,"
+                " and an OpenSSH older than the type refuses the line.",
+            )
         if not view.strip():
             return _Refusal("no-key", "There is no key on this line.", "there is no key on it")
         if _PATH_LIKE.fullmatch(view.strip()):

@@ -24,6 +24,7 @@ __all__ = [
     "Reason",
     "api_reasons",
     "described_word",
+    "newer_key_type",
     "shown_option",
     "shown_word",
 ]
@@ -115,6 +116,18 @@ def _unshown(word: str) -> str:
     length = str(len(word))
     article = "an" if length.startswith("8") or length in ("11", "18") else "a"
     return f"{article} {length}-character word" + (f" that looks like {kind}" if kind else "")
+
+
+# OpenSSH names the key types it adds <family>-<parts>@openssh.com, in lower case
+# (ssh-mldsa44-ed25519@openssh.com, sk-ssh-ed25519-cert-v01@openssh.com): a word of
+# that shape is a type newer than KEY_TYPE_NAMES, named rather than hidden. Each part
+# is short, as OpenSSH's are, so that a token cannot hide in one.
+_OPENSSH_TYPE_SHAPE = re.compile(r"(?:sk-)?(?:ssh|ecdsa)(?:-[a-z0-9]{1,12}){1,6}@openssh\.com")
+
+
+def newer_key_type(word: str) -> bool:
+    """Whether ``word`` is shaped like an OpenSSH key type that this audit does not know."""
+    return word not in KEY_TYPE_NAMES and _OPENSSH_TYPE_SHAPE.fullmatch(word) is not None
 
 
 def described_word(word: str) -> str:

@@ -4,7 +4,8 @@ An audit streams its entries, so the only thing that grows with the file is the
 memory of keys already seen. A ``dict`` of fingerprints costs ~150 bytes a key (two
 Python objects and a slot); ``_DigestTable`` keeps each key as 16 bytes of its
 fingerprint's SHA-256 digest and 8 bytes of position in flat arrays, open-addressed
-at most half full: 48 to 96 bytes a key, so a million keys stay under 100 MB. Sixteen bytes
+at most half full, in levels that are never copied: 48 to 96 bytes a key, so a million
+keys stay under 100 MB. Sixteen bytes
 of SHA-256 tell keys apart as surely as the fingerprint does (a chance collision
 among a billion keys is about 1e-21).
 """
@@ -24,55 +25,64 @@ _EMPTY = bytes(_WIDTH)  # never a real digest prefix (2**-128)
 _LINE_BITS = 40  # a position is (source index << 40) | line number
 
 
-class _DigestTable:
-    """A set of 16-byte digests, each with the first position it was seen at."""
+class _Level:
+    """One open-addressed table of ``capacity`` slots, filled at most half."""
 
-    __slots__ = ("_count", "_digests", "_mask", "_positions")
+    __slots__ = ("count", "digests", "mask", "positions")
+
+    def __init__(self, capacity: int) -> None:
+        self.mask = capacity - 1
+        self.digests = bytearray(capacity * _WIDTH)
+        self.positions = array("Q", bytes(8 * capacity))
+        self.count = 0
+
+
+class _DigestTable:
+    """A set of 16-byte digests, each with the first position it was seen at.
+
+    Kept in levels, each twice the slots of the one before, started when the last is
+    half full: nothing is ever copied, so the peak is the levels themselves (about 50
+    MB at a million keys), where doubling one table needs the old and the new at once
+    (72 MB) and a freed table rarely goes back to the system.
+    """
+
+    __slots__ = ("_levels",)
 
     def __init__(self, capacity: int = 1 << 14) -> None:
-        self._allocate(capacity)
+        self._levels = [_Level(capacity)]
 
-    def _allocate(self, capacity: int) -> None:
-        """Empty arrays for ``capacity`` slots (a power of two)."""
-        self._mask = capacity - 1
-        self._digests = bytearray(capacity * _WIDTH)
-        self._positions = array("Q", bytes(8 * capacity))
-        self._count = 0
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the digests and positions of every level."""
+        return sum(len(lv.digests) + 8 * len(lv.positions) for lv in self._levels)
 
     def setdefault(self, digest: bytes, position: int) -> int:
         """The position ``digest`` was first seen at; ``position`` if it is new."""
-        digests, mask = self._digests, self._mask
-        slot = hash(digest) & mask
-        while True:
-            at = slot * _WIDTH
-            held = digests[at : at + _WIDTH]
-            if held == digest:
-                return self._positions[slot]
-            if held == _EMPTY:
-                break
-            slot = (slot + 1) & mask
-        digests[at : at + _WIDTH] = digest
-        self._positions[slot] = position
-        self._count += 1
-        if 2 * self._count > mask + 1:
-            self._grow()
-        return position
-
-    def _grow(self) -> None:
-        """Twice the slots; every digest moved without a lookup (none can repeat)."""
-        old_digests, old_positions, count = self._digests, self._positions, self._count
-        self._allocate(2 * len(old_positions))
-        digests, positions, mask = self._digests, self._positions, self._mask
-        for old_slot, position in enumerate(old_positions):
-            digest = bytes(old_digests[old_slot * _WIDTH : (old_slot + 1) * _WIDTH])
-            if digest == _EMPTY:
-                continue
-            slot = hash(digest) & mask
-            while digests[slot * _WIDTH : (slot + 1) * _WIDTH] != _EMPTY:
+        start = hash(digest)
+        levels = self._levels
+        for level in reversed(levels):  # the newest level holds most keys
+            digests, mask = level.digests, level.mask
+            slot = start & mask
+            while True:
+                at = slot * _WIDTH
+                held = digests[at : at + _WIDTH]
+                if held == digest:
+                    return level.positions[slot]
+                if held == _EMPTY:
+                    break
                 slot = (slot + 1) & mask
-            digests[slot * _WIDTH : (slot + 1) * _WIDTH] = digest
-            positions[slot] = position
-        self._count = count
+        level = levels[-1]
+        if 2 * (level.count + 1) > level.mask + 1:
+            level = _Level(2 * (level.mask + 1))
+            levels.append(level)
+        digests, mask = level.digests, level.mask
+        slot = start & mask
+        while digests[slot * _WIDTH : (slot + 1) * _WIDTH] != _EMPTY:
+            slot = (slot + 1) & mask
+        digests[slot * _WIDTH : (slot + 1) * _WIDTH] = digest
+        level.positions[slot] = position
+        level.count += 1
+        return position
 
 
 class Duplicates:

@@ -1,15 +1,24 @@
-"""Curve maths and certificate signature checks, as OpenSSH 9.x verifies them.
+"""Curve checks and certificate signature checks, as OpenSSH 9.x verifies them.
 
 OpenSSH checks a certificate's CA signature while parsing it (``cert_parse``), so a
 certificate whose signature does not verify is not a key at all: ``_sshwire`` calls
-``_verify_signature`` for each one. Pure Python (``hashlib`` only), like the rest of
-key reading. This module holds:
+``_verify_signature`` for each one. The signature arithmetic is ``cryptography``'s
+(OpenSSL), imported on the first certificate only, so that a file without
+certificates, and ``ccanalytics --help``, never load it. What OpenSSH does around
+that arithmetic is here, so that the verdicts stay OpenSSH's:
 
-- the NIST curves P-256, P-384 and P-521 (``_CURVES``), the checks on an ECDSA
-  public point (``sshbuf_get_ec`` + ``sshkey_ec_validate_public``), ECDSA verification;
-- Ed25519 (RFC 8032) with the leniencies of the ref10 code OpenSSH ships;
-- RSA PKCS#1 v1.5 (``ssh-rsa``, ``rsa-sha2-256``, ``rsa-sha2-512``) and DSA
-  verification, and the message a FIDO (``sk-``) key signs (PROTOCOL.u2f);
+- the NIST curves P-256, P-384 and P-521 (``_CURVES``) and the checks on an ECDSA
+  public point (``sshbuf_get_ec`` + ``sshkey_ec_validate_public``), in Python: they
+  are cheap, run on every ECDSA key, and OpenSSH's bounds are its own;
+- Ed25519 with the leniency of the ``ref`` code OpenSSH ships: S is reduced mod L
+  (OpenSSL refuses S >= L, so S is reduced before asking it);
+- RSA PKCS#1 v1.5 (``ssh-rsa``, ``rsa-sha2-256``, ``rsa-sha2-512``) with OpenSSL's
+  preconditions and ``ssh_rsa_verify``'s zero-padding of a short signature; numbers
+  ``cryptography`` will not load (an exponent below 3 or even, an even modulus) are
+  checked in Python, as OpenSSL would compute them;
+- DSA in Python (``ssh_dss_verify`` + ``DSA_do_verify``'s preconditions): OpenSSH 10
+  removed DSA, and ``cryptography`` loads only the key sizes FIPS 186 names;
+- the message a FIDO (``sk-``) key signs (PROTOCOL.u2f);
 - ``_Material``, the numbers of a key, which every ``PublicKey`` keeps so that it
   can check signatures as a CA key.
 
@@ -20,6 +29,8 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from ccanalytics.keys._sshbuf import (
     _MAX_EC_POINT_BYTES,
@@ -28,16 +39,16 @@ from ccanalytics.keys._sshbuf import (
     canonical_type_name,
 )
 
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ec import EllipticCurvePublicKey
+    from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
+
 # Underscored names are for ``_sshwire`` (and, through it, the tests), not public API.
 __all__ = [
     "_CURVES",
-    "_ED_BASE",
     "_ED_L",
     "_Material",
-    "_ec_mul",
     "_ec_point",
-    "_ed_encode",
-    "_ed_mul",
     "_verify_signature",
 ]
 
@@ -129,8 +140,6 @@ _CURVES: dict[str, _Curve] = {
     )
 }
 
-_Point = tuple[int, int] | None  # affine; None is the point at infinity
-
 
 def _ec_point(curve: _Curve, raw: bytes) -> tuple[int, int]:
     """``sshbuf_get_ec`` + ``sshkey_ec_validate_public``: the point, or why not."""
@@ -164,112 +173,55 @@ def _ec_point(curve: _Curve, raw: bytes) -> tuple[int, int]:
     return x, y
 
 
-def _ec_add(curve: _Curve, a: _Point, b: _Point) -> _Point:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    p = curve.p
-    (x1, y1), (x2, y2) = a, b
-    if x1 == x2:
-        if (y1 + y2) % p == 0:
-            return None
-        slope = (3 * x1 * x1 - 3) * pow(2 * y1, -1, p) % p
-    else:
-        slope = (y2 - y1) * pow(x2 - x1, -1, p) % p
-    x3 = (slope * slope - x1 - x2) % p
-    return x3, (slope * (x1 - x3) - y1) % p
+_ED_L = 2**252 + 27742317777372353535851937790883648493  # the order of Ed25519's base point
 
 
-def _ec_mul(curve: _Curve, k: int, point: _Point) -> _Point:
-    result: _Point = None
-    while k:
-        if k & 1:
-            result = _ec_add(curve, result, point)
-        point = _ec_add(curve, point, point)
-        k >>= 1
-    return result
+@lru_cache(maxsize=64)
+def _ec_public_key(curve: str, x: int, y: int) -> EllipticCurvePublicKey:
+    """A CA's ECDSA key for OpenSSL, loaded once per CA (one CA signs many certificates)."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    curves = {"nistp256": ec.SECP256R1(), "nistp384": ec.SECP384R1(), "nistp521": ec.SECP521R1()}
+    return ec.EllipticCurvePublicNumbers(x, y, curves[curve]).public_key()
 
 
 def _ecdsa_verify(curve: _Curve, q: tuple[int, int], r: int, s: int, digest: bytes) -> bool:
-    """ECDSA_do_verify for a digest no longer than the order (true for all SSH curves)."""
-    n = curve.n
-    if not (0 < r < n and 0 < s < n):
+    """``ECDSA_do_verify`` on a digest, the point already checked by ``_ec_point``."""
+    if not (0 < r < curve.n and 0 < s < curve.n):
         return False
-    e = int.from_bytes(digest, "big")
-    w = pow(s, -1, n)
-    point = _ec_add(
-        curve, _ec_mul(curve, e * w % n, (curve.gx, curve.gy)), _ec_mul(curve, r * w % n, q)
-    )
-    return point is not None and point[0] % n == r
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec, utils
 
-
-# Ed25519 (RFC 8032), only to check CA signatures on certificates.
-_ED_P = 2**255 - 19
-_ED_D = -121665 * pow(121666, -1, _ED_P) % _ED_P
-_ED_L = 2**252 + 27742317777372353535851937790883648493
-_ED_SQRT_M1 = pow(2, (_ED_P - 1) // 4, _ED_P)
-_EdPoint = tuple[int, int, int, int]  # extended coordinates (X, Y, Z, T)
-
-
-def _ed_add(a: _EdPoint, b: _EdPoint) -> _EdPoint:
-    p = _ED_P
-    x1, y1, z1, t1 = a
-    x2, y2, z2, t2 = b
-    aa = (y1 - x1) * (y2 - x2) % p
-    bb = (y1 + x1) * (y2 + x2) % p
-    cc = 2 * _ED_D * t1 * t2 % p
-    dd = 2 * z1 * z2 % p
-    e, f, g, h = bb - aa, dd - cc, dd + cc, bb + aa
-    return e * f % p, g * h % p, f * g % p, e * h % p
-
-
-def _ed_mul(k: int, point: _EdPoint) -> _EdPoint:
-    result: _EdPoint = (0, 1, 1, 0)
-    while k:
-        if k & 1:
-            result = _ed_add(result, point)
-        point = _ed_add(point, point)
-        k >>= 1
-    return result
-
-
-def _ed_decode(raw: bytes) -> _EdPoint | None:
-    """ref10's ``ge25519_unpackneg_vartime`` leniency: y is taken mod p."""
-    p = _ED_P
-    y = int.from_bytes(raw, "little") & ((1 << 255) - 1)
-    sign = raw[31] >> 7
-    u, v = (y * y - 1) % p, (_ED_D * y * y + 1) % p
-    x = u * pow(v, 3, p) * pow(u * pow(v, 7, p), (p - 5) // 8, p) % p
-    if (v * x * x - u) % p:
-        x = x * _ED_SQRT_M1 % p
-        if (v * x * x - u) % p:
-            return None
-    if x & 1 != sign:
-        x = (p - x) % p
-    return x, y % p, 1, x * y % p
-
-
-def _ed_encode(point: _EdPoint) -> bytes:
-    x, y, z, _ = point
-    zi = pow(z, -1, _ED_P)
-    x, y = x * zi % _ED_P, y * zi % _ED_P
-    return (y | ((x & 1) << 255)).to_bytes(32, "little")
-
-
-_ED_BASE = _ed_decode((4 * pow(5, -1, _ED_P) % _ED_P).to_bytes(32, "little"))
+    algorithm = {32: hashes.SHA256(), 48: hashes.SHA384(), 64: hashes.SHA512()}[len(digest)]
+    try:
+        _ec_public_key(curve.name, *q).verify(
+            utils.encode_dss_signature(r, s), digest, ec.ECDSA(utils.Prehashed(algorithm))
+        )
+    except InvalidSignature:
+        return False
+    return True
 
 
 def _ed25519_verify(public: bytes, signature: bytes, message: bytes) -> bool:
-    """``crypto_sign_ed25519_open`` as OpenSSH ships it: S reduced mod L, R compared as bytes."""
-    point = _ed_decode(public)
-    if point is None or len(signature) != 64 or _ED_BASE is None:
+    """``crypto_sign_ed25519_open`` as OpenSSH ships it: S reduced mod L, R compared as bytes.
+
+    The hash is over R, A and the message, none of which the reduction changes, and
+    [S]B is the same point for S and S mod L: so OpenSSL's strict check of the reduced
+    signature is OpenSSH's lenient one. A is decoded alike by both (y taken mod p).
+    """
+    if len(signature) != 64:
         return False
-    k = int.from_bytes(hashlib.sha512(signature[:32] + public + message).digest(), "little")
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     s = int.from_bytes(signature[32:], "little") % _ED_L
-    x, y, z, t = _ed_mul(k % _ED_L, point)
-    check = _ed_add(_ed_mul(s, _ED_BASE), ((_ED_P - x) % _ED_P, y, z, (_ED_P - t) % _ED_P))
-    return _ed_encode(check) == signature[:32]
+    try:
+        key = Ed25519PublicKey.from_public_bytes(public)
+        key.verify(signature[:32] + s.to_bytes(32, "little"), message)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
 
 
 # --------------------------------------------------------------------------- signatures
@@ -329,20 +281,58 @@ def _verify_rsa(ca: _Material, sig_type: str, reader: _Reader, data: bytes) -> N
     reader.finish("signature")
     e, n = ca.ints
     size = (n.bit_length() + 7) // 8
-    value = int.from_bytes(raw, "big")
-    digest_info = _DIGEST_INFO[hash_name] + hashlib.new(hash_name, data).digest()
-    padding = size - 3 - len(digest_info)
+    digest = hashlib.new(hash_name, data).digest()
+    padding = size - 3 - len(_DIGEST_INFO[hash_name]) - len(digest)
     if (
         len(raw) > size
         or n <= e
         or (n.bit_length() > 3072 and e.bit_length() > 64)
-        or value >= n
+        or int.from_bytes(raw, "big") >= n
         or padding < 8
     ):
         raise _bad_signature("it does not fit the RSA CA key")
-    expected = b"\x00\x01" + b"\xff" * padding + b"\x00" + digest_info
-    if pow(value, e, n).to_bytes(size, "big") != expected:
+    signature = raw.rjust(size, b"\0")  # ssh_rsa_verify pads a short signature with zeros
+    public = _rsa_public_key(e, n)
+    if public is None:
+        ok = _rsa_verify_in_python(e, n, signature, hash_name, digest)
+    else:
+        from cryptography.exceptions import InvalidSignature
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import padding as pkcs, utils
+
+        algorithm = {"sha1": hashes.SHA1(), "sha256": hashes.SHA256(), "sha512": hashes.SHA512()}
+        try:
+            public.verify(signature, digest, pkcs.PKCS1v15(), utils.Prehashed(algorithm[hash_name]))
+            ok = True
+        except InvalidSignature:
+            ok = False
+    if not ok:
         raise _bad_signature("it does not verify")
+
+
+@lru_cache(maxsize=64)
+def _rsa_public_key(e: int, n: int) -> RSAPublicKey | None:
+    """A CA's RSA key for OpenSSL, loaded once per CA; None for numbers it will not load."""
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    try:
+        return rsa.RSAPublicNumbers(e, n).public_key()
+    except ValueError:  # e < 3, e or n even: OpenSSL's RSA_public_decrypt still computes
+        return None
+
+
+def _rsa_verify_in_python(e: int, n: int, signature: bytes, hash_name: str, digest: bytes) -> bool:
+    """``RSA_public_decrypt`` + PKCS#1 v1.5 type 1 check, for keys ``cryptography`` refuses.
+
+    With an even modulus OpenSSL's Montgomery arithmetic fails, so nothing verifies; an
+    exponent of 1 verifies a "signature" that is its own padded digest, as OpenSSL does.
+    """
+    if not n & 1:
+        return False
+    size = len(signature)
+    digest_info = _DIGEST_INFO[hash_name] + digest
+    expected = b"\x00\x01" + b"\xff" * (size - 3 - len(digest_info)) + b"\x00" + digest_info
+    return pow(int.from_bytes(signature, "big"), e, n).to_bytes(size, "big") == expected
 
 
 def _verify_ed25519(ca: _Material, reader: _Reader, data: bytes) -> bool:

@@ -5,9 +5,11 @@ format (RFC 5656 for ECDSA, PROTOCOL.certkeys for certificates, PROTOCOL.u2f for
 ``sk-`` keys). ``read_public_key`` answers the question sshd and ``ssh-keygen -l``
 answer with ``sshkey_read`` + ``sshkey_from_blob``: is this a key OpenSSH accepts?
 
-Pure Python and standard library only, so the ``audit-keys`` command starts fast;
-`cryptography` would also judge differently from OpenSSH. What OpenSSH accepts, as
-checked against ``ssh-keygen -lf`` (OpenSSH 9.2) by ``tests/test_keys.py``:
+Pure Python and standard library only, so the ``audit-keys`` command starts fast
+(``_sshsig`` loads ``cryptography`` for a certificate's signature only): its key
+loaders judge differently from OpenSSH. What OpenSSH accepts, as checked against
+``ssh-keygen -lf`` (OpenSSH 9.2) by ``tests/keys/test_keys.py`` and OpenSSH's own
+regress corpus (``tests/keys/test_openssh_corpus.py``):
 
 - base64 as ``b64_pton``: padding required, the bits past the last byte must be zero,
   ASCII whitespace inside the token is skipped (so a CRLF line still parses);
@@ -29,7 +31,7 @@ form (so a blob with padded integers has the fingerprint of its canonical twin),
 for a certificate over the *plain* key it certifies.
 
 This module parses blobs, decodes base64 and computes fingerprints, and is the one
-the rest of the package imports from. The curve maths and the check of a
+the rest of the package imports from. The curve checks and the check of a
 certificate's CA signature are in ``_sshsig``; the key type names, the wire field
 reader and ``KeyFormatError``, which both build on, are in ``_sshbuf``.
 """
@@ -54,18 +56,8 @@ from ccanalytics.keys._sshbuf import (
     canonical_type_name,
 )
 
-# The ``X as X`` names are re-exported: tests/test_keys.py signs certificates with them.
-from ccanalytics.keys._sshsig import (
-    _CURVES as _CURVES,
-    _ED_BASE as _ED_BASE,
-    _ED_L as _ED_L,
-    _ec_mul as _ec_mul,
-    _ec_point,
-    _ed_encode as _ed_encode,
-    _ed_mul as _ed_mul,
-    _Material,
-    _verify_signature,
-)
+# ``_CURVES`` is re-exported: tests/keys/test_keys.py builds points with its numbers.
+from ccanalytics.keys._sshsig import _CURVES as _CURVES, _ec_point, _Material, _verify_signature
 
 __all__ = [
     "KEY_TYPE_NAMES",

@@ -220,9 +220,58 @@ _tricky_strings = st.builds(
 @given(st.lists(_tricky_strings, min_size=250, max_size=250))
 def test_random_strings_are_judged_as_node_judges_them(strings: list[str]) -> None:
     verdicts = node_verdicts(strings)
+    assert [
+        s for s, (plain, unicode) in zip(strings, verdicts, strict=True) if plain != unicode
+    ] == []
     mismatches = [
         (s, plain)
         for s, (plain, _) in zip(strings, verdicts, strict=True)
         if matches_api_pattern(s) is not plain
     ]
     assert mismatches == []
+
+
+# Issue 22 item 6: the judgement assumes no flag or the "u" flag (Ajv's default, its
+# unicodeRegExp option); on this pattern both give the same verdict on every line,
+# because each piece (^, $, [^\s], [ \t], [^\n\r]) matches a surrogate pair, a lone
+# surrogate or any other non-ASCII code point in both modes alike.
+_NON_ASCII = st.text(
+    alphabet=st.characters(min_codepoint=0x80, max_codepoint=0x10FFFF, exclude_categories=()),
+    max_size=12,
+)
+_NON_ASCII_LINES = st.builds(
+    lambda prefix, chars, where: (
+        prefix + chars if where == "end" else prefix[:12] + chars + prefix[12:]
+    ),
+    st.sampled_from([f"ssh-ed25519 {K} ", f"ssh-ed25519 {K}", f"ecdsa-{K} x", "sk-"]),
+    _NON_ASCII,
+    st.sampled_from(["end", "inside"]),
+)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_NON_ASCII_LINES, min_size=250, max_size=250))
+def test_the_u_flag_changes_no_verdict_on_non_ascii_lines(strings: list[str]) -> None:
+    verdicts = node_verdicts(strings)
+    assert [plain for plain, unicode in verdicts if plain != unicode] == []
+    mismatches = [
+        s
+        for s, (plain, _) in zip(strings, verdicts, strict=True)
+        if matches_api_pattern(s) is not plain
+    ]
+    assert mismatches == []
+
+
+def test_non_ascii_lines_of_both_verdicts_are_judged_alike_with_and_without_u() -> None:
+    lines = [
+        f"ssh-ed25519 {K} clé\U0001f511",  # accepted: a surrogate pair in the comment
+        f"ssh-ed25519 {K}\U0001f511",  # accepted: glued to the key, still \S
+        f"ssh-ed25519 {K} \ud83d",  # accepted: a lone surrogate is \S in both modes
+        f"ssh-ëd25519 {K} x",
+        f"ssh-ed25519\u3000{K}",  # refused: U+3000 is \s in both modes
+        f"ssh-ed25519 {K}\u2028x",  # refused: a line terminator ends the key's \S run
+    ]
+    verdicts = node_verdicts(lines)
+    assert [plain for plain, _ in verdicts] == [True, True, True, True, False, False]
+    assert all(plain == unicode for plain, unicode in verdicts)
+    assert [matches_api_pattern(line) for line in lines] == [plain for plain, _ in verdicts]

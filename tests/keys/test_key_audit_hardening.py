@@ -179,8 +179,7 @@ def test_the_digest_table_remembers_every_first_position_as_it_grows() -> None:
     assert all(table.setdefault(d, i) == i for i, d in enumerate(digests))
     assert all(table.setdefault(d, -1) == i for i, d in enumerate(digests))
     # 16 digest bytes and 8 position bytes a slot, at most half full after growing.
-    held = len(table._digests) + table._positions.itemsize * len(table._positions)
-    assert held <= 50_000 * 2 * 2 * 24
+    assert table.nbytes <= 50_000 * 2 * 2 * 24
 
 
 def test_duplicates_name_the_first_line_without_a_source_name() -> None:
@@ -191,3 +190,42 @@ def test_duplicates_name_the_first_line_without_a_source_name() -> None:
     seen = Duplicates()
     assert seen.earlier(plain, 1) is None
     assert seen.earlier(plain, 2) == "line 1"
+
+
+# Issue 22 item 3: OpenSSH's regress corpus holds ML-DSA keys, newer than this audit.
+_SSHKEY_DATA = Path(__file__).parent / "data/openssh_regress/regress/unittests/sshkey/testdata"
+NEWER = "a key type newer than this audit knows"
+
+
+@pytest.mark.parametrize(
+    ("name", "key_type"),
+    [
+        ("mldsa44_ed25519_1.pub", "ssh-mldsa44-ed25519@openssh.com"),
+        ("mldsa44_ed25519_1-cert.pub", "ssh-mldsa44-ed25519-cert-v01@openssh.com"),
+    ],
+)
+@pytest.mark.parametrize("prefix", ["", "no-pty ", 'restrict,command="x" '])
+def test_a_newer_openssh_key_type_is_named_not_hidden(
+    name: str, key_type: str, prefix: str
+) -> None:
+    key = parse_authorized_key(prefix + (_SSHKEY_DATA / name).read_text().strip())
+    assert not key.key_valid  # ssh-keygen 9.2 refuses it too (test_openssh_corpus.py)
+    (problem,) = [p for p in key.problems if "OpenSSH" in p and "API" not in p]
+    assert f"'{key_type}'" in problem and NEWER in problem
+    assert "not shown" not in " ".join(key.problems)
+    assert "'no-pty'" not in " ".join(key.problems)
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "ssh-xoxb2400012345abcdefghijkl@openssh.com",  # a part longer than any real one
+        "ssh-mldsa44-ed25519@example.com",  # not OpenSSH's namespace
+        "ssh-Mldsa44@openssh.com",  # OpenSSH's names are lower case
+        "xoxb-2400012345@openssh.com",
+    ],
+)
+def test_only_words_shaped_like_openssh_key_types_are_named(word: str) -> None:
+    key = parse_authorized_key(f"{word} {ED25519.split()[1]}")
+    text = " ".join(key.problems)
+    assert word not in text and NEWER not in text

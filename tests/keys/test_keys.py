@@ -21,6 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.utils import Prehashed, decode_dss_signature
 from hypothesis import given, settings, strategies as st
 
 from ccanalytics.keys import (
@@ -34,7 +38,7 @@ from ccanalytics.keys import (
     parse_authorized_key,
 )
 from ccanalytics.keys._api_rule import matches_api_pattern
-from ccanalytics.keys._sshwire import _CURVES, _ec_mul, decode_base64, read_public_key
+from ccanalytics.keys._sshwire import _CURVES, decode_base64, read_public_key
 
 SSH_KEYGEN = shutil.which("ssh-keygen")
 pytestmark = pytest.mark.skipif(SSH_KEYGEN is None, reason="ssh-keygen is not installed")
@@ -392,10 +396,16 @@ def _curve_points(curve_name: str) -> dict[str, tuple[int, int]]:
         while (y := lift(x)) is None or min(y, p - y) >= curve.n - 1:
             x += 1
         found[name] = (x, min(y, p - y))
-    g = (curve.gx, curve.gy)
     found["negated generator"] = (curve.gx, p - curve.gy)
-    found["2G"] = _ec_mul(curve, 2, g) or g
+    found["2G"] = _point_of(curve_name, 2)
     return found
+
+
+def _point_of(curve_name: str, secret: int) -> tuple[int, int]:
+    """secret x G, by OpenSSL (through cryptography)."""
+    classes = {"nistp256": ec.SECP256R1, "nistp384": ec.SECP384R1, "nistp521": ec.SECP521R1}
+    numbers = ec.derive_private_key(secret, classes[curve_name]()).public_key().public_numbers()
+    return numbers.x, numbers.y
 
 
 @pytest.mark.parametrize("point", ["x >= n - 1", "short x", "negated generator", "2G"])
@@ -410,7 +420,9 @@ def test_ecdsa_point_bounds_agree_with_ssh_keygen(keys: Keys, point: str, tmp_pa
 def test_curve_constants_hold(curve: str) -> None:
     c = _CURVES[curve]
     assert (c.gy**2 - (c.gx**3 - 3 * c.gx + c.b)) % c.p == 0
-    assert _ec_mul(c, c.n, (c.gx, c.gy)) is None
+    # G has order n: (n - 1)G is -G, and 1G is G, by OpenSSL's arithmetic.
+    assert _point_of(curve, 1) == (c.gx, c.gy)
+    assert _point_of(curve, c.n - 1) == (c.gx, c.p - c.gy)
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl is not installed")
@@ -483,6 +495,25 @@ def test_tampered_certificate_signature_is_refused(keys: Keys, ca: str, tmp_path
     assert any("signature" in p for p in key.problems)
 
 
+_ED25519_ORDER = 2**252 + 27742317777372353535851937790883648493
+
+
+def _ed25519_s_plus_order(line: str) -> str:
+    """The certificate with its Ed25519 CA signature's S replaced by S + L (same point)."""
+    blob = blob_of(line)[1]
+    s = int.from_bytes(blob[-32:], "little")
+    return line_of(line.split()[0], blob[:-32] + (s + _ED25519_ORDER).to_bytes(32, "little"))
+
+
+def test_ed25519_signature_with_s_above_the_order_agrees_with_ssh_keygen(
+    keys: Keys, tmp_path: Path
+) -> None:
+    # OpenSSH's ed25519 reduces S mod L; OpenSSL refuses S >= L: the audit must be OpenSSH.
+    line = keys.line("cert_ed25519_by_ed25519")
+    key = assert_agrees_with_keygen(_ed25519_s_plus_order(line), tmp_path)
+    assert key.key_valid is keygen(line, tmp_path)[0]
+
+
 # --------------------------------------------------------------------------- security keys (sk-)
 
 
@@ -552,25 +583,12 @@ def _private_fields(keys: Keys, name: str) -> list[bytes]:
 
 
 def _ed25519_sign(seed: bytes, message: bytes) -> bytes:
-    from ccanalytics.keys._sshwire import _ED_BASE, _ED_L, _ed_encode, _ed_mul
-
-    assert _ED_BASE is not None
-    h = hashlib.sha512(seed).digest()
-    a = (int.from_bytes(h[:32], "little") & ((1 << 254) - 8)) | (1 << 254)
-    public = _ed_encode(_ed_mul(a, _ED_BASE))
-    r = int.from_bytes(hashlib.sha512(h[32:] + message).digest(), "little") % _ED_L
-    big_r = _ed_encode(_ed_mul(r, _ED_BASE))
-    k = int.from_bytes(hashlib.sha512(big_r + public + message).digest(), "little") % _ED_L
-    return big_r + ((r + k * a) % _ED_L).to_bytes(32, "little")
+    return Ed25519PrivateKey.from_private_bytes(seed).sign(message)
 
 
 def _p256_sign(secret: int, digest: bytes) -> bytes:
-    curve = _CURVES["nistp256"]
-    k = int.from_bytes(os.urandom(32), "big") % (curve.n - 1) + 1
-    point = _ec_mul(curve, k, (curve.gx, curve.gy))
-    assert point is not None
-    r = point[0] % curve.n
-    s = pow(k, -1, curve.n) * (int.from_bytes(digest, "big") + r * secret) % curve.n
+    key = ec.derive_private_key(secret, ec.SECP256R1())
+    r, s = decode_dss_signature(key.sign(digest, ec.ECDSA(Prehashed(hashes.SHA256()))))
 
     def mpint(v: int) -> bytes:
         raw = v.to_bytes((v.bit_length() + 7) // 8, "big")

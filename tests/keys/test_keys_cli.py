@@ -204,6 +204,31 @@ def test_no_pandas_or_matplotlib_after_an_audit(keys: dict[str, str], write: Wri
     assert done.stdout.strip() == "[]"
 
 
+_CORPUS_CERT = (
+    Path(__file__).parent
+    / "data/openssh_regress/regress/unittests/sshkey/testdata/ed25519_1-cert.pub"
+)
+
+
+@pytest.mark.parametrize("certificate", [False, True], ids=["plain keys", "a certificate"])
+def test_cryptography_is_imported_only_to_check_a_certificate(
+    keys: dict[str, str], write: Writer, certificate: bool
+) -> None:
+    lines = [keys["ed25519"], keys["rsa2048"]]
+    if certificate:
+        lines.append(_CORPUS_CERT.read_text().strip())
+    path = write("crypto", *lines)
+    code = (
+        "import sys, contextlib, io\n"
+        "from ccanalytics.keys._cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main([{path!r}, '--format', 'json'])\n"
+        "print('cryptography' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == str(certificate)
+
+
 def test_add_parser_registers_audit_keys_with_run() -> None:
     import argparse
 
