@@ -10,7 +10,7 @@ library errors into a one-line message on stderr with a non-zero exit status:
 - 3: ``check`` found a threshold breached.
 
 One module per command (``_pods``, ``_report``, ``_collect``, ``_check``, ``_sandbox``;
-``audit-keys`` lives with the key audit in :mod:`ccanalytics.keys._cli`), each with
+``audit-keys`` in ``_audit_keys``), each with
 ``add_parser`` and ``run``;
 ``_common`` holds the shared options and exit codes. This is the top layer: it may
 import every other subpackage, and nothing imports it. Heavy modules are imported
@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ccanalytics.cli import _check, _collect, _pods, _report, _sandbox
+from ccanalytics.cli import _audit_keys, _check, _collect, _pods, _report, _sandbox
 from ccanalytics.cli._common import EXIT_FAILURE, EXIT_USAGE, Formatter, Parser
 
 __all__ = ["build_parser", "main"]
@@ -48,9 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     _report.add_parser(sub)
     _collect.add_parser(sub)
 
-    from ccanalytics.keys import _cli as _keys_cli
-
-    _keys_cli.add_parser(sub)
+    _audit_keys.add_parser(sub)
     _check.add_parser(sub)
     _sandbox.add_parser(sub)
     return parser

@@ -14,8 +14,8 @@ and OpenSSH on the pods (``key_valid``: the key material as ``sshd`` reads it).
 - ``_seen``: the keys already seen, for duplicates (16 digest bytes a key);
 - ``_sshbuf``, ``_sshwire``, ``_sshsig``: the SSH wire format, key blobs and curve checks;
 - ``_api_rule``: the spec's key pattern, as the server's validator judges it;
-- ``_cli``: the ``audit-keys`` command (no pandas: it must start fast), ``_output``
-  its table, CSV and JSON writers.
+The ``audit-keys`` command is in :mod:`ccanalytics.cli` with the other commands; it
+streams entries through :func:`iter_audit` (no pandas: it must start fast).
 
 It imports only the standard library and :mod:`ccanalytics.errors` (pandas inside
 ``audit_keys``, ``cryptography`` on the first certificate whose signature is checked); the API client imports ``_api_rule`` from here, never the reverse.
@@ -27,9 +27,11 @@ from ccanalytics.keys._audit import (
     RECOMMENDED_RSA_BITS,
     AuditEntry,
     AuthorizedKey,
+    Duplicates,
     KeySource,
     audit_keys,
     audit_lines,
+    iter_audit,
     parse_authorized_key,
 )
 from ccanalytics.keys._replace import (
@@ -41,11 +43,13 @@ from ccanalytics.keys._replace import (
     diff_ssh_keys,
     normalize_key_lines,
 )
+from ccanalytics.keys._source import is_utf16, open_regular
 
 __all__ = [
     "RECOMMENDED_RSA_BITS",
     "AuditEntry",
     "AuthorizedKey",
+    "Duplicates",
     "KeptKey",
     "KeyChange",
     "KeyNormalizationError",
@@ -55,6 +59,9 @@ __all__ = [
     "audit_keys",
     "audit_lines",
     "diff_ssh_keys",
+    "is_utf16",
+    "iter_audit",
     "normalize_key_lines",
+    "open_regular",
     "parse_authorized_key",
 ]

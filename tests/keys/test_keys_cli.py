@@ -21,7 +21,7 @@ import pytest
 
 SSH_KEYGEN = shutil.which("ssh-keygen")
 pytestmark = pytest.mark.skipif(SSH_KEYGEN is None, reason="ssh-keygen is not installed")
-CLI = [sys.executable, "-m", "ccanalytics.keys._cli"]
+CLI = [sys.executable, "-m", "ccanalytics", "audit-keys"]
 
 
 def generate(directory: Path, specs: dict[str, list[str]]) -> dict[str, str]:
@@ -195,9 +195,9 @@ def test_no_pandas_or_matplotlib_after_an_audit(keys: dict[str, str], write: Wri
     path = write("light", keys["ed25519"], keys["rsa2048"])
     code = (
         "import sys, contextlib, io\n"
-        "from ccanalytics.keys._cli import main\n"
+        "from ccanalytics.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
-        f"    main([{path!r}, '--format', 'json'])\n"
+        f"    main(['audit-keys', {path!r}, '--format', 'json'])\n"
         "print([m for m in ('pandas', 'matplotlib', 'httpx', 'pydantic') if m in sys.modules])\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -220,9 +220,9 @@ def test_cryptography_is_imported_only_to_check_a_certificate(
     path = write("crypto", *lines)
     code = (
         "import sys, contextlib, io\n"
-        "from ccanalytics.keys._cli import main\n"
+        "from ccanalytics.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
-        f"    main([{path!r}, '--format', 'json'])\n"
+        f"    main(['audit-keys', {path!r}, '--format', 'json'])\n"
         "print('cryptography' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -232,7 +232,7 @@ def test_cryptography_is_imported_only_to_check_a_certificate(
 def test_add_parser_registers_audit_keys_with_run() -> None:
     import argparse
 
-    from ccanalytics.keys import _cli as _keys_cli
+    from ccanalytics.cli import _audit_keys as _keys_cli
 
     parser = argparse.ArgumentParser()
     _keys_cli.add_parser(parser.add_subparsers(dest="command"))

@@ -2,12 +2,13 @@
 
 Opens and checks every FILE first (standard input for ``-`` or none; only regular
 files otherwise, never binary ones), then judges entry by entry with
-``keys.iter_audit`` and prints each as it comes (``_output``: table, CSV or JSON),
+``keys.iter_audit`` and prints each as it comes (``_audit_keys_output``: table, CSV
+or JSON),
 so memory does not grow with the file. Exit status: 0 when every key is fine, 1 on
 warnings with ``--strict``, 2 on any error, including an input that cannot be read
 (one line on stderr, nothing on stdout, never a traceback).
 
-It imports neither pandas nor matplotlib nor httpx (``tests/test_keys_cli.py``
+It imports neither pandas nor matplotlib nor httpx (``tests/keys/test_keys_cli.py``
 checks), so it starts fast and audits faster than ``ssh-keygen -lf`` fingerprints.
 """
 
@@ -18,18 +19,14 @@ import gc
 import io
 import os
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, BinaryIO, NoReturn
+from typing import BinaryIO
 
+from ccanalytics.cli._audit_keys_output import WRITERS, Writer, shown_name
 from ccanalytics.errors import KeyFileError
-from ccanalytics.keys._output import WRITERS, Writer, shown_name
-from ccanalytics.keys._source import is_utf16, open_regular
+from ccanalytics.keys import is_utf16, open_regular
 
-if TYPE_CHECKING:  # imported in run(): registering the command must stay free
-    pass
-
-__all__ = ["EXIT_ERRORS", "EXIT_OK", "EXIT_WARNINGS", "add_parser", "main", "run"]
+__all__ = ["EXIT_ERRORS", "EXIT_OK", "EXIT_WARNINGS", "add_parser", "run"]
 
 EXIT_OK = 0
 EXIT_WARNINGS = 1  # only with --strict
@@ -185,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _audit_inputs(inputs: list[_Input], writer: Writer, counts: dict[str, int]) -> None:
     """Judge and write each entry as it is read: memory does not grow with the file."""
-    from ccanalytics.keys._audit import Duplicates, iter_audit
+    from ccanalytics.keys import Duplicates, iter_audit
 
     duplicates = Duplicates()
     # Entries hold no reference cycles, so the cyclic collector would only rescan the
@@ -203,26 +200,3 @@ def _audit_inputs(inputs: list[_Input], writer: Writer, counts: dict[str, int]) 
     finally:
         if collecting:
             gc.enable()
-
-
-class _OneLineErrors(argparse.ArgumentParser):
-    """A wrong argument is one line and exit status 2, as under ``ccanalytics``."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_ERRORS, f"{self.prog}: {message} (see '{self.prog} --help')\n")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m ccanalytics.keys._cli``: the ``audit-keys`` command on its own."""
-    parser = _OneLineErrors(
-        prog=_PROG,
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    _add_arguments(parser)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())
