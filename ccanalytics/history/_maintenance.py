@@ -56,6 +56,7 @@ from ccanalytics.history._layout import (
     list_store,
     partition_dir,
     read_marker,
+    store_folder,
     temp_path,
 )
 from ccanalytics.history._schema import TABLES
@@ -219,9 +220,12 @@ def compact(store: str | PathLike[str], day: str | date | datetime) -> CompactRe
     collectors write (their new files are kept) and while :class:`History` reads (see
     the module docstring for the argument); other engines should not read during it.
     Also finishes a compaction a crash interrupted, and removes temporary files left
-    by crashed writers (older than an hour).
+    by crashed writers (older than an hour). Every failure (a store path that is not a
+    folder, a read-only or full disk) is a :class:`StoreError` naming the path; a
+    failed compaction leaves the day's files as they were.
     """
     root, name = Path(store), _day(day)
+    store_folder(root)
     before: dict[str, int] = {}
     after: dict[str, int] = {}
     rows: dict[str, int] = {}
@@ -229,15 +233,19 @@ def compact(store: str | PathLike[str], day: str | date | datetime) -> CompactRe
     if not root.is_dir():  # a mistyped path: nothing to compact, and nothing created
         empty = MappingProxyType(dict.fromkeys(TABLES, 0))
         return CompactResult(name, empty, empty, empty)
-    with _StoreLock(root):
-        for table in TABLES:
-            folder = partition_dir(root, table, name)
-            if not folder.is_dir():
-                before[table] = after[table] = rows[table] = 0
-                continue
-            _finish_leftovers(folder)
-            removed += _remove_orphans(folder, time.time())
-            before[table], after[table], rows[table] = _compact_folder(folder)
+    try:
+        with _StoreLock(root):
+            for table in TABLES:
+                folder = partition_dir(root, table, name)
+                if not folder.is_dir():
+                    before[table] = after[table] = rows[table] = 0
+                    continue
+                _finish_leftovers(folder)
+                removed += _remove_orphans(folder, time.time())
+                before[table], after[table], rows[table] = _compact_folder(folder)
+    except OSError as err:
+        where = Path(err.filename) if err.filename else root
+        raise StoreError(f"cannot compact {where}: {err.strerror or err}", where) from None
     return CompactResult(
         name,
         MappingProxyType(before),
@@ -248,8 +256,13 @@ def compact(store: str | PathLike[str], day: str | date | datetime) -> CompactRe
 
 
 def verify(store: str | PathLike[str]) -> StoreReport:
-    """Read every file's Parquet footer; report unreadable files, leftovers and markers."""
-    root = Path(store)
+    """Read every file's Parquet footer; report unreadable files, leftovers and markers.
+
+    A folder or file that is a symbolic link out of the store is reported unreadable
+    (:class:`History` refuses it). A store path that is not a folder is a
+    :class:`StoreError`; a missing one is an empty store.
+    """
+    root = store_folder(Path(store))
     count = 0
     temporary: list[Path] = []
     markers: list[Path] = []
@@ -259,6 +272,10 @@ def verify(store: str | PathLike[str]) -> StoreReport:
         count += len(listing.files)
         temporary += listing.temporary
         markers += listing.markers
+        for path in listing.outside:
+            unreadable[path] = (
+                f"lies outside the store (a symbolic link to {os.path.realpath(path)})"
+            )
         for path in listing.files:
             try:
                 pq.read_metadata(path)
