@@ -39,7 +39,7 @@ import duckdb
 from ccanalytics._rules import idle_threshold_given
 from ccanalytics.errors import StoreError
 from ccanalytics.history._layout import list_store, store_folder
-from ccanalytics.history._schema import TABLES, empty_table, to_pandas
+from ccanalytics.history._schema import TABLES, empty_table, file_problem, to_pandas
 from ccanalytics.history._window import resolve_window
 
 if TYPE_CHECKING:
@@ -114,6 +114,8 @@ class History:
         spill = Path(tempfile.gettempdir()) / f"ccanalytics-duckdb-{uuid.uuid4().hex}"
         self._con = _connect(self._store, spill)
         self._finalizer = weakref.finalize(self, _close, self._con, spill)
+        #: Files found to be snapshot files of ours (files are never rewritten in place).
+        self._vetted: set[Path] = set()
         for table in TABLES:
             self._con.register(f"_empty_{table}", empty_table(table))
         self._retrying(self.refresh)
@@ -166,6 +168,7 @@ class History:
                     "folder: move the data in",
                     where,
                 )
+            self._vet(table, listing.files)
             files = [str(path) for path in listing.files]
             empty = (
                 f"SELECT *, CAST(NULL AS DATE) AS date, CAST(NULL AS UBIGINT) AS file_index "
@@ -182,6 +185,21 @@ class History:
                 f"SELECT *, file_index FROM read_parquet(getvariable('_files_{table}'), "
                 "hive_partitioning = true, union_by_name = true)"
             )
+
+    def _vet(self, table: str, files: Iterable[Path]) -> None:
+        """Refuse a file that is not a snapshot of ours, before DuckDB reads it as nulls."""
+        for path in files:
+            if path in self._vetted:
+                continue
+            try:
+                problem = file_problem(path, table)
+            except FileNotFoundError:
+                continue  # a compaction removed it: the query lists again
+            if problem is not None:
+                raise StoreError(
+                    f"cannot read store file {path}: {problem} (move it out of the store)", path
+                )
+            self._vetted.add(path)
 
     def verify(self) -> StoreReport:
         """Unreadable files, crash leftovers and unfinished compactions of the store."""

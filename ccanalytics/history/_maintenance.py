@@ -59,7 +59,7 @@ from ccanalytics.history._layout import (
     store_folder,
     temp_path,
 )
-from ccanalytics.history._schema import TABLES
+from ccanalytics.history._schema import TABLES, file_problem
 from ccanalytics.history._write import write_synced
 
 __all__ = ["CompactResult", "StoreReport", "compact", "verify"]
@@ -152,15 +152,26 @@ def _remove_orphans(folder: Path, now: float) -> list[Path]:
     return removed
 
 
-def _merged_table(files: list[Path]) -> pa.Table:
-    """Every row of ``files``; columns a file lacks are null (schemas only grow)."""
+def _merged_table(files: list[Path], table: str) -> pa.Table:
+    """Every row of ``files``; columns a file lacks are null (schemas only grow).
+
+    A file that is not a snapshot of ours (:func:`file_problem`) is never merged: its
+    rows would be in the day's file for good.
+    """
     tables = []
     for path in files:
+        problem = file_problem(path, table)
+        if problem is not None:
+            raise StoreError(f"cannot compact: store file {path}: {problem}", path)
         try:
             tables.append(pq.read_table(path))
         except Exception as err:  # never merge around a file we could not read
             raise StoreError(f"cannot compact: unreadable store file {path}: {err}", path) from None
-    merged = pa.concat_tables(tables, promote_options="permissive")
+    try:
+        merged = pa.concat_tables(tables, promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as err:  # widths the footers allowed
+        folder = files[0].parent
+        raise StoreError(f"cannot compact {folder}: {' '.join(str(err).split())}", folder) from None
     return (
         merged.sort_by([("observed_at", "ascending")])
         if "observed_at" in merged.column_names
@@ -177,7 +188,7 @@ def _write_marker(folder: Path, merged: str, replaces: list[str]) -> Path:
     return marker
 
 
-def _compact_folder(folder: Path) -> tuple[int, int, int]:
+def _compact_folder(folder: Path, table_name: str) -> tuple[int, int, int]:
     """Merge one partition folder's files: (files before, files after, rows)."""
     files = sorted(
         folder / n for n in os.listdir(folder) if n.endswith(DATA_SUFFIX) and not n.startswith(".")
@@ -185,7 +196,7 @@ def _compact_folder(folder: Path) -> tuple[int, int, int]:
     if len(files) <= 1:
         rows = pq.read_metadata(files[0]).num_rows if files else 0
         return len(files), len(files), rows
-    table = _merged_table(files)  # 1.
+    table = _merged_table(files, table_name)  # 1.
     final = folder / data_file_name(_first_time(table))
     temp = temp_path(final)
     try:
@@ -242,7 +253,7 @@ def compact(store: str | PathLike[str], day: str | date | datetime) -> CompactRe
                     continue
                 _finish_leftovers(folder)
                 removed += _remove_orphans(folder, time.time())
-                before[table], after[table], rows[table] = _compact_folder(folder)
+                before[table], after[table], rows[table] = _compact_folder(folder, table)
     except OSError as err:
         where = Path(err.filename) if err.filename else root
         raise StoreError(f"cannot compact {where}: {err.strerror or err}", where) from None
@@ -278,9 +289,9 @@ def verify(store: str | PathLike[str]) -> StoreReport:
             )
         for path in listing.files:
             try:
-                pq.read_metadata(path)
+                problem = file_problem(path, table)
             except FileNotFoundError:
-                continue
-            except Exception as err:
-                unreadable[path] = " ".join(str(err).split())
+                continue  # a compaction finished meanwhile
+            if problem is not None:
+                unreadable[path] = problem
     return StoreReport(count, tuple(temporary), tuple(markers), MappingProxyType(unreadable))
