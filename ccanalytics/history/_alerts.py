@@ -298,7 +298,7 @@ def _read(path: Path) -> AlertState:
         raise StoreError(f"cannot read the alert state {path}: {err}", path) from None
     try:
         return _parse(json.loads(text))
-    except (ValueError, TypeError, KeyError, RecursionError) as err:
+    except (ValueError, TypeError, KeyError, RecursionError, OverflowError) as err:
         raise StoreError(
             f"{path} is not an alert state ccanalytics wrote ({type(err).__name__}: "
             f"{str(err)[:80]}); move it aside to start afresh",

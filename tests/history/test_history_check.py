@@ -246,3 +246,29 @@ def test_each_set_of_thresholds_keeps_its_own_state(
     assert _run(capsys, *base, "--max-idle-cost", "5")[0] == 3
     assert _run(capsys, *base, "--max-stragglers", "0")[0] == 3
     assert len(handler.bodies) == 2  # two checks, each breached for the first time
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "[" * 100_000 + "]" * 100_000,  # nested past the parser's recursion limit
+        '{"version": 2, "alerts": {"k": "breached"}}',  # a wrong type
+        '{"version": 2, "alerts": {}, "snoozes": {"r": {"until": "9999-12-31T23:59:59-23:59"}}}',
+    ],
+    ids=["deep", "wrong type", "date overflow"],
+)
+def test_a_hostile_state_file_is_one_line_and_exit_1(
+    breached_store: Path,
+    receiver: tuple[str, type[_Receiver]],
+    capsys: pytest.CaptureFixture[str],
+    content: str,
+) -> None:
+    url, handler = receiver
+    (breached_store / STATE_FILE).write_text(content)
+    argv = ["--store", str(breached_store), "--max-idle-cost", "5", "--notify", url]
+    code, _, err = _run(capsys, *argv)
+    assert code == 1 and "Traceback" not in err
+    last = err.splitlines()[-1]  # after the breach's summary: the failure, in one line
+    assert last.startswith("ccanalytics check: ") and STATE_FILE in last and url not in err
+    assert handler.bodies == []  # nothing posted that could not be remembered
+    assert (breached_store / STATE_FILE).read_text() == content  # left for a person
