@@ -96,7 +96,11 @@ class History:
     ----------
     store:
         The store's folder (see :mod:`ccanalytics.history`). A missing folder is an
-        empty store.
+        empty store. A path that is not a folder, a data file that is not a snapshot
+        file of ours (:func:`~ccanalytics.history._schema.file_problem`: what
+        :func:`~ccanalytics.history.verify` reports too) and a folder or file that is a
+        symbolic link out of the store are each a
+        :class:`~ccanalytics.errors.StoreError` naming the path, never rows of nulls.
 
     Notes
     -----
