@@ -253,6 +253,8 @@ def post_message(url: str, text: str, *, deadline: float = POST_DEADLINE) -> str
         return f"HTTP {err.response.status_code}"
     except TimeoutError:
         return f"no answer within {deadline:g} s"
+    except httpx.InvalidURL:  # webhook_problem is checked first; never a traceback anyway
+        return "the webhook URL is not a valid URL"
     except (httpx.HTTPError, OSError) as err:
         return type(err).__name__
     return None

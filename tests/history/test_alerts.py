@@ -248,3 +248,8 @@ def test_a_post_to_a_receiver_that_drips_has_a_total_deadline() -> None:
     server.close()
     assert reason == "no answer within 1 s"
     assert elapsed < 5.0  # the deadline (1 s), not the 30 s the drip would take
+
+
+def test_a_post_to_a_malformed_url_is_a_reason_not_a_traceback() -> None:
+    reason = post_message(URL + "\r", "hi", deadline=1.0)
+    assert reason == "the webhook URL is not a valid URL"

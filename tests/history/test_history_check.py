@@ -272,3 +272,18 @@ def test_a_hostile_state_file_is_one_line_and_exit_1(
     assert last.startswith("ccanalytics check: ") and STATE_FILE in last and url not in err
     assert handler.bodies == []  # nothing posted that could not be remembered
     assert (breached_store / STATE_FILE).read_text() == content  # left for a person
+
+
+def test_a_webhook_variable_with_a_stray_carriage_return_is_one_line_and_exit_2(
+    breached_store: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A CRLF env file leaves "\r" at the end of the URL the policy's notify_env names.
+    monkeypatch.setenv("CC_CRLF_HOOK", "https://hooks.example.com/services/secret\r")
+    policy = breached_store.parent / "policy.toml"
+    policy.write_text('[[rule]]\nname = "idle"\nmax_idle_cost = 1\nnotify_env = "CC_CRLF_HOOK"\n')
+    try:
+        code, out, err = _run(capsys, "--store", str(breached_store), "--policy", str(policy))
+    except SystemExit as exit_:  # never: the usage error is returned, not raised
+        pytest.fail(f"SystemExit {exit_.code}")
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert err.count("\n") == 1 and "CC_CRLF_HOOK" in err and "secret" not in err
