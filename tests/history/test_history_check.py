@@ -287,3 +287,27 @@ def test_a_webhook_variable_with_a_stray_carriage_return_is_one_line_and_exit_2(
         pytest.fail(f"SystemExit {exit_.code}")
     assert code == 2 and out == "" and "Traceback" not in err
     assert err.count("\n") == 1 and "CC_CRLF_HOOK" in err and "secret" not in err
+
+
+def test_a_state_that_cannot_be_saved_is_exit_1_and_is_posted_once_when_it_can(
+    breached_store: Path,
+    receiver: tuple[str, type[_Receiver]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ccanalytics.history import _alerts
+
+    url, handler = receiver
+    argv = ["--store", str(breached_store), "--max-idle-cost", "5", "--notify", url]
+
+    def read_only(*args: object, **kwargs: object) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(_alerts, "write_atomic", read_only)
+    for _ in range(2):  # cron's next run finds the store as read-only as before
+        code, _, err = _run(capsys, *argv)
+        assert code == 1 and "cannot save the alert state" in err.splitlines()[-1]
+    assert handler.bodies == []  # nothing posted that could not be remembered
+    monkeypatch.undo()
+    assert [_run(capsys, *argv)[0] for _ in range(2)] == [3, 3]
+    assert len(handler.bodies) == 1  # the change, once
