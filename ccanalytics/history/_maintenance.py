@@ -46,7 +46,7 @@ from types import MappingProxyType
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-from ccanalytics._files import fsync_dir
+from ccanalytics._files import fsync_dir, write_atomic
 from ccanalytics.errors import StoreError
 from ccanalytics.history._layout import (
     DATA_SUFFIX,
@@ -181,11 +181,9 @@ def _merged_table(files: list[Path], table: str) -> pa.Table:
 
 def _write_marker(folder: Path, merged: str, replaces: list[str]) -> Path:
     marker = folder / f"{MARKER_PREFIX}{uuid.uuid4().hex}.json"
-    temp = temp_path(marker)
-    temp.write_bytes(json.dumps({"merged": merged, "replaces": replaces}).encode())
-    os.replace(temp, marker)
-    fsync_dir(folder)
-    return marker
+    content = json.dumps({"merged": merged, "replaces": replaces}).encode()
+    # Synced, and the rename too: step 3 must never be on disk without the marker.
+    return write_atomic(marker, lambda sink: sink.write(content), durable_rename=True)
 
 
 def _compact_folder(folder: Path, table_name: str) -> tuple[int, int, int]:
