@@ -20,7 +20,7 @@ refuses it and ``compact`` never merges it: :func:`file_problem` is that one tes
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
@@ -156,8 +156,15 @@ def file_problem(path: Path, table: str) -> str | None:
         raise
     except Exception as err:  # pyarrow raises ArrowInvalid, OSError, ...
         return " ".join(str(err).split())
-    reason = foreign_reason(schema, table)
+    reason = _foreign_reason_once(schema.remove_metadata(), table)
     return None if reason is None else f"not a snapshot file of this store: {reason}"
+
+
+@lru_cache(maxsize=64)
+def _foreign_reason_once(schema: pa.Schema, table: str) -> str | None:
+    # A store's files share a handful of schemas: judging each once keeps the cost of
+    # vetting a file to reading its footer (without the metadata, which pandas varies).
+    return foreign_reason(schema, table)
 
 
 _NULLABLE: dict[pa.DataType, Any] = {}
