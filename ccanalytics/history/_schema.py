@@ -132,6 +132,9 @@ def foreign_reason(schema: pa.Schema, table: str) -> str | None:
     missing = [name for name in IDENTITY_COLUMNS if name not in schema.names]
     if missing:
         return f"it has no {', '.join(missing)} column"
+    twice = sorted({name for name in schema.names if schema.names.count(name) > 1})
+    if twice:
+        return f"its column {twice[0]} appears more than once"
     expected = _expected(table)
     for field in schema:
         want = expected.get(field.name)

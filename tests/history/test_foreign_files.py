@@ -38,6 +38,10 @@ FOREIGN = {
     ),
     "no columns": pa.table({}),
     "no schema_version": pa.table({"cluster_id": ["cl-a"], "pod_id": ["p9"], "observed_at": STAMP}),
+    "a column twice": pa.Table.from_arrays(
+        [pa.array(["cl-a"]), STAMP, pa.array([1], pa.int32()), pa.array([1], pa.int32())],
+        names=["cluster_id", "observed_at", "schema_version", "schema_version"],
+    ),
 }
 
 

@@ -25,6 +25,11 @@ def _rows() -> list[dict[str, Any]]:
     return [pod_row("cl-a", f"{DAY}T0{h}:00:00Z", "p1") for h in (0, 1, 2)]
 
 
+def _frame(rows: list[dict[str, Any]]) -> Any:
+    """Rows as the frame collect appends (the writer adds schema_version itself)."""
+    return pods_table(rows).drop(columns="schema_version")
+
+
 @pytest.fixture
 def a_file(tmp_path: Path) -> Path:
     path = tmp_path / "store"
@@ -52,7 +57,7 @@ def test_compact_on_a_path_that_is_a_file_is_a_store_error(a_file: Path) -> None
 
 def test_appending_to_a_path_that_is_a_file_is_a_store_error(a_file: Path) -> None:
     with pytest.raises(StoreError) as caught:
-        append_frame(a_file, "pods", pods_table(_rows()))
+        append_frame(a_file, "pods", _frame(_rows()))
     assert caught.value.path is not None and str(a_file) in str(caught.value)
     assert a_file.read_text() == "not a folder"
 
@@ -65,7 +70,7 @@ def test_a_read_only_store_is_a_store_error_for_append(
 
     monkeypatch.setattr(tempfile, "mkstemp", read_only)
     with pytest.raises(StoreError, match="Read-only file system") as caught:
-        append_frame(tmp_path, "pods", pods_table(_rows()))
+        append_frame(tmp_path, "pods", _frame(_rows()))
     assert caught.value.path is not None and tmp_path in Path(caught.value.path).parents
 
 
@@ -165,3 +170,45 @@ def test_check_on_a_path_that_is_a_file_is_one_line_and_exit_1(
     _, err = capsys.readouterr()
     assert code == 1
     assert err.count("\n") == 1 and "not a folder" in err and "Traceback" not in err
+
+
+def test_a_day_compacted_over_and_over_never_gives_a_raw_duckdb_error(tmp_path: Path) -> None:
+    # A collector appends to one day and a compaction merges it again and again while a
+    # reader queries: each answer is right, or the failure is a StoreError.
+    import threading
+
+    write_store(tmp_path, _rows())
+    stop = threading.Event()
+
+    failures: list[BaseException] = []
+
+    def churn() -> None:
+        minute = 0
+        try:
+            while not stop.is_set():
+                minute += 1
+                when = f"{DAY}T03:{minute % 60:02d}:{minute // 60:02d}Z"
+                append_frame(tmp_path, "pods", _frame([pod_row("cl-a", when, "p1")]))
+                compact(tmp_path, DAY)
+        except BaseException as err:  # reported by the assertion below
+            failures.append(err)
+
+    worker = threading.Thread(target=churn, daemon=True)
+    worker.start()
+    outcomes: list[str] = []
+    try:
+        with History(tmp_path) as h:
+            for _ in range(10):
+                try:
+                    hours = h.idle_cost(
+                        since=f"{DAY}T00:00", until=f"{DAY}T02:00", by=None, max_gap="2h"
+                    )
+                except StoreError:
+                    outcomes.append("store error")
+                else:
+                    assert hours["observed_hours"].iloc[0] == pytest.approx(2.0)
+                    outcomes.append("answer")
+    finally:
+        stop.set()
+        worker.join(30)
+    assert failures == [] and "answer" in outcomes, outcomes
