@@ -253,6 +253,8 @@ def post_message(url: str, text: str, *, deadline: float = POST_DEADLINE) -> str
         return f"HTTP {err.response.status_code}"
     except TimeoutError:
         return f"no answer within {deadline:g} s"
+    except httpx.InvalidURL:  # webhook_problem is checked first; never a traceback anyway
+        return "the webhook URL is not a valid URL"
     except (httpx.HTTPError, OSError) as err:
         return type(err).__name__
     return None
@@ -298,7 +300,7 @@ def _read(path: Path) -> AlertState:
         raise StoreError(f"cannot read the alert state {path}: {err}", path) from None
     try:
         return _parse(json.loads(text))
-    except (ValueError, TypeError, KeyError, RecursionError) as err:
+    except (ValueError, TypeError, KeyError, RecursionError, OverflowError) as err:
         raise StoreError(
             f"{path} is not an alert state ccanalytics wrote ({type(err).__name__}: "
             f"{str(err)[:80]}); move it aside to start afresh",

@@ -45,6 +45,9 @@ class CheckResult:
     #: pandas.Timestamp: the window's first snapshot (later than ``start`` when the
     #: history is younger than the window, or collection stopped for a while)
     observed_from: Any = None
+    #: cluster-hours of the window snapshots cover; 0 is a result ("no data in the
+    #: window": a young store, or the first snapshot after an outage), not a failure
+    observed_hours: float | None = None
 
     @property
     def breached(self) -> bool:
@@ -63,7 +66,9 @@ class CheckResult:
         """One sentence on the window, breached or not, saying how much of it was observed."""
         state = f"{len(self.breaches)} threshold(s) breached" if self.breached else "all fine"
         covered = ""
-        if self.observed_from is not None and self.observed_from > self.start:
+        if self.observed_hours == 0:
+            covered = "; no data in the window: no two snapshots cover any of it"
+        elif self.observed_from is not None and self.observed_from > self.start:
             seen = (self.end - self.observed_from).to_pytimedelta()
             covered = f"; snapshots cover only {describe_duration(seen)} of it"
         return (
@@ -135,6 +140,7 @@ def check_store(
         idle_cost=float(totals["idle_cost"]),
         total_cost=float(totals["total_cost"]),
         unobserved_hours=float(totals["unobserved_hours"]),
+        observed_hours=float(totals["observed_hours"]),
         stragglers=stragglers,
         observed_from=None if pd.isna(first) else pd.Timestamp(first).tz_convert("UTC"),
     )

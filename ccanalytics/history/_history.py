@@ -25,6 +25,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 import uuid
 import weakref
 from datetime import datetime
@@ -37,8 +38,8 @@ import duckdb
 
 from ccanalytics._rules import idle_threshold_given
 from ccanalytics.errors import StoreError
-from ccanalytics.history._layout import list_store
-from ccanalytics.history._schema import TABLES, empty_table, to_pandas
+from ccanalytics.history._layout import list_store, store_folder
+from ccanalytics.history._schema import TABLES, empty_table, file_problem, to_pandas
 from ccanalytics.history._window import resolve_window
 
 if TYPE_CHECKING:
@@ -54,8 +55,12 @@ __all__ = ["History"]
 
 _T = TypeVar("_T")
 
-#: A query that keeps finding listed files gone is given up after this many runs.
-MAX_QUERY_ATTEMPTS = 5
+#: A query that keeps finding listed files gone is given up after this many runs
+#: (then a StoreError: the store kept changing under it).
+MAX_QUERY_ATTEMPTS = 8
+#: The pause before the n-th new run is n times this: a compaction of a day takes a
+#: moment, and running again at once would likely find the same files going.
+RETRY_PAUSE_SECONDS = 0.05
 #: Columns of the views that are store bookkeeping, not pod data: left out of pods()/gpus().
 BOOKKEEPING_COLUMNS = ("date", "schema_version", "file_index")
 #: Row order of pods()/gpus() (columns every frame has, per the public API).
@@ -91,7 +96,11 @@ class History:
     ----------
     store:
         The store's folder (see :mod:`ccanalytics.history`). A missing folder is an
-        empty store.
+        empty store. A path that is not a folder, a data file that is not a snapshot
+        file of ours (:func:`~ccanalytics.history._schema.file_problem`: what
+        :func:`~ccanalytics.history.verify` reports too) and a folder or file that is a
+        symbolic link out of the store are each a
+        :class:`~ccanalytics.errors.StoreError` naming the path, never rows of nulls.
 
     Notes
     -----
@@ -105,10 +114,12 @@ class History:
     """
 
     def __init__(self, store: str | PathLike[str]) -> None:
-        self._store = Path(store).resolve()
+        self._store = store_folder(Path(store).resolve())
         spill = Path(tempfile.gettempdir()) / f"ccanalytics-duckdb-{uuid.uuid4().hex}"
         self._con = _connect(self._store, spill)
         self._finalizer = weakref.finalize(self, _close, self._con, spill)
+        #: Files found to be snapshot files of ours (files are never rewritten in place).
+        self._vetted: set[Path] = set()
         for table in TABLES:
             self._con.register(f"_empty_{table}", empty_table(table))
         self._retrying(self.refresh)
@@ -152,7 +163,17 @@ class History:
     def refresh(self) -> None:
         """Point the views at the store's files as they are now."""
         for table in TABLES:
-            files = [str(path) for path in list_store(self._store, table).files]
+            listing = list_store(self._store, table)
+            if listing.outside:
+                where = listing.outside[0]
+                raise StoreError(
+                    f"{where} lies outside the store {self._store} (a symbolic link to "
+                    f"{os.path.realpath(where)}); History reads only inside the store's "
+                    "folder: move the data in",
+                    where,
+                )
+            self._vet(table, listing.files)
+            files = [str(path) for path in listing.files]
             empty = (
                 f"SELECT *, CAST(NULL AS DATE) AS date, CAST(NULL AS UBIGINT) AS file_index "
                 f"FROM _empty_{table}"
@@ -168,6 +189,21 @@ class History:
                 f"SELECT *, file_index FROM read_parquet(getvariable('_files_{table}'), "
                 "hive_partitioning = true, union_by_name = true)"
             )
+
+    def _vet(self, table: str, files: Iterable[Path]) -> None:
+        """Refuse a file that is not a snapshot of ours, before DuckDB reads it as nulls."""
+        for path in files:
+            if path in self._vetted:
+                continue
+            try:
+                problem = file_problem(path, table)
+            except FileNotFoundError:
+                continue  # a compaction removed it: the query lists again
+            if problem is not None:
+                raise StoreError(
+                    f"cannot read store file {path}: {problem} (move it out of the store)", path
+                )
+            self._vetted.add(path)
 
     def verify(self) -> StoreReport:
         """Unreadable files, crash leftovers and unfinished compactions of the store."""
@@ -199,11 +235,21 @@ class History:
         for attempt in range(1, MAX_QUERY_ATTEMPTS + 1):
             try:
                 return action()
-            except (duckdb.IOException, duckdb.InvalidInputException) as err:
-                if _VANISHED.search(str(err)) and attempt < MAX_QUERY_ATTEMPTS:
-                    continue  # a compaction removed a listed file: list again
-                raise self._store_error(err) from None
-        raise AssertionError("unreachable")  # pragma: no cover
+            except (
+                duckdb.IOException,
+                duckdb.InvalidInputException,
+                duckdb.PermissionException,
+            ) as err:
+                if not _VANISHED.search(str(err)):
+                    raise self._store_error(err) from None
+                if attempt < MAX_QUERY_ATTEMPTS:  # a compaction removed a listed file
+                    time.sleep(RETRY_PAUSE_SECONDS * attempt)
+                    continue  # list again
+        raise StoreError(
+            f"the store {self._store} kept changing under the query: {MAX_QUERY_ATTEMPTS} "
+            "runs each found a listed file gone (is something compacting it in a loop?)",
+            self._store,
+        )
 
     def pods(
         self,

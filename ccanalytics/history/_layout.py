@@ -16,6 +16,14 @@ pyarrow and Spark skip dot files anyway).
 first, markers second, and files a finished merge superseded left out. That order is
 what keeps a reader from ever seeing a day's rows twice during a compaction; the
 argument is written out in :mod:`._compact`.
+
+Everything a reader reads lies inside the store's folder: a table or day folder, or a
+data file, that is a symbolic link to somewhere else is listed apart
+(:attr:`Listing.outside`), because :class:`~ccanalytics.history.History` may read the
+store's folder and nothing else (its DuckDB is locked to it) and :func:`verify` must
+say so rather than call the store fine. A file system error while listing (a folder
+that cannot be read, a store path that is a file) is a
+:class:`~ccanalytics.errors.StoreError` naming the folder.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ __all__ = [
     "list_store",
     "partition_dir",
     "read_marker",
+    "store_folder",
     "temp_path",
 ]
 
@@ -72,6 +81,29 @@ class Listing:
     temporary: tuple[Path, ...]
     #: Compaction markers present (a compaction running, or one that crashed).
     markers: tuple[Path, ...]
+    #: Folders and data files that are symbolic links out of the store (never read).
+    outside: tuple[Path, ...] = ()
+
+
+def store_folder(store: Path) -> Path:
+    """``store``, or :class:`StoreError` when it exists and is not a folder.
+
+    A missing store is not an error here: it is an empty store to a reader, and a
+    writer creates it.
+    """
+    if store.exists() and not store.is_dir():
+        raise StoreError(f"the store {store} is not a folder", store)
+    return store
+
+
+def _listing_error(folder: Path, err: OSError) -> StoreError:
+    return StoreError(f"cannot list the store folder {folder}: {err.strerror or err}", folder)
+
+
+def _is_outside(path: Path, root: str) -> bool:
+    """Whether the symbolic link ``path`` resolves to somewhere outside ``root``."""
+    real = os.path.realpath(path)
+    return real != root and not real.startswith(root + os.sep)
 
 
 def _partitions(table_dir: Path) -> list[Path]:
@@ -79,16 +111,24 @@ def _partitions(table_dir: Path) -> list[Path]:
         entries = list(os.scandir(table_dir))
     except FileNotFoundError:
         return []
+    except OSError as err:
+        raise _listing_error(table_dir, err) from None
     return sorted(
         Path(e.path) for e in entries if e.name.startswith(_PARTITION_PREFIX) and e.is_dir()
     )
 
 
-def _names(folder: Path) -> list[str]:
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
     try:
-        return sorted(os.listdir(folder))
+        return sorted(os.scandir(folder), key=lambda e: e.name)
     except FileNotFoundError:
         return []
+    except OSError as err:
+        raise _listing_error(folder, err) from None
+
+
+def _names(folder: Path) -> list[str]:
+    return [e.name for e in _entries(folder)]
 
 
 def read_marker(path: Path) -> tuple[str, frozenset[str]]:
@@ -107,14 +147,33 @@ def read_marker(path: Path) -> tuple[str, frozenset[str]]:
 
 def list_store(store: Path, table: str) -> Listing:
     """The files of ``store/table`` a reader should read (see the module docstring)."""
-    partitions = _partitions(store / table)
+    root = os.path.realpath(store)
+    table_dir = store / table
+    if table_dir.is_symlink() and _is_outside(table_dir, root):
+        return Listing((), (), (), (table_dir,))
+    outside: list[Path] = []
+    partitions = []
+    for part in _partitions(table_dir):
+        if part.is_symlink() and _is_outside(part, root):
+            outside.append(part)
+        else:
+            partitions.append(part)
     # 1. Data files, every partition.
     data: dict[Path, list[str]] = {}
     temporary: list[Path] = []
     for part in partitions:
-        names = _names(part)
-        data[part] = [n for n in names if n.endswith(DATA_SUFFIX) and not n.startswith(".")]
-        temporary.extend(part / n for n in names if n.startswith(".") and n.endswith(TEMP_SUFFIX))
+        entries = _entries(part)
+        data[part] = []
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                if name.endswith(TEMP_SUFFIX):
+                    temporary.append(part / name)
+            elif name.endswith(DATA_SUFFIX):
+                if entry.is_symlink() and _is_outside(part / name, root):
+                    outside.append(part / name)
+                else:
+                    data[part].append(name)
     # 2. Then the markers: a merge whose file was listed hides the files it replaced.
     markers: list[Path] = []
     hidden: set[Path] = set()
@@ -130,4 +189,4 @@ def list_store(store: Path, table: str) -> Listing:
             if merged in data[part]:
                 hidden.update(part / n for n in replaces)
     files = tuple(part / n for part, names in data.items() for n in names if part / n not in hidden)
-    return Listing(files, tuple(temporary), tuple(markers))
+    return Listing(files, tuple(temporary), tuple(markers), tuple(outside))

@@ -46,7 +46,7 @@ from types import MappingProxyType
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-from ccanalytics._files import fsync_dir
+from ccanalytics._files import fsync_dir, write_atomic
 from ccanalytics.errors import StoreError
 from ccanalytics.history._layout import (
     DATA_SUFFIX,
@@ -56,9 +56,10 @@ from ccanalytics.history._layout import (
     list_store,
     partition_dir,
     read_marker,
+    store_folder,
     temp_path,
 )
-from ccanalytics.history._schema import TABLES
+from ccanalytics.history._schema import TABLES, file_problem
 from ccanalytics.history._write import write_synced
 
 __all__ = ["CompactResult", "StoreReport", "compact", "verify"]
@@ -151,15 +152,26 @@ def _remove_orphans(folder: Path, now: float) -> list[Path]:
     return removed
 
 
-def _merged_table(files: list[Path]) -> pa.Table:
-    """Every row of ``files``; columns a file lacks are null (schemas only grow)."""
+def _merged_table(files: list[Path], table: str) -> pa.Table:
+    """Every row of ``files``; columns a file lacks are null (schemas only grow).
+
+    A file that is not a snapshot of ours (:func:`file_problem`) is never merged: its
+    rows would be in the day's file for good.
+    """
     tables = []
     for path in files:
+        problem = file_problem(path, table)
+        if problem is not None:
+            raise StoreError(f"cannot compact: store file {path}: {problem}", path)
         try:
             tables.append(pq.read_table(path))
         except Exception as err:  # never merge around a file we could not read
             raise StoreError(f"cannot compact: unreadable store file {path}: {err}", path) from None
-    merged = pa.concat_tables(tables, promote_options="permissive")
+    try:
+        merged = pa.concat_tables(tables, promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as err:  # widths the footers allowed
+        folder = files[0].parent
+        raise StoreError(f"cannot compact {folder}: {' '.join(str(err).split())}", folder) from None
     return (
         merged.sort_by([("observed_at", "ascending")])
         if "observed_at" in merged.column_names
@@ -169,14 +181,12 @@ def _merged_table(files: list[Path]) -> pa.Table:
 
 def _write_marker(folder: Path, merged: str, replaces: list[str]) -> Path:
     marker = folder / f"{MARKER_PREFIX}{uuid.uuid4().hex}.json"
-    temp = temp_path(marker)
-    temp.write_bytes(json.dumps({"merged": merged, "replaces": replaces}).encode())
-    os.replace(temp, marker)
-    fsync_dir(folder)
-    return marker
+    content = json.dumps({"merged": merged, "replaces": replaces}).encode()
+    # Synced, and the rename too: step 3 must never be on disk without the marker.
+    return write_atomic(marker, lambda sink: sink.write(content), durable_rename=True)
 
 
-def _compact_folder(folder: Path) -> tuple[int, int, int]:
+def _compact_folder(folder: Path, table_name: str) -> tuple[int, int, int]:
     """Merge one partition folder's files: (files before, files after, rows)."""
     files = sorted(
         folder / n for n in os.listdir(folder) if n.endswith(DATA_SUFFIX) and not n.startswith(".")
@@ -184,7 +194,7 @@ def _compact_folder(folder: Path) -> tuple[int, int, int]:
     if len(files) <= 1:
         rows = pq.read_metadata(files[0]).num_rows if files else 0
         return len(files), len(files), rows
-    table = _merged_table(files)  # 1.
+    table = _merged_table(files, table_name)  # 1.
     final = folder / data_file_name(_first_time(table))
     temp = temp_path(final)
     try:
@@ -219,9 +229,12 @@ def compact(store: str | PathLike[str], day: str | date | datetime) -> CompactRe
     collectors write (their new files are kept) and while :class:`History` reads (see
     the module docstring for the argument); other engines should not read during it.
     Also finishes a compaction a crash interrupted, and removes temporary files left
-    by crashed writers (older than an hour).
+    by crashed writers (older than an hour). Every failure (a store path that is not a
+    folder, a read-only or full disk) is a :class:`StoreError` naming the path; a
+    failed compaction leaves the day's files as they were.
     """
     root, name = Path(store), _day(day)
+    store_folder(root)
     before: dict[str, int] = {}
     after: dict[str, int] = {}
     rows: dict[str, int] = {}
@@ -229,15 +242,19 @@ def compact(store: str | PathLike[str], day: str | date | datetime) -> CompactRe
     if not root.is_dir():  # a mistyped path: nothing to compact, and nothing created
         empty = MappingProxyType(dict.fromkeys(TABLES, 0))
         return CompactResult(name, empty, empty, empty)
-    with _StoreLock(root):
-        for table in TABLES:
-            folder = partition_dir(root, table, name)
-            if not folder.is_dir():
-                before[table] = after[table] = rows[table] = 0
-                continue
-            _finish_leftovers(folder)
-            removed += _remove_orphans(folder, time.time())
-            before[table], after[table], rows[table] = _compact_folder(folder)
+    try:
+        with _StoreLock(root):
+            for table in TABLES:
+                folder = partition_dir(root, table, name)
+                if not folder.is_dir():
+                    before[table] = after[table] = rows[table] = 0
+                    continue
+                _finish_leftovers(folder)
+                removed += _remove_orphans(folder, time.time())
+                before[table], after[table], rows[table] = _compact_folder(folder, table)
+    except OSError as err:
+        where = Path(err.filename) if err.filename else root
+        raise StoreError(f"cannot compact {where}: {err.strerror or err}", where) from None
     return CompactResult(
         name,
         MappingProxyType(before),
@@ -248,8 +265,13 @@ def compact(store: str | PathLike[str], day: str | date | datetime) -> CompactRe
 
 
 def verify(store: str | PathLike[str]) -> StoreReport:
-    """Read every file's Parquet footer; report unreadable files, leftovers and markers."""
-    root = Path(store)
+    """Read every file's Parquet footer; report unreadable files, leftovers and markers.
+
+    A folder or file that is a symbolic link out of the store is reported unreadable
+    (:class:`History` refuses it). A store path that is not a folder is a
+    :class:`StoreError`; a missing one is an empty store.
+    """
+    root = store_folder(Path(store))
     count = 0
     temporary: list[Path] = []
     markers: list[Path] = []
@@ -259,11 +281,15 @@ def verify(store: str | PathLike[str]) -> StoreReport:
         count += len(listing.files)
         temporary += listing.temporary
         markers += listing.markers
+        for path in listing.outside:
+            unreadable[path] = (
+                f"lies outside the store (a symbolic link to {os.path.realpath(path)})"
+            )
         for path in listing.files:
             try:
-                pq.read_metadata(path)
+                problem = file_problem(path, table)
             except FileNotFoundError:
-                continue
-            except Exception as err:
-                unreadable[path] = " ".join(str(err).split())
+                continue  # a compaction finished meanwhile
+            if problem is not None:
+                unreadable[path] = problem
     return StoreReport(count, tuple(temporary), tuple(markers), MappingProxyType(unreadable))

@@ -39,6 +39,7 @@ from typing import Any, Final, Literal
 
 from ccanalytics._durations import parse_duration
 from ccanalytics.errors import PolicyError
+from ccanalytics.history._alerts import webhook_problem
 
 __all__ = ["FIGURES", "Policy", "Rule", "Threshold", "load_policy", "parse_policy"]
 
@@ -241,6 +242,8 @@ def _route(values: Mapping[str, Any], where: _Locator, number: int) -> _Route | 
         if not isinstance(url, str) or not url.startswith(("https://", "http://")):
             # Never quote the value: it may be a real webhook URL with a typo.
             raise where.error(number, "notify must be an http(s) URL", key="notify")
+        if problem := webhook_problem(url):
+            raise where.error(number, f"notify: {problem}", key="notify")
         return _Route(env=None, literal=url)
     if "notify_env" in values:
         name = values["notify_env"]
@@ -250,6 +253,9 @@ def _route(values: Mapping[str, Any], where: _Locator, number: int) -> _Route | 
             raise where.error(
                 number, f"the environment variable {name} (notify_env) is not set", "notify_env"
             )
+        # Checked now, not at the first POST: a CRLF env file's stray "\r" is bad usage.
+        if problem := webhook_problem(os.environ[name]):
+            raise where.error(number, f"{name} (notify_env): {problem}", key="notify_env")
         return _Route(env=name)
     return None
 

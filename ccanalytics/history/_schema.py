@@ -8,15 +8,26 @@ No pandas or other metadata is written into a file: the store holds data only.
 
 Reading converts back to the live frames' nullable dtypes (``string``, ``Int64``,
 ``Float64``, ``boolean``, ``datetime64[ns, UTC]``), whichever engine produced the Arrow.
+
+A file is one of ours when :func:`foreign_reason` finds nothing: it has
+``schema_version``, ``observed_at`` and ``cluster_id``, and every column it shares with
+the files written now has the same kind of type (text, integer, number, time, ...;
+width and unit may differ: pandas writes large strings and nanoseconds; an all-null
+column fits any). Any other file (unrelated columns, wrong types, no columns) would
+read as rows of nulls or fail deep inside a query, so ``verify`` names it, ``History``
+refuses it and ``compact`` never merges it: :func:`file_problem` is that one test.
 """
 
 from __future__ import annotations
 
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pandas as pd
 
 __all__ = [
@@ -24,6 +35,8 @@ __all__ = [
     "STORED_TIME_UNIT",
     "TABLES",
     "empty_table",
+    "file_problem",
+    "foreign_reason",
     "to_arrow",
     "to_pandas",
 ]
@@ -80,6 +93,81 @@ def empty_table(table: str) -> pa.Table:
     frame = pods_frame([]) if table == "pods" else gpus_frame([])
     frame["observed_at"] = pd.Series(dtype="datetime64[ns, UTC]")
     return to_arrow(frame)
+
+
+#: The columns without which a file is not a snapshot of ours, whatever else it holds.
+IDENTITY_COLUMNS = ("schema_version", "observed_at", "cluster_id")
+
+
+def _kind(dtype: pa.DataType) -> str:
+    """The kind of an Arrow type that decides whether a stored column fits its column."""
+    checks = (
+        ("null", pa.types.is_null),
+        ("text", lambda t: pa.types.is_string(t) or pa.types.is_large_string(t)),
+        ("text", _is_string_view),
+        ("time", pa.types.is_timestamp),
+        ("integer", pa.types.is_integer),
+        ("number", pa.types.is_floating),
+        ("boolean", pa.types.is_boolean),
+    )
+    for kind, test in checks:
+        if test(dtype):
+            return kind
+    return str(dtype)
+
+
+#: The kinds a stored column may have for each kind its column has now.
+_FITS = {"number": ("number", "integer")}
+
+
+@cache
+def _expected(table: str) -> dict[str, str]:
+    return {f.name: _kind(f.type) for f in empty_table(table).schema}
+
+
+def foreign_reason(schema: pa.Schema, table: str) -> str | None:
+    """Why a file with ``schema`` is not one of ``table``'s snapshot files; None when it is."""
+    if not schema.names:
+        return "it has no columns"
+    missing = [name for name in IDENTITY_COLUMNS if name not in schema.names]
+    if missing:
+        return f"it has no {', '.join(missing)} column"
+    twice = sorted({name for name in schema.names if schema.names.count(name) > 1})
+    if twice:
+        return f"its column {twice[0]} appears more than once"
+    expected = _expected(table)
+    for field in schema:
+        want = expected.get(field.name)
+        kind = _kind(field.type)
+        if want is None or kind == "null" or kind in _FITS.get(want, (want,)):
+            continue
+        return f"its column {field.name} is {field.type}, not {want}"
+    return None
+
+
+def file_problem(path: Path, table: str) -> str | None:
+    """Why ``path`` cannot be read as a snapshot file of ``table`` (one line); None when it can.
+
+    Reads the Parquet footer only. ``FileNotFoundError`` propagates: a file that
+    vanished (a compaction finished) is the caller's to list again.
+    """
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    try:
+        schema = pq.read_schema(path)
+    except FileNotFoundError:
+        raise
+    except Exception as err:  # pyarrow raises ArrowInvalid, OSError, ...
+        return " ".join(str(err).split())
+    reason = _foreign_reason_once(schema.remove_metadata(), table)
+    return None if reason is None else f"not a snapshot file of this store: {reason}"
+
+
+@lru_cache(maxsize=64)
+def _foreign_reason_once(schema: pa.Schema, table: str) -> str | None:
+    # A store's files share a handful of schemas: judging each once keeps the cost of
+    # vetting a file to reading its footer (without the metadata, which pandas varies).
+    return foreign_reason(schema, table)
 
 
 _NULLABLE: dict[pa.DataType, Any] = {}

@@ -18,6 +18,7 @@ collection stopped keeps the burn rate of its last snapshot (its spend stops gro
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import TYPE_CHECKING, Final, Literal
 
 if TYPE_CHECKING:
@@ -86,21 +87,18 @@ def spend(
 
 
 def _newest_snapshot(history: History, at: pd.Timestamp | None) -> pd.Timestamp | None:
-    """The newest snapshot in the store, or the newest at or before ``at``."""
+    """The newest snapshot in the store; with ``at``, ``at`` itself if a snapshot precedes it."""
     import pandas as pd
 
-    if at is None:
-        found = history.sql("SELECT max(observed_at) AS t FROM pods")
-    else:
-        found = history.sql(
-            "SELECT max(observed_at) AS t FROM pods WHERE observed_at <= $at",
-            {"at": at.to_pydatetime()},
-        )
+    if at is None:  # the one definition of the newest instant every window uses (both tables)
+        return history.window_bounds(timedelta(0))[0]
+    found = history.sql(
+        "SELECT max(observed_at) AS t FROM pods WHERE observed_at <= $at",
+        {"at": at.to_pydatetime()},
+    )
     newest = found["t"].iloc[0] if len(found) else None
-    if newest is None or pd.isna(newest):
-        return None
     # Judged at ``at`` itself when given: the hours left count from there.
-    return at if at is not None else pd.Timestamp(newest).tz_convert("UTC")
+    return None if newest is None or pd.isna(newest) else at
 
 
 def _period_rows(

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from ccanalytics._files import write_atomic, write_new
-from ccanalytics.history._layout import data_file_name, partition_dir
+from ccanalytics.errors import StoreError
+from ccanalytics.history._layout import data_file_name, partition_dir, store_folder
 from ccanalytics.history._schema import to_arrow
 
 if TYPE_CHECKING:
@@ -49,21 +50,27 @@ def write_atomically(table: pa.Table, final: Path, *, durable_rename: bool = Fal
     """Write ``table`` as Parquet to ``final`` through :func:`ccanalytics._files.write_atomic`.
 
     ``durable_rename`` also syncs the folder, so the rename itself survives a power cut
-    (the compaction's ordering relies on it; a collect can do without).
+    (the compaction's ordering relies on it; a collect can do without). A file system
+    error (a full disk, a read-only store) is a :class:`StoreError` naming ``final``.
     """
-    final.parent.mkdir(parents=True, exist_ok=True)
-    return write_atomic(
-        final, lambda sink: pq.write_table(table, sink), durable_rename=durable_rename
-    )
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        return write_atomic(
+            final, lambda sink: pq.write_table(table, sink), durable_rename=durable_rename
+        )
+    except OSError as err:
+        raise StoreError(f"cannot write {final}: {err.strerror or err}", final) from None
 
 
 def append_frame(store: Path, table: str, frame: pd.DataFrame) -> list[Path]:
     """Append ``frame``'s rows (with ``observed_at``) to ``store/table``; the files written.
 
     One new file per UTC date present in ``observed_at``; an empty frame writes nothing.
+    Raises :class:`StoreError` when ``store`` is not a folder or cannot be written.
     """
     if frame.empty:
         return []
+    store_folder(store)
     stamps = frame["observed_at"]
     first, last = stamps.min(), stamps.max()
     if first.date() == last.date():  # the usual snapshot: one day, no need to split

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -73,6 +75,33 @@ def test_overlapping_runs_send_one_message_for_one_change(tmp_path: Path) -> Non
     assert len(post.sent) == 1
 
 
+_PROCESS_RUN = """
+import sys, time
+from datetime import UTC, datetime
+from pathlib import Path
+from ccanalytics.history._alerts import Alert, notify_on_change
+store, key = Path(sys.argv[1]), sys.argv[2]
+def post(url, text):
+    time.sleep(0.3)  # slow enough for the other processes to be waiting on the lock
+    with open(store / "posted.txt", "a") as log:
+        log.write(key + "\\n")
+notify_on_change(store, [Alert(key, True, "breached", "https://example.invalid/x")],
+                 now=datetime(2026, 11, 10, 12, tzinfo=UTC), post=post)
+"""
+
+
+@pytest.mark.parametrize("keys", [["k", "k", "k"], ["a", "b", "c"]], ids=["one check", "three"])
+def test_processes_share_the_lock(tmp_path: Path, keys: list[str]) -> None:
+    # Separate processes (cron's overlapping runs): one message per change, no state lost.
+    runs = [
+        subprocess.Popen([sys.executable, "-c", _PROCESS_RUN, str(tmp_path), key]) for key in keys
+    ]
+    assert [run.wait(60) for run in runs] == [0, 0, 0]
+    posted = (tmp_path / "posted.txt").read_text().split()
+    assert sorted(posted) == sorted(set(keys))
+    assert set(read_state(tmp_path).alerts) == set(keys)
+
+
 def test_two_checks_keep_each_others_state(tmp_path: Path) -> None:
     post = Receiver()
     a, b = _alert(True, key="a"), _alert(True, key="b")
@@ -126,6 +155,9 @@ def test_a_state_that_cannot_be_saved_posts_nothing_and_never_twice(
         '{"version": 2, "alerts": {}, "snoozes": {"r": {"until": 5}}}',
         '"just a string"',
         "{not json",
+        # A snooze ending at a date past what Python's dates can hold in UTC.
+        '{"version": 2, "alerts": {}, "snoozes": {"r": {"until": "9999-12-31T23:59:59-23:59"}}}',
+        '{"version": 2, "alerts": {}, "snoozes": {"r": {"until": "0001-01-01T00:00:00+23:59"}}}',
     ],
 )
 def test_a_foreign_or_corrupt_state_is_a_store_error_and_is_left_alone(
@@ -216,3 +248,8 @@ def test_a_post_to_a_receiver_that_drips_has_a_total_deadline() -> None:
     server.close()
     assert reason == "no answer within 1 s"
     assert elapsed < 5.0  # the deadline (1 s), not the 30 s the drip would take
+
+
+def test_a_post_to_a_malformed_url_is_a_reason_not_a_traceback() -> None:
+    reason = post_message(URL + "\r", "hi", deadline=1.0)
+    assert reason == "the webhook URL is not a valid URL"

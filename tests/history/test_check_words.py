@@ -58,3 +58,22 @@ def test_a_window_longer_than_the_history_says_what_was_observed(
     )
     assert code == 0
     assert "Over the last 7 days (to 2026-04-02 11:00 UTC; snapshots cover only 25 h of it)" in out
+
+
+@pytest.mark.parametrize(
+    "times",
+    [
+        ["2026-04-01 10:00"],  # a young store: one snapshot
+        # After an outage longer than the window: the first snapshot since.
+        [f"2026-04-01 10:{m:02d}" for m in range(0, 60, 5)] + ["2026-04-03 09:00"],
+    ],
+    ids=["one snapshot", "after an outage"],
+)
+def test_a_window_no_snapshot_covers_is_a_result_saying_no_data(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], times: list[str]
+) -> None:
+    write_store(tmp_path, [pod_row("cl-dev", str(ts(t)), "nb", gpu_util_max=1.0) for t in times])
+    code, out, err = _run(capsys, "--store", str(tmp_path), "--max-idle-cost", "0", "-v")
+    assert (code, err) == (0, "")  # nothing covered: nothing breached, and no failure
+    assert "no data in the window" in out
+    assert "0.00 USD spent, 0.00 USD on idle GPUs" in out

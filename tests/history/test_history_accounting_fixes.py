@@ -120,3 +120,18 @@ def test_a_timestamp_string_is_still_a_timestamp(tmp_path: Path) -> None:
 
 def test_pods_table_helper_is_used() -> None:  # keeps the helper import honest
     assert len(pods_table([pod_row("cl-a", "2026-11-20T00:00:00Z", "p1")])) == 1
+
+
+def test_half_a_snapshot_moves_spends_now_as_it_moves_the_window(tmp_path: Path) -> None:
+    # The newest instant is one definition (both tables) for spend as for every window.
+    write_store(tmp_path, [pod_row("cl-a", f"2026-11-20T0{h}:00:00Z", "p1") for h in (0, 1)])
+    write_store(tmp_path / "other", [pod_row("cl-a", "2026-11-20T02:00:00Z", "p1")])
+    for path in (tmp_path / "other" / "gpus").rglob("*.parquet"):
+        (tmp_path / "gpus" / path.parent.name / ("late-" + path.name)).write_bytes(
+            path.read_bytes()
+        )
+    with History(tmp_path) as h:
+        newest = h.window_bounds(timedelta(0))[0]
+        spent = h.spend()
+    assert newest == ts("2026-11-20T02:00:00Z")
+    assert set(spent["now"]) == {newest}

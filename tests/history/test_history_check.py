@@ -246,3 +246,68 @@ def test_each_set_of_thresholds_keeps_its_own_state(
     assert _run(capsys, *base, "--max-idle-cost", "5")[0] == 3
     assert _run(capsys, *base, "--max-stragglers", "0")[0] == 3
     assert len(handler.bodies) == 2  # two checks, each breached for the first time
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "[" * 100_000 + "]" * 100_000,  # nested past the parser's recursion limit
+        '{"version": 2, "alerts": {"k": "breached"}}',  # a wrong type
+        '{"version": 2, "alerts": {}, "snoozes": {"r": {"until": "9999-12-31T23:59:59-23:59"}}}',
+    ],
+    ids=["deep", "wrong type", "date overflow"],
+)
+def test_a_hostile_state_file_is_one_line_and_exit_1(
+    breached_store: Path,
+    receiver: tuple[str, type[_Receiver]],
+    capsys: pytest.CaptureFixture[str],
+    content: str,
+) -> None:
+    url, handler = receiver
+    (breached_store / STATE_FILE).write_text(content)
+    argv = ["--store", str(breached_store), "--max-idle-cost", "5", "--notify", url]
+    code, _, err = _run(capsys, *argv)
+    assert code == 1 and "Traceback" not in err
+    last = err.splitlines()[-1]  # after the breach's summary: the failure, in one line
+    assert last.startswith("ccanalytics check: ") and STATE_FILE in last and url not in err
+    assert handler.bodies == []  # nothing posted that could not be remembered
+    assert (breached_store / STATE_FILE).read_text() == content  # left for a person
+
+
+def test_a_webhook_variable_with_a_stray_carriage_return_is_one_line_and_exit_2(
+    breached_store: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A CRLF env file leaves "\r" at the end of the URL the policy's notify_env names.
+    monkeypatch.setenv("CC_CRLF_HOOK", "https://hooks.example.com/services/secret\r")
+    policy = breached_store.parent / "policy.toml"
+    policy.write_text('[[rule]]\nname = "idle"\nmax_idle_cost = 1\nnotify_env = "CC_CRLF_HOOK"\n')
+    try:
+        code, out, err = _run(capsys, "--store", str(breached_store), "--policy", str(policy))
+    except SystemExit as exit_:  # never: the usage error is returned, not raised
+        pytest.fail(f"SystemExit {exit_.code}")
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert err.count("\n") == 1 and "CC_CRLF_HOOK" in err and "secret" not in err
+
+
+def test_a_state_that_cannot_be_saved_is_exit_1_and_is_posted_once_when_it_can(
+    breached_store: Path,
+    receiver: tuple[str, type[_Receiver]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ccanalytics.history import _alerts
+
+    url, handler = receiver
+    argv = ["--store", str(breached_store), "--max-idle-cost", "5", "--notify", url]
+
+    def read_only(*args: object, **kwargs: object) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(_alerts, "write_atomic", read_only)
+    for _ in range(2):  # cron's next run finds the store as read-only as before
+        code, _, err = _run(capsys, *argv)
+        assert code == 1 and "cannot save the alert state" in err.splitlines()[-1]
+    assert handler.bodies == []  # nothing posted that could not be remembered
+    monkeypatch.undo()
+    assert [_run(capsys, *argv)[0] for _ in range(2)] == [3, 3]
+    assert len(handler.bodies) == 1  # the change, once

@@ -45,7 +45,8 @@ def _cost_at(minute: int) -> float:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    minutes=st.lists(st.integers(min_value=0, max_value=600), min_size=1, max_size=12),
+    # Up to two days, so that intervals cross midnight; gaps of any length.
+    minutes=st.lists(st.integers(min_value=0, max_value=2880), min_size=1, max_size=12),
     copies=st.lists(st.integers(min_value=1, max_value=3), min_size=12, max_size=12),
 )
 def test_each_instant_counts_once(minutes: list[int], copies: list[int]) -> None:
@@ -58,6 +59,10 @@ def test_each_instant_counts_once(minutes: list[int], copies: list[int]) -> None
             total = h.idle_cost(by=None).sum()
             pod = h.idle_cost(by="pod").sum(numeric_only=True)  # no row with one instant
             lifetimes = h.pod_lifetimes().sum(numeric_only=True)
+            per_day = h.idle_cost(by="day").sum(numeric_only=True)  # split at midnight
+            per_cluster = h.idle_cost(by="cluster").sum(numeric_only=True)
+            util = h.utilization(freq="1h")["observed_hours"].sum()
+            util_pod = h.utilization(freq="1h", by="pod")["observed_hours"].sum()
 
     # By hand: distinct instants, each standing for the time to the next, capped at
     # twice the median spacing; the last stands for none.
@@ -69,8 +74,9 @@ def test_each_instant_counts_once(minutes: list[int], copies: list[int]) -> None
     hand_hours = sum(covered) / US_PER_HOUR
     hand_cost = sum(_cost_at(m) * c for m, c in zip(instants, covered, strict=False)) / US_PER_HOUR
 
-    for observed in (total["observed_hours"], pod["observed_hours"], lifetimes["observed_hours"]):
+    sums = (total, pod, lifetimes, per_day, per_cluster)
+    for observed in (*(frame["observed_hours"] for frame in sums), util, util_pod):
         assert observed <= wall_us / US_PER_HOUR + 1e-9
         assert round(observed, 9) == round(hand_hours, 9)
-    for cost in (total["total_cost"], pod["total_cost"], lifetimes["total_cost"]):
+    for cost in (frame["total_cost"] for frame in sums):
         assert abs(cost - hand_cost) < 0.005  # to the cent (rounding both can split a half)

@@ -180,7 +180,7 @@ def test_a_failed_write_leaves_no_file_at_all(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", disk_full)
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(StoreError, match="No space left"):
         collect(CLUSTERS, tmp_path, client=client)
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
 

@@ -7,6 +7,7 @@ projected at 1742.50; cl-b 216.00 and 2184.00.
 
 from __future__ import annotations
 
+import json
 import pickle
 from pathlib import Path
 
@@ -232,3 +233,24 @@ def test_the_textfile_parses_with_prometheus_client_and_holds_no_secret(
         if line.startswith("# HELP") or line.startswith("# TYPE"):
             assert line.split()[2].startswith("ccanalytics_")
     assert render_textfile(report, snoozed) == path.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("route", "value"),
+    [
+        ("notify_env", "https://hooks.example.com/secret\r"),  # a CRLF env file's \r
+        ("notify_env", "https://hooks example.com/secret"),
+        ("notify_env", "https://"),
+        ("notify", "https://hooks.example.com/secret\r"),
+        ("notify", "https://hooks.example.com/sec ret"),
+    ],
+)
+def test_a_malformed_webhook_route_is_refused_without_quoting_it(
+    monkeypatch: pytest.MonkeyPatch, route: str, value: str
+) -> None:
+    monkeypatch.setenv("CC_CRLF_HOOK", value)
+    given = '"CC_CRLF_HOOK"' if route == "notify_env" else json.dumps(value)
+    with pytest.raises(PolicyError) as caught:
+        parse_policy(f"[[rule]]\nmax_idle_cost = 1\n{route} = {given}\n")
+    assert caught.value.key == route and "webhook URL" in str(caught.value)
+    assert "secret" not in str(caught.value) and "\n" not in str(caught.value)
