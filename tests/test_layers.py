@@ -85,6 +85,21 @@ def test_the_contract_sees_a_back_edge_inside_a_function(tmp_path: Path) -> None
     assert "ccanalytics.frames._input -> ccanalytics.cli" in done.stdout
 
 
+@needs_import_linter
+def test_the_cli_may_not_reach_into_a_private_module(tmp_path: Path) -> None:
+    # The CLI only parses and prints: a private import from it breaks the second contract.
+    copy = tmp_path / "ccanalytics"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    with (copy / "cli" / "_pods.py").open("a") as module:
+        module.write(
+            "\n\ndef _private() -> None:\n    from ccanalytics.history._collect import take_snapshot  # noqa\n"
+        )
+    (tmp_path / "pyproject.toml").write_text((PACKAGE.parent / "pyproject.toml").read_text())
+    done = _lint_imports(tmp_path, tmp_path)
+    assert done.returncode == 1
+    assert "ccanalytics.cli._pods -> ccanalytics.history._collect" in done.stdout
+
+
 @pytest.mark.parametrize(
     "package", ["api", "frames", "keys", "plots", "report", "sandbox", "history", "cli"]
 )

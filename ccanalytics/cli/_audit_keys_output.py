@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from ccanalytics.keys._audit import AuditEntry
+    from ccanalytics.keys import AuditEntry
 
 __all__ = ["WRITERS", "Writer", "shown_name"]
 
