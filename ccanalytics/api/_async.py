@@ -80,8 +80,10 @@ class AsyncClient(_BaseClient):
 
     close = aclose
 
-    def _async_twin(self) -> AsyncClient:
-        """A fresh AsyncClient (own connection pool, for another event loop), same pacer."""
+    def as_async(self) -> AsyncClient:
+        """A fresh AsyncClient (own connection pool, for another event loop), with this
+        client's configuration and the *same* rate-limit pacer; what it learns of the
+        rate limit shows in this client's :attr:`rate_limit` too. The caller closes it."""
         twin = AsyncClient(
             self._api_key,
             self.base_url,
@@ -93,6 +95,7 @@ class AsyncClient(_BaseClient):
             max_response_size=self.max_response_size,
         )
         twin._pacer = self._pacer
+        twin._shares_status_with = self
         return twin
 
     # -- the request loop (as Client's, awaiting) ------------------------------------------
@@ -173,12 +176,9 @@ class AsyncClient(_BaseClient):
 
     # -- the operations ---------------------------------------------------------------------
 
-    async def _list_cluster_pods_raw(self, cluster_id: str) -> RawListing:
-        """The listing's body undecoded, and when it was observed, for the frame path.
-
-        The frames decode the bytes themselves (no model per pod) with
-        :meth:`_decode_raw` and :meth:`_pod_dicts`, whose errors carry the host too.
-        """
+    async def list_cluster_pods_raw(self, cluster_id: str) -> RawListing:
+        """``GET /v2/clusters/{id}/pods`` undecoded: the body's bytes, when the service
+        answered and the path (see :meth:`Client.list_cluster_pods_raw`)."""
         listing: RawListing = await self._request("GET", pods_path(cluster_id), shape=None)
         return listing
 

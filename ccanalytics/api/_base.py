@@ -26,7 +26,6 @@ from typing import Any, TypeVar
 import httpx
 
 from ccanalytics.api import _config
-from ccanalytics.api._operations import pod_dicts_or_error
 from ccanalytics.api._ratelimit import Pacer, RateLimitStatus, parse_rate_limit
 from ccanalytics.api._response import (
     BodyLimits,
@@ -119,6 +118,7 @@ class _BaseClient:
         self.max_response_size = self._checked_size(max_response_size)
         self._pacer = Pacer()
         self._rate_limit: RateLimitStatus | None = None
+        self._shares_status_with: _BaseClient | None = None
 
     # -- configuration ------------------------------------------------------------------
 
@@ -196,6 +196,8 @@ class _BaseClient:
             response.headers.get("RateLimit"), response.headers.get("RateLimit-Policy")
         )
         self._rate_limit = status
+        if self._shares_status_with is not None:  # an as_async() twin: its parent sees it too
+            self._shares_status_with._rate_limit = status
         self._pacer.release(status)
         logger.debug("%s %s -> %d", call.method, call.path, response.status_code)
 
@@ -293,21 +295,19 @@ class _BaseClient:
         err.__suppress_context__ = True
         return err
 
-    # -- the frame path's entry points (used by ccanalytics.frames) ---------------------
+    # -- for code that decodes a raw listing itself (ccanalytics.frames) ----------------
 
-    def _decode_raw(self, listing: RawListing) -> Any:
-        """A raw listing's JSON (the frame path decodes after the request loop)."""
-        path = listing.path
-        data = decode_json(listing.content, "listing", 200)
-        listing = None  # type: ignore[assignment]  # frames' locals reach error reporters
-        return self._unwrapped(data, "GET", path)
+    def malformed(self, path: str, message: str) -> MalformedResponseError:
+        """The error this client raises for a 2xx body at ``path`` that is not what the
+        spec promises, with ``message`` saying why: named, located and scrubbed like the
+        client's own errors (returned, for the caller to raise).
 
-    def _pod_dicts(self, data: Any, path: str) -> list[dict[str, Any]]:
-        """The listing's pods as dicts, or :class:`MalformedResponseError` (with the host)."""
-        pods = pod_dicts_or_error(data)
-        data = None  # frames' locals reach error reporters: keep the body out of this one
-        result: list[dict[str, Any]] = self._unwrapped(pods, "GET", path)
-        return result
+        For code that decodes :meth:`list_cluster_pods_raw` bodies itself, as the frames do.
+        """
+        err = MalformedResponseError(
+            message, status=200, title="Malformed response", detail=message, method="GET", path=path
+        )
+        return self._finished(err, "GET", path)
 
     def _unwrapped(self, result: Any, method: str, path: str) -> Any:
         if isinstance(result, CCAnalyticsError):

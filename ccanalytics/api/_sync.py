@@ -20,7 +20,7 @@ from ccanalytics.api._operations import (
     ssh_keys_body,
     ssh_keys_or_error,
 )
-from ccanalytics.api._response import ReadStopped
+from ccanalytics.api._response import RawListing, ReadStopped
 from ccanalytics.api.models import Pod, Registry, SshKeys
 from ccanalytics.errors import CCAnalyticsError, RateLimitError
 
@@ -72,10 +72,11 @@ class Client(_BaseClient):
         if transport is None:
             install_deadline_backend(self._http)  # the deadline also bounds status and headers
 
-    def _async_twin(self) -> AsyncClient:
+    def as_async(self) -> AsyncClient:
         """An AsyncClient with this client's configuration and the *same* rate-limit pacer.
 
-        Used by the fleet loader to fan out concurrently from synchronous code; the
+        What it learns of the rate limit shows in this client's :attr:`rate_limit` too.
+        The fleet loader uses it to fan out concurrently from synchronous code; the
         caller closes it. A transport that can also serve async requests (the
         sandbox's) is shared; otherwise the twin makes its own connections.
         """
@@ -99,6 +100,7 @@ class Client(_BaseClient):
             max_response_size=self.max_response_size,
         )
         twin._pacer = self._pacer
+        twin._shares_status_with = self
         return twin
 
     def __enter__(self) -> Self:
@@ -193,6 +195,19 @@ class Client(_BaseClient):
         """``GET /v2/clusters/{id}/pods``: the cluster's member pods."""
         pods: list[Pod] = self._request("GET", pods_path(cluster_id), shape=pods_or_error)
         return pods
+
+    def list_cluster_pods_raw(self, cluster_id: str) -> RawListing:
+        """``GET /v2/clusters/{id}/pods`` undecoded: the body's bytes, when the service
+        answered (``observed_at``) and the path.
+
+        Every failure is handled as for :meth:`list_cluster_pods` (retries, typed
+        errors); only the decoding is left to the caller, which is how the frames build
+        a 50,000-pod frame without a model per pod. The body holds pods' ``env`` values:
+        keep it out of logs (its repr shows only its size). A body that turns out not to
+        be a listing is :meth:`malformed`.
+        """
+        listing: RawListing = self._request("GET", pods_path(cluster_id), shape=None)
+        return listing
 
     def get_registry(self, registry_id: str) -> Registry:
         """``GET /v2/registries/{id}``: a registry credential (never its username/password)."""

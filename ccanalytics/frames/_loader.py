@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from ccanalytics.api import AsyncClient, Client
-from ccanalytics.errors import CCAnalyticsError, FleetLoadError, MalformedResponseError
+from ccanalytics.errors import CCAnalyticsError, FleetLoadError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -89,23 +89,6 @@ class FleetLoad(NamedTuple):
     errors: dict[str, CCAnalyticsError]
 
 
-def _malformed(client: AsyncClient, path: str, message: str) -> MalformedResponseError:
-    """The error for a 2xx body that is not a listing (built, not raised, here).
-
-    The client finishes it as it does its own errors: the method and URL (so the
-    host) named, the chain cut.
-    """
-    err = MalformedResponseError(
-        message,
-        status=200,
-        title="Malformed response",
-        detail=message,
-        method="GET",
-        path=path,
-    )
-    return client._finished(err, "GET", path)
-
-
 def _kept(err: CCAnalyticsError) -> CCAnalyticsError:
     """``err`` without its traceback, to be raised again later from :func:`_aload`.
 
@@ -143,7 +126,7 @@ async def _aload(
     async def one(cid: str) -> None:
         async with limit:
             try:
-                listing = await client._list_cluster_pods_raw(cid)
+                listing = await client.list_cluster_pods_raw(cid)
             except CCAnalyticsError as err:
                 failures[cid] = _kept(err)
                 fleet.skip(cid)
@@ -152,7 +135,7 @@ async def _aload(
                 path = listing.path
                 del listing  # the body: nothing of it may outlive the decoding
                 if refused is not None:
-                    failures[cid] = _malformed(client, path, refused.message)
+                    failures[cid] = client.malformed(path, refused.message)
         if bar is not None:
             bar.update(1)
 
@@ -196,18 +179,6 @@ async def aload_cluster_pods(
     return (await _aload(cluster_ids, client, progress, errors, with_gpus=False)).pods
 
 
-def _share_rate_limit(twin: AsyncClient, client: Client | AsyncClient) -> None:
-    """Make the load's last rate-limit state visible as ``client.rate_limit``.
-
-    The load ran on ``twin`` (same pacer, its own connections); without this the
-    client the caller passed would still report the state from before the load.
-    A twin that got no response at all has nothing newer to tell.
-    """
-    if twin.rate_limit is not None:
-        # The client has no public setter for this; its own responses set it the same way.
-        client._rate_limit = twin.rate_limit
-
-
 def _run_sync(
     cluster_ids: str | Iterable[str],
     client: Client | AsyncClient | None,
@@ -219,13 +190,10 @@ def _run_sync(
     ids = _cluster_ids(cluster_ids)
 
     async def run() -> FleetLoad:
-        twin = client._async_twin() if client is not None else AsyncClient()
+        # Same pacer, and the rate limit it learns shows on ``client`` too.
+        twin = client.as_async() if client is not None else AsyncClient()
         async with twin:
-            try:
-                return await _aload(ids, twin, progress, errors, with_gpus)
-            finally:
-                if client is not None:
-                    _share_rate_limit(twin, client)
+            return await _aload(ids, twin, progress, errors, with_gpus)
 
     if not _loop_running():
         # Outside the ``except`` that asked: an error of the load must not carry an

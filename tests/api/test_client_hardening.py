@@ -39,6 +39,7 @@ from ccanalytics import (
     NotFoundError,
     RateLimitError,
     ServerError,
+    aload_cluster_pods,
 )
 from ccanalytics.sandbox import FULL_ACCESS_KEY, SECRET_PREFIX, Sandbox
 
@@ -223,9 +224,8 @@ def test_the_frame_paths_decoding_keeps_no_body_in_its_errors(body: bytes) -> No
         async with AsyncClient(
             FULL_ACCESS_KEY, "http://proxy.invalid", transport=httpx.MockTransport(handler)
         ) as c:
-            listing = await c._list_cluster_pods_raw("cl-x")
             try:
-                c._pod_dicts(c._decode_raw(listing), listing.path)
+                await aload_cluster_pods("cl-x", client=c)
             except CCAnalyticsError as err:
                 return err
         raise AssertionError("no error")
@@ -314,7 +314,7 @@ def test_the_deadline_also_bounds_the_raw_listing_path_and_async_calls() -> None
     async def main(url: str) -> None:
         async with AsyncClient("k", url, timeout=0.5, max_retries=0, deadline=1.0) as c:
             with pytest.raises(ApiTimeoutError, match="deadline") as info:
-                await c._list_cluster_pods_raw("cl-x")
+                await c.list_cluster_pods_raw("cl-x")
             assert info.value.host == url.removeprefix("http://")
 
     with raw_server(dripping(30.0)) as url:
@@ -362,7 +362,7 @@ def test_an_endless_body_ends_in_a_typed_error_without_being_buffered(raw: bool)
 
     async def load_raw(url: str) -> None:
         async with AsyncClient("k", url, max_retries=2, max_response_size=limit) as c:
-            await c._list_cluster_pods_raw("cl-x")
+            await c.list_cluster_pods_raw("cl-x")
 
     def load(url: str) -> None:
         if raw:
