@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import UTC, datetime
 from typing import Any
 
@@ -59,10 +60,21 @@ def add_parser(sub: Any) -> None:
     )
     sandbox.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
     sandbox.add_argument(
-        "--quota", type=positive_int, help="requests per --window (default: generous)"
+        "--quota", type=positive_int, help="requests per --quota-window (default: generous)"
     )
     sandbox.add_argument(
-        "--window", type=positive_seconds, metavar="SECONDS", help="quota window length"
+        "--quota-window",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="the rate-limit window's length",
+    )
+    # The old spelling: "window" is a history span in every other command.
+    sandbox.add_argument(
+        "--window",
+        dest="old_window",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help=argparse.SUPPRESS,
     )
     sandbox.add_argument(
         "--latency",
@@ -92,11 +104,19 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from ccanalytics.sandbox import SimulatedClock, serve
 
-    if (args.quota is None) != (args.window is None):
-        raise UsageError("--quota and --window go together: --quota N --window SECONDS")
+    window = args.quota_window
+    if args.old_window is not None:
+        print(
+            "ccanalytics sandbox: --window is now --quota-window "
+            "(the old spelling goes in the next release)",
+            file=sys.stderr,
+        )
+        window = args.old_window if window is None else window
+    if (args.quota is None) != (window is None):
+        raise UsageError("--quota and --quota-window go together: --quota N --quota-window SECONDS")
     options: dict[str, Any] = {"latency": args.latency}
     if args.quota is not None:
-        options["rate_limits"] = {"minute": (args.quota, args.window)}
+        options["rate_limits"] = {"minute": (args.quota, window)}
     if args.simulated_start is not None or args.speed is not None:
         start = args.simulated_start or _utc_instant(_DEFAULT_SIMULATED_START)
         speed = 60.0 if args.speed is None else args.speed

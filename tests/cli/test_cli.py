@@ -269,10 +269,19 @@ WRONG_ARGUMENTS = {
     "sandbox --port -1": (["sandbox", "--port", "-1"], "0 to 65535, not -1"),
     "sandbox --port http": (["sandbox", "--port", "http"], "not 'http'"),
     "sandbox --latency -1": (["sandbox", "--latency", "-1"], "0 or more, not -1"),
-    "sandbox --quota 0": (["sandbox", "--quota", "0", "--window", "3"], "at least 1, not 0"),
-    "sandbox --window 0": (["sandbox", "--quota", "5", "--window", "0"], "above 0, not 0"),
-    "sandbox --quota alone": (["sandbox", "--quota", "5"], "--quota and --window go together"),
-    "sandbox --window alone": (["sandbox", "--window", "3"], "--quota and --window go together"),
+    "sandbox --quota 0": (["sandbox", "--quota", "0", "--quota-window", "3"], "at least 1, not 0"),
+    "sandbox --quota-window 0": (
+        ["sandbox", "--quota", "5", "--quota-window", "0"],
+        "above 0, not 0",
+    ),
+    "sandbox --quota alone": (
+        ["sandbox", "--quota", "5"],
+        "--quota and --quota-window go together",
+    ),
+    "sandbox --quota-window alone": (
+        ["sandbox", "--quota-window", "3"],
+        "--quota and --quota-window go together",
+    ),
     "no command": ([], "COMMAND"),
     "unknown command": (["serve"], "invalid choice: 'serve'"),
 }
@@ -330,3 +339,19 @@ def test_a_partly_failed_fleet_load_names_the_cluster_not_a_python_attribute(cap
     assert err.startswith("ccanalytics pods: 1 of 2 clusters failed to load: nope: ")
     assert ".frame" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("spelling", ["--quota-window", "--window"])
+def test_the_sandbox_quota_window_and_its_old_spelling(
+    spelling: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "window" is a history span everywhere else; the rate-limit window says so in its name.
+    served: dict[str, object] = {}
+    monkeypatch.setattr("ccanalytics.sandbox.serve", lambda **options: served.update(options))
+    assert main(["sandbox", "--port", "0", "--quota", "5", spelling, "60"]) == 0
+    assert served["rate_limits"] == {"minute": (5, 60.0)}
+    err = capsys.readouterr().err
+    if spelling == "--window":
+        assert "--window is now --quota-window" in err
+    else:
+        assert err == ""
