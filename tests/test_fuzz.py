@@ -38,8 +38,7 @@ from ccanalytics import (
     pods_frame,
 )
 from ccanalytics.api._retry import parse_retry_after
-from ccanalytics.frames import _decode
-from ccanalytics.frames._build import GPU_COLUMNS, POD_COLUMNS
+from ccanalytics.frames import GPU_COLUMNS, POD_COLUMNS, _decode
 from ccanalytics.sandbox import SandboxApp
 
 #: Examples per property; ``CCANALYTICS_FUZZ_EXAMPLES=5000 pytest tests/test_fuzz.py`` digs deeper.

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from ccanalytics import analysis
-from ccanalytics.frames._build import pods_frame
+from ccanalytics.frames import pods_frame
 from ccanalytics.sandbox import make_cluster_pods, make_data
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from ccanalytics import analysis
-from ccanalytics.frames._build import gpus_frame, pods_frame
+from ccanalytics.frames import gpus_frame, pods_frame
 from ccanalytics.report import render_report
 from ccanalytics.report._findings import _findings, _sentences
 from ccanalytics.sandbox import make_cluster_pods

@@ -35,7 +35,7 @@ def test_pods_table_on_the_sandbox_shows_a_readable_set_of_columns(capsys) -> No
 
 
 def test_pods_columns_all_and_a_chosen_list(capsys) -> None:
-    from ccanalytics.frames._build import pods_frame
+    from ccanalytics.frames import pods_frame
 
     _, out, _ = run(capsys, "pods", "cl-etl-cpu", "--sandbox", "--columns", "all")
     assert out.splitlines()[0].split() == [*pods_frame([]).columns, "observed_at"]
@@ -48,7 +48,7 @@ def test_pods_columns_all_and_a_chosen_list(capsys) -> None:
 
 def test_every_documented_column_can_be_chosen(capsys) -> None:
     from ccanalytics.cli._pods import column_list
-    from ccanalytics.frames._build import pods_frame
+    from ccanalytics.frames import pods_frame
 
     every = [*pods_frame([]).columns, "observed_at"]
     assert column_list(",".join(every)) == every
@@ -132,7 +132,7 @@ def test_a_multi_cluster_load_shows_progress_on_a_terminal(tmp_path) -> None:
 
 
 def test_pods_csv_parses_back_with_the_frame_columns(capsys) -> None:
-    from ccanalytics.frames._build import pods_frame
+    from ccanalytics.frames import pods_frame
 
     code, out, _ = run(
         capsys, "pods", "cl-infer-prod", "cl-etl-cpu", "--sandbox", "--format", "csv"

@@ -20,7 +20,7 @@ from matplotlib.container import BarContainer
 
 from ccanalytics import plots
 from ccanalytics.analysis import idle_pods
-from ccanalytics.frames._build import gpus_frame, pods_frame
+from ccanalytics.frames import gpus_frame, pods_frame
 from ccanalytics.plots import (
     COLORS,
     NoDataError,

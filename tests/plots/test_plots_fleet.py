@@ -12,7 +12,7 @@ import pytest
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ccanalytics.frames._build import pods_frame
+from ccanalytics.frames import pods_frame
 from ccanalytics.plots import cost_breakdown
 from ccanalytics.sandbox import make_cluster_pods
 

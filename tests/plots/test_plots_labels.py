@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 
 from ccanalytics import plots
-from ccanalytics.frames._build import gpus_frame, pods_frame
+from ccanalytics.frames import gpus_frame, pods_frame
 from ccanalytics.sandbox import SandboxApp
 
 DOLLARS = ["L4 $$", "a$b$c", "$x$", "$\\alpha$"]  # the sandbox has four GPU types

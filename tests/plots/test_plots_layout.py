@@ -25,7 +25,7 @@ from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 
 from ccanalytics import plots
-from ccanalytics.frames._build import gpus_frame, pods_frame
+from ccanalytics.frames import gpus_frame, pods_frame
 from ccanalytics.plots import COLORS
 from ccanalytics.sandbox import SandboxApp, make_cluster_pods
 

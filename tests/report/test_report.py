@@ -21,7 +21,7 @@ import pytest
 
 from ccanalytics import Client, FleetLoadError, NotFoundError
 from ccanalytics.cli import main
-from ccanalytics.frames._build import gpus_frame, pods_frame
+from ccanalytics.frames import gpus_frame, pods_frame
 from ccanalytics.report import CSV_FILES, ReportOutputError, render_report, write_report
 from ccanalytics.sandbox import (
     FULL_ACCESS_KEY,

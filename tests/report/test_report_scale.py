@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from ccanalytics.frames._build import gpus_frame, pods_frame
+from ccanalytics.frames import gpus_frame, pods_frame
 from ccanalytics.report import render_report
 from ccanalytics.report._figures import MAX_COST_BARS, MAX_NAMED_UNDRAWN
 from ccanalytics.report._html import DPI
