@@ -302,14 +302,14 @@ def test_scatter_linear_scale_on_request(pods: pd.DataFrame, ax: Axes) -> None:
 
 def test_scatter_threshold_moves_the_idle_set(pods: pd.DataFrame, ax: Axes) -> None:
     cost_vs_utilization(pods, idle_threshold=50, ax=ax)
-    assert len(ax.collections[1].get_offsets()) == len(idle_pods(pods, threshold=50))
+    assert len(ax.collections[1].get_offsets()) == len(idle_pods(pods, idle_threshold=50))
 
 
 # ---------------------------------------------------------------------------------
 # cost_breakdown
 
 
-@pytest.mark.parametrize("by", ["gpu_type", "cluster_id"])
+@pytest.mark.parametrize("by", ["gpu_type", "cluster"])
 def test_breakdown_widths_sum_to_the_total_cost(pods: pd.DataFrame, ax: Axes, by: str) -> None:
     cost_breakdown(pods, by=by, ax=ax)
     widths = [p.get_width() for c in ax.containers for p in c.patches]
@@ -320,7 +320,7 @@ def test_breakdown_widths_sum_to_the_total_cost(pods: pd.DataFrame, ax: Axes, by
 def test_breakdown_by_cluster_has_a_bar_per_cluster_most_expensive_first(
     pods: pd.DataFrame, ax: Axes
 ) -> None:
-    cost_breakdown(pods, by="cluster_id", ax=ax)
+    cost_breakdown(pods, by="cluster", ax=ax)
     labels = [t.get_text() for t in ax.get_yticklabels()]
     expected = pods.groupby("cluster_id")["cost"].sum().sort_values(ascending=False)
     assert labels == list(expected.index)

@@ -47,7 +47,7 @@ def widths_by_row(ax: Axes) -> np.ndarray:
 def test_beyond_max_bars_the_cheapest_groups_become_one_others_bar(
     fleet: pd.DataFrame, ax: Axes
 ) -> None:
-    cost_breakdown(fleet, by="cluster_id", max_bars=15, ax=ax)
+    cost_breakdown(fleet, by="cluster", max_bars=15, ax=ax)
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert len(labels) == 15
     assert labels[:14] == [f"cl-{i:02d}" for i in range(39, 25, -1)]  # most expensive first
@@ -59,7 +59,7 @@ def test_beyond_max_bars_the_cheapest_groups_become_one_others_bar(
 
 
 def test_the_others_bar_keeps_its_idle_split(fleet: pd.DataFrame, ax: Axes) -> None:
-    cost_breakdown(fleet, by="cluster_id", max_bars=15, ax=ax)
+    cost_breakdown(fleet, by="cluster", max_bars=15, ax=ax)
     idle = next(c for c in ax.containers if c.get_label() == "idle GPUs")
     others_idle = idle.patches[14].get_width()
     assert others_idle == pytest.approx(sum(3.0 * (i + 1) for i in range(0, 26, 4)))
@@ -71,17 +71,17 @@ def test_the_others_bar_keeps_its_idle_split(fleet: pd.DataFrame, ax: Axes) -> N
 
 
 def test_max_bars_none_draws_every_group(fleet: pd.DataFrame, ax: Axes) -> None:
-    cost_breakdown(fleet, by="cluster_id", max_bars=None, ax=ax)
+    cost_breakdown(fleet, by="cluster", max_bars=None, ax=ax)
     assert len(ax.get_yticklabels()) == 40
 
 
 def test_a_fleet_that_fits_has_no_others_bar(fleet: pd.DataFrame, ax: Axes) -> None:
-    cost_breakdown(fleet, by="cluster_id", max_bars=40, ax=ax)
+    cost_breakdown(fleet, by="cluster", max_bars=40, ax=ax)
     assert not any("others" in t.get_text() for t in ax.get_yticklabels())
 
 
 def test_default_caps_at_15_bars_with_one_annotation_each(fleet: pd.DataFrame, ax: Axes) -> None:
-    cost_breakdown(fleet, by="cluster_id", ax=ax)
+    cost_breakdown(fleet, by="cluster", ax=ax)
     assert len(ax.get_yticklabels()) == 15 and len(ax.texts) == 15
 
 

@@ -99,7 +99,7 @@ def test_gpu_types_with_dollars_draw_literally_in_the_breakdown(
 
 
 def test_cluster_ids_with_dollars_draw_literally_in_the_breakdown(pods: pd.DataFrame) -> None:
-    figure = render(lambda ax: plots.cost_breakdown(pods, by="cluster_id", ax=ax))
+    figure = render(lambda ax: plots.cost_breakdown(pods, by="cluster", ax=ax))
     assert_literal(figure, CLUSTER)
 
 

@@ -164,7 +164,7 @@ DRAW: dict[str, Callable[[pd.DataFrame, pd.DataFrame, Axes], Axes]] = {
     ),
     "heatmap": lambda p, g, ax: plots.gpu_heatmap(g, cluster_id=INFER, ax=ax),
     "scatter": lambda p, g, ax: plots.cost_vs_utilization(p, ax=ax),
-    "breakdown": lambda p, g, ax: plots.cost_breakdown(p, by="cluster_id", ax=ax),
+    "breakdown": lambda p, g, ax: plots.cost_breakdown(p, by="cluster", ax=ax),
 }
 
 
