@@ -144,6 +144,7 @@ POD_FIELDS: Final[tuple[PodField, ...]] = (
     PodField("ports", "ports[]", _S, "", "e.g. '8888/http,22/tcp'", read="join"),
     PodField("runtime_ports", "runtime.ports[]", _I, "", "port mappings", read="count"),
     PodField("env_vars", "env", _S, "", "environment variable NAMES", read="names"),
+    PodField("actions", "actions[]", _S, "", "the transitions valid now", read="join"),
 )
 
 #: Columns of :func:`pods_frame`, in order: name -> (dtype, meaning and unit).

@@ -34,7 +34,6 @@ SPEC = Path(__file__).parents[1] / "data" / "provider-openapi-v2.json"
 #: Paths of the document's Pod that are deliberately not columns, and why.
 NOT_COLUMNS = {
     "args": "command lines often carry tokens",
-    "actions[]": "what the pod accepts, not what it is",
     "mounts.network[].path": "where a volume is mounted, not which one",
     "ssh.proxy.username": "an opaque routing token",
     "ssh.proxy.command": "ssh.proxy.host and port, as a command",
