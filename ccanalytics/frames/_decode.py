@@ -2,10 +2,11 @@
 
 The bytes are split into one undecoded slice per pod (``msgspec.Raw``) in one pass
 that also checks the whole document is JSON and a listing. Each pod is then decoded
-into typed structs (:data:`_Pod`, built from the field table) that hold only the
-fields the frames read: everything else (``args``, ``env`` values, SSH commands, ...) is skipped without
-being turned into Python objects, and the structs are not tracked by the garbage
-collector. That is what makes this path faster than ``orjson.loads`` alone
+into typed structs (:data:`_Pod`, built with ``msgspec.defstruct`` from the field
+table) that hold only the fields the frames read: everything else (``args``,
+``env`` values, SSH commands, ...) is skipped without being turned into Python
+objects, and the structs are not tracked by the garbage collector. The loop that
+reads each pod's structs into its row is generated from the same table. That is what makes this path faster than ``orjson.loads`` alone
 (benchmarks/loader.py). Leaf values are typed ``Any``: they arrive as the JSON types
 ``orjson`` would give, and the reading rules (``<NA>`` for wrong types) are applied
 later, by the same code as for dicts.
