@@ -9,6 +9,8 @@ published document and the sandbox's pods.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -173,3 +175,46 @@ def test_the_sandbox_serves_every_table_path(path: str) -> None:
     elif path.endswith("[]"):
         values = [v for v in values if v]  # a non-empty list
     assert any(v is not None for v in values), f"no sandbox pod has {path}"
+
+
+_ONE_MORE_LINE = """
+import importlib.util, json, pathlib, sys
+
+# _columns.py as it would read with a line added at the end of POD_FIELDS, imported
+# in place of the real one before anything derives from it.
+spec = importlib.util.find_spec("ccanalytics.frames._columns")
+text = pathlib.Path(spec.origin).read_text(encoding="utf-8")
+end = "\\n)\\n\\n#: Columns of :func:`pods_frame`"
+assert text.count(end) == 1
+text = text.replace(end, "\\n" + sys.argv[1] + end)
+module = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = module
+exec(compile(text, spec.origin, "exec"), module.__dict__)
+
+from ccanalytics.frames import POD_COLUMNS, pods_frame
+
+pod = {"id": "p", "ssh": {"proxy": {"username": "u1"}}, "mounts": {"network": [{"path": "/d"}]}}
+for listing in (json.dumps({"pods": [pod]}).encode(), [pod]):  # structs, then dicts
+    frame = pods_frame(listing)
+    print(list(frame.columns) == list(POD_COLUMNS), frame.iloc[:, -1].tolist(), frame.dtypes.iloc[-1])
+"""
+
+
+@pytest.mark.parametrize(
+    ("line", "cells"),
+    [
+        ('    PodField("proxy_user", "ssh.proxy.username", _S, "", ""),', "['u1']"),
+        (
+            '    PodField("volume_paths", "mounts.network[].path", _S, "", "", read="join"),',
+            "['/d']",
+        ),
+    ],
+)
+def test_a_new_field_is_one_line_of_the_table(line: str, cells: str) -> None:
+    """One line added to POD_FIELDS, and nothing else, is a column on both reading
+    paths (the struct decoder and the dict reader), in the table's place."""
+    run = subprocess.run(
+        [sys.executable, "-c", _ONE_MORE_LINE, line], capture_output=True, text=True, check=False
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.splitlines() == [f"True {cells} string"] * 2
