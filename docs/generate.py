@@ -98,16 +98,29 @@ def _text_block(text: str | None) -> str:
 
 
 def columns_page() -> str:
-    """One table per frame: column, dtype, meaning and unit."""
-    from ccanalytics.frames import GPU_COLUMNS, LOAD_COLUMNS, POD_COLUMNS
+    """One table per frame: the pods frame's from its field table (column, dtype, JSON
+    path, unit, meaning), the others' from their column mappings (dtype, meaning)."""
+    from ccanalytics.frames import GPU_COLUMNS, LOAD_COLUMNS
+    from ccanalytics.frames._columns import POD_FIELDS, READS
 
     parts = [
         HEADER,
         "# Frame columns\n\n",
         "Every column is nullable: a missing or unusable value is `<NA>` in its cell.\n\n",
+        "## Pods frame (`pods_frame`, `load_cluster_pods`)\n\n",
+        "A path `x[]` is the list `x`; `x[].k` is the `k` of each of its objects.\n\n",
+        "| column | dtype | JSON path | unit | meaning |\n| --- | --- | --- | --- | --- |\n",
     ]
+    for field in POD_FIELDS:
+        path = f"`{field.path}`" + (f" ({READS[field.read]})" if READS[field.read] else "")
+        if field.fallback:
+            path += f", else `{field.fallback}`"
+        parts.append(
+            f"| `{field.column}` | `{field.dtype}` | {_clean(path)} | {_clean(field.unit)} "
+            f"| {_clean(field.meaning)} |\n"
+        )
+    parts.append("\n")
     for title, columns in (
-        ("Pods frame (`pods_frame`, `load_cluster_pods`)", POD_COLUMNS),
         ("GPUs frame (`gpus_frame`, `load_cluster_frames(...).gpus`)", GPU_COLUMNS),
         ("Added by a load (both frames)", LOAD_COLUMNS),
     ):

@@ -109,11 +109,13 @@ class CpuSpec(_Response):
 
 
 class ClusterMembership(_Response):
-    """``pod.cluster``: the cluster the pod belongs to, its rank and cluster-internal IP."""
+    """``pod.cluster``: the cluster the pod belongs to, its rank, role and cluster-internal IP."""
 
     id: Lenient[str] = None
     rank: Lenient[int] = None
     ip: Lenient[str] = None
+    #: SLURM_CONTROLLER, SLURM_COMPUTE, RAY_HEAD or RAY_WORKER; kept as sent.
+    role: Lenient[str] = None
 
 
 class RuntimeGpu(_Response):

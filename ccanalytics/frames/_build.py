@@ -7,7 +7,9 @@ Two pure functions, tested offline on recorded listings under ``tests/data/``:
 
 :data:`POD_COLUMNS` and :data:`GPU_COLUMNS` are the one place where each column's
 dtype, source field and unit are written down; the functions' docstrings are
-rendered from them, so ``help(pods_frame)`` shows the table.
+rendered from them, so ``help(pods_frame)`` shows the table. The pods frame's is
+derived from :data:`~ccanalytics.frames._columns.POD_FIELDS`, which the readers
+and column builders are generated from too: a new column is one line there.
 
 Reading rules (the service breaks its own document often enough to need them):
 

@@ -1,35 +1,55 @@
-"""The raw fields a frame reads from each pod, before any type check.
+"""The raw fields a frame reads from each pod, before any type check: the table's paths.
 
-A pod becomes one tuple of 41 raw values (:class:`PodFields` order) while it is in
-cache; a chunk of tuples is then transposed into one sequence per field, which the
-column builders (:mod:`ccanalytics.frames._pods`, :mod:`ccanalytics.frames._gpus`)
-type-check and convert in bulk. :func:`dict_row` reads a pod parsed into dicts;
-:mod:`ccanalytics.frames._decode` reads pods decoded into typed structs into the
-same tuple, so both paths share every reading rule after this point.
+A pod becomes one tuple of raw values while it is in cache, one per JSON path that
+:data:`~ccanalytics.frames._columns.POD_FIELDS` reads (:data:`SOURCES`, in that
+order); a chunk of tuples is then transposed into one sequence per path
+(:class:`PodFields`), which the column builders (:mod:`ccanalytics.frames._pods`,
+:mod:`ccanalytics.frames._gpus`) type-check and convert in bulk. :func:`dict_row`
+reads a pod parsed into dicts; :mod:`ccanalytics.frames._decode` reads pods decoded
+into typed structs into the same tuple, so both paths share every reading rule
+after this point.
+
+Both readers are generated from the table when this module is imported, as
+``dataclasses`` generates ``__init__``: the source of one straight-line function
+is built once and compiled. The reader is the hot loop of every load, so it does
+no per-field dispatch at run time; and no tuple is kept in order by hand.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final, NamedTuple, TypeAlias
+import keyword
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, Final, NamedTuple, TypeAlias, cast
 
+import msgspec
 from msgspec import Struct
 
+from ccanalytics.frames._columns import POD_FIELDS
 from ccanalytics.frames._convert import IntArray, Values, _str_or_none, _string_column
 
 __all__ = [
+    "BLOCKS",
+    "ELEMENTS",
     "EMPTY",
-    "GpuSample",
+    "NAMES_ONLY",
+    "SOURCES",
     "JsonObject",
     "Origin",
     "PodFields",
     "Row",
+    "block_var",
+    "children",
     "cluster_ids",
+    "compiled",
     "dict_row",
+    "element_key",
+    "source",
     "statuses",
 ]
 
 JsonObject: TypeAlias = dict[str, Any]
-#: One pod's raw values, in :class:`PodFields` order.
+#: One pod's raw values, one per path of :data:`SOURCES`, in that order.
 Row: TypeAlias = tuple[Any, ...]
 
 _STR: Final = frozenset({str})
@@ -38,68 +58,128 @@ _STR: Final = frozenset({str})
 EMPTY: Final[JsonObject] = {}
 
 
-class GpuSample(Struct, gc=False):
-    """One ``runtime.gpus[]`` object as the typed decoder gives it (values as sent).
-
-    In a chunk's ``gpus`` field, a pod decoded by the typed path lists these; a pod
-    read as dicts lists dicts (and whatever junk the service put there).
-    """
-
-    util: Any = None
-    memoryUtil: Any = None
+def source(path: str) -> str:
+    """The path whose value a row holds: a list's path for ``x[]`` and ``x[].k``."""
+    return path.split("[]", 1)[0]
 
 
-class PodFields(NamedTuple):
-    """The raw values the frames read, one sequence per field, one item per pod."""
+def element_key(path: str) -> str | None:
+    """``k`` of ``x[].k``: the key read from each object of the list; else ``None``."""
+    _, _, key = path.partition("[].")
+    return key or None
 
-    cluster_id: Values  # cluster.id
-    pod_id: Values  # id
-    name: Values
-    rank: Values  # cluster.rank
-    cost: Values
-    gpu_type: Values  # gpu.id
-    gpu_count: Values  # gpu.count
-    cpu_util: Values  # runtime.cpu.util
-    memory_util: Values  # runtime.memory.util
-    created_at: Values
-    started_at: Values
-    uptime_s: Values  # runtime.uptime
-    cluster_ip: Values  # cluster.ip
-    data_center_id: Values
-    desired_status: Values
-    status: Values
-    cloud: Values
-    cluster_role: Values  # cluster.role
-    cpu_type: Values  # cpu.id
-    vcpu_count: Values  # cpu.vcpuCount
-    cpu_memory: Values  # cpu.memory
-    disk: Values
-    image: Values
-    template: Values
-    registry: Values
-    cuda_version: Values
-    locked: Values
-    persistent_size: Values  # mounts.persistent.size
-    persistent_path: Values  # mounts.persistent.path
-    network: Values  # mounts.network
-    global_networking: Values  # globalNetworking.enabled
-    global_ip: Values  # globalNetworking.ip
-    internal_dns: Values  # globalNetworking.internalDns
-    ssh_proxy_host: Values
-    ssh_proxy_port: Values
-    ssh_direct_host: Values
-    ssh_direct_port: Values
-    ports: Values
-    runtime_ports: Values  # runtime.ports
-    env: Values  # only its names are ever read
-    gpus: Values  # runtime.gpus
+
+#: The paths a row holds, in row order: each field's source, then the fallbacks.
+SOURCES: Final[tuple[str, ...]] = tuple(
+    dict.fromkeys(
+        [*(source(f.path) for f in POD_FIELDS), *(f.fallback for f in POD_FIELDS if f.fallback)]
+    )
+)
+#: Objects of which only the key names are read (``env``: its values are secrets).
+NAMES_ONLY: Final = frozenset(source(f.path) for f in POD_FIELDS if f.read == "names")
+#: The objects that hold the sources, parents before children (``ssh``, ``ssh.proxy``).
+BLOCKS: Final[tuple[str, ...]] = tuple(
+    dict.fromkeys(
+        ".".join(keys[:depth])
+        for keys in (path.split(".") for path in SOURCES)
+        for depth in range(1, len(keys))
+    )
+)
+
+
+def _element_struct(list_path: str) -> type[Struct]:
+    """The struct one object of the list at ``list_path`` decodes into: the keys read."""
+    keys = dict.fromkeys(
+        key for f in POD_FIELDS if source(f.path) == list_path and (key := element_key(f.path))
+    )
+    name = "_" + list_path.replace(".", "_") + "_item"
+    return msgspec.defstruct(name, [(k, Any, None) for k in keys], gc=False)
+
+
+#: Lists of which keys of each object are read (``runtime.gpus[].util``): path ->
+#: the struct an object decodes into on the typed path. A 50,000-pod listing has
+#: 400,000 GPU objects: structs, not dicts. A pod read as dicts lists dicts here.
+ELEMENTS: Final[Mapping[str, type[Struct]]] = MappingProxyType(
+    {
+        list_path: _element_struct(list_path)
+        for list_path in SOURCES
+        if any(source(f.path) == list_path and element_key(f.path) for f in POD_FIELDS)
+    }
+)
+
+
+def children(block: str) -> list[str]:
+    """The keys read directly under ``block`` ("" for the pod), in :data:`SOURCES` order."""
+    prefix = f"{block}." if block else ""
+    return list(
+        dict.fromkeys(p[len(prefix) :].split(".", 1)[0] for p in SOURCES if p.startswith(prefix))
+    )
+
+
+def block_var(block: str) -> str:
+    """The local variable a generated reader holds ``block`` in."""
+    return "pod" if not block else "b_" + block.replace(".", "_")
+
+
+def _check_table() -> None:
+    """Refuse at import a table the readers cannot be generated from."""
+    for path in SOURCES:
+        for key in path.split("."):
+            if not key.isidentifier() or keyword.iskeyword(key):
+                raise RuntimeError(f"POD_FIELDS: {path!r}: a key must be a Python identifier")
+        if path in BLOCKS:
+            raise RuntimeError(f"POD_FIELDS: {path!r} is read both as a value and as an object")
+    if len({block_var(b) for b in BLOCKS}) != len(BLOCKS):
+        raise RuntimeError("POD_FIELDS: two blocks would share a variable name")
+
+
+_check_table()
+
+
+def compiled(name: str, code: str, namespace: dict[str, Any]) -> Callable[..., Any]:
+    """The function ``name`` defined by the generated ``code``, in ``namespace``."""
+    exec(compile(code, f"<generated {name} from POD_FIELDS>", "exec"), namespace)
+    return cast(Callable[..., Any], namespace[name])
+
+
+def _value(path: str, read: Callable[[str, str], str]) -> str:
+    """The expression for one source's value; ``read(parent_var, key)`` reads a key."""
+    parent, _, key = path.rpartition(".")
+    expression = read(block_var(parent), key)
+    return f"_names({expression})" if path in NAMES_ONLY else expression
+
+
+def _dict_reader() -> str:
+    def read(var: str, key: str) -> str:
+        return f"get({key!r})" if var == "pod" else f"{var}.get({key!r})"
+
+    lines = ["def dict_row(pod):", "    get = pod.get"]
+    for block in BLOCKS:
+        parent, _, key = block.rpartition(".")
+        var = block_var(block)
+        lines += [
+            f"    {var} = {read(block_var(parent), key)}",
+            f"    if not isinstance({var}, dict):",
+            f"        {var} = EMPTY",
+        ]
+    values = "".join(f"        {_value(path, read)},\n" for path in SOURCES)
+    return "\n".join(lines) + f"\n    return (\n{values}    )\n"
+
+
+#: The generated source of :func:`dict_row` (to read it: ``print(_DICT_ROW_SOURCE)``).
+_DICT_ROW_SOURCE: Final = _dict_reader()
+
+
+class PodFields(dict[str, Values]):
+    """The raw values the frames read, one sequence per path of :data:`SOURCES`, one
+    item per pod: ``fields["cluster.rank"]``."""
 
     @classmethod
     def of(cls, rows: list[Row]) -> PodFields:
-        """Rows (one tuple per pod) transposed into one sequence per field."""
+        """Rows (one tuple per pod) transposed into one sequence per path."""
         if not rows:
-            return cls._make(() for _ in cls._fields)
-        return cls._make(zip(*rows, strict=True))
+            return cls(zip(SOURCES, [() for _ in SOURCES], strict=True))
+        return cls(zip(SOURCES, zip(*rows, strict=True), strict=True))
 
 
 class Origin(NamedTuple):
@@ -113,95 +193,16 @@ class Origin(NamedTuple):
     observed_at: IntArray | None = None
 
 
-def dict_row(pod: JsonObject) -> Row:
-    """One pod parsed into dicts, as its row. A block that is missing or not an
-    object reads as empty, so each of its fields is ``None``."""
-    empty = EMPTY
-    get = pod.get
-    cluster = get("cluster")
-    if not isinstance(cluster, dict):
-        cluster = empty
-    runtime = get("runtime")
-    if not isinstance(runtime, dict):
-        runtime = empty
-    runtime_cpu = runtime.get("cpu")
-    if not isinstance(runtime_cpu, dict):
-        runtime_cpu = empty
-    runtime_memory = runtime.get("memory")
-    if not isinstance(runtime_memory, dict):
-        runtime_memory = empty
-    gpu = get("gpu")
-    if not isinstance(gpu, dict):
-        gpu = empty
-    cpu = get("cpu")
-    if not isinstance(cpu, dict):
-        cpu = empty
-    mounts = get("mounts")
-    if not isinstance(mounts, dict):
-        mounts = empty
-    persistent = mounts.get("persistent")
-    if not isinstance(persistent, dict):
-        persistent = empty
-    networking = get("globalNetworking")
-    if not isinstance(networking, dict):
-        networking = empty
-    ssh = get("ssh")
-    if not isinstance(ssh, dict):
-        ssh = empty
-    proxy = ssh.get("proxy")
-    if not isinstance(proxy, dict):
-        proxy = empty
-    direct = ssh.get("direct")
-    if not isinstance(direct, dict):
-        direct = empty
-    return (
-        cluster.get("id"),
-        get("id"),
-        get("name"),
-        cluster.get("rank"),
-        get("cost"),
-        gpu.get("id"),
-        gpu.get("count"),
-        runtime_cpu.get("util"),
-        runtime_memory.get("util"),
-        get("createdAt"),
-        get("startedAt"),
-        runtime.get("uptime"),
-        cluster.get("ip"),
-        get("dataCenterId"),
-        get("desiredStatus"),
-        get("status"),
-        get("cloud"),
-        cluster.get("role"),
-        cpu.get("id"),
-        cpu.get("vcpuCount"),
-        cpu.get("memory"),
-        get("disk"),
-        get("image"),
-        get("template"),
-        get("registry"),
-        get("cudaVersion"),
-        get("locked"),
-        persistent.get("size"),
-        persistent.get("path"),
-        mounts.get("network"),
-        networking.get("enabled"),
-        networking.get("ip"),
-        networking.get("internalDns"),
-        proxy.get("host"),
-        proxy.get("port"),
-        direct.get("host"),
-        direct.get("port"),
-        get("ports"),
-        runtime.get("ports"),
-        _names(get("env")),
-        runtime.get("gpus"),
-    )
-
-
 def _names(env: Any) -> Any:
     """``env``'s names only (a row outlives its pod in a fleet load: no secret values)."""
     return dict.fromkeys(env) if isinstance(env, dict) else env
+
+
+#: One pod parsed into dicts, as its row. A block that is missing or not an object
+#: reads as empty, so each of its fields is ``None``.
+dict_row: Final[Callable[[JsonObject], Row]] = compiled(
+    "dict_row", _DICT_ROW_SOURCE, {"EMPTY": EMPTY, "_names": _names}
+)
 
 
 def statuses(status: Values, desired: Values) -> Values:

@@ -12,6 +12,7 @@ pods, which hold none); a pod whose cost is unknown is counted as paying.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from itertools import chain, repeat
 from operator import attrgetter
 from typing import Any, Final, NamedTuple
@@ -19,6 +20,7 @@ from typing import Any, Final, NamedTuple
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+from msgspec import Struct
 from pandas.api.extensions import ExtensionArray
 
 from ccanalytics.frames._convert import (
@@ -33,19 +35,27 @@ from ccanalytics.frames._convert import (
     _string_column,
     _utc_stamps,
 )
-from ccanalytics.frames._fields import GpuSample, Origin, PodFields, cluster_ids, statuses
+from ccanalytics.frames._fields import Origin, PodFields, cluster_ids, statuses
 
-__all__ = ["MAX_GPUS_PER_POD", "GpuSamples", "Summary", "gpu_columns", "gpu_samples", "summarize"]
+__all__ = [
+    "GPU_KEYS",
+    "MAX_GPUS_PER_POD",
+    "GpuSamples",
+    "Summary",
+    "gpu_columns",
+    "gpu_samples",
+    "key_of",
+    "summarize",
+]
 
 #: A ``gpu.count`` above this is not a machine but a broken value: its pod gets rows
 #: only for the GPUs it lists (a count of 10**9 must not allocate a billion rows).
 MAX_GPUS_PER_POD: Final = 1024
 
 _DICTS: Final = frozenset({dict})
-_SAMPLES: Final = frozenset({GpuSample})
 _get: Final = dict.get
-_util: Final = attrgetter("util")
-_memory_util: Final = attrgetter("memoryUtil")
+#: The keys of ``runtime.gpus[]`` objects that the gpus frame reads.
+GPU_KEYS: Final = ("util", "memoryUtil")
 
 
 class GpuSamples(NamedTuple):
@@ -53,15 +63,16 @@ class GpuSamples(NamedTuple):
 
     owner: npt.NDArray[np.intp]  # row of the pod each GPU belongs to
     position: npt.NDArray[np.intp]  # 0-based index among its pod's GPU objects
-    util: FloatArray  # NaN where missing or not a number
-    memory_util: FloatArray
+    values: dict[str, FloatArray]  # per key read: NaN where missing or not a number
     listed: BoolArray  # per pod: runtime.gpus is a list
 
 
-def gpu_samples(lists: Values) -> GpuSamples:
-    """Flatten each pod's ``runtime.gpus`` value (a list, or anything else: no GPUs).
+def gpu_samples(lists: Values, keys: Iterable[str]) -> GpuSamples:
+    """Flatten each pod's ``runtime.gpus`` value (a list, or anything else: no GPUs),
+    reading ``keys`` of each GPU object.
 
     Elements that are not objects are skipped, so positions count GPU objects only.
+    An object is a struct (the typed decoder's) or a dict (a pod read as dicts).
     """
     lengths = np.array([len(g) if isinstance(g, list) else -1 for g in lists], dtype=np.intp)
     listed = lengths >= 0
@@ -70,26 +81,29 @@ def gpu_samples(lists: Values) -> GpuSamples:
     flat: list[Any] = list(chain.from_iterable(lists))
     owner = np.repeat(np.arange(len(lists), dtype=np.intp), np.maximum(lengths, 0))
     kinds = set(map(type, flat))
-    if kinds <= _SAMPLES:  # every pod came through the typed decoder
-        util, memory_util = list(map(_util, flat)), list(map(_memory_util, flat))
+    values: dict[str, list[Any]]
+    if all(issubclass(kind, Struct) for kind in kinds):  # every pod came through the decoder
+        values = {key: list(map(attrgetter(key), flat)) for key in keys}
     elif kinds <= _DICTS:  # every pod was read as dicts
-        util = list(map(_get, flat, repeat("util")))
-        memory_util = list(map(_get, flat, repeat("memoryUtil")))
+        values = {key: list(map(_get, flat, repeat(key))) for key in keys}
     else:  # both, or junk that is not a GPU object: skipped
-        keep = np.array([type(x) is GpuSample or isinstance(x, dict) for x in flat], np.bool_)
-        flat = [x for x in flat if type(x) is GpuSample or isinstance(x, dict)]
+        keep = np.array([isinstance(x, Struct | dict) for x in flat], np.bool_)
+        flat = [x for x in flat if isinstance(x, Struct | dict)]
         owner = owner[keep]
-        util = [x.util if type(x) is GpuSample else x.get("util") for x in flat]
-        memory_util = [x.memoryUtil if type(x) is GpuSample else x.get("memoryUtil") for x in flat]
+        values = {key: [key_of(x, key) for x in flat] for key in keys}
     per_pod = np.bincount(owner, minlength=len(lists))
     first = np.cumsum(per_pod) - per_pod
     return GpuSamples(
         owner=owner,
         position=np.arange(len(owner), dtype=np.intp) - first[owner],
-        util=_floats(util),
-        memory_util=_floats(memory_util),
+        values={key: _floats(v) for key, v in values.items()},
         listed=listed,
     )
+
+
+def key_of(item: Struct | dict[str, Any], key: str) -> Any:
+    """``key`` of one list object, decoded struct or dict alike."""
+    return item.get(key) if isinstance(item, dict) else getattr(item, key, None)
 
 
 class Summary(NamedTuple):
@@ -133,26 +147,26 @@ def paid_gpus(gpu_count: Values, cost: Values) -> IntArray:
 
 def gpu_columns(raw: PodFields, origin: Origin) -> dict[str, ExtensionArray]:
     """The gpus frame's columns for a chunk of pods (see the module docstring)."""
-    samples = gpu_samples(raw.gpus)
-    n = len(raw.pod_id)
+    samples = gpu_samples(raw["runtime.gpus"], GPU_KEYS)
+    n = len(raw["id"])
     listed = np.bincount(samples.owner, minlength=n).astype(np.intp)
-    rows = np.maximum(listed, paid_gpus(raw.gpu_count, raw.cost))
+    rows = np.maximum(listed, paid_gpus(raw["gpu.count"], raw["cost"]))
     first = np.cumsum(rows) - rows
     owner = np.repeat(np.arange(n, dtype=np.intp), rows)
     # Each listed GPU goes to its own row; the rows past the listed ones stay NaN.
     at = first[samples.owner] + samples.position
     util, memory_util = np.full(len(owner), np.nan), np.full(len(owner), np.nan)
-    util[at], memory_util[at] = samples.util, samples.memory_util
+    util[at], memory_util[at] = samples.values["util"], samples.values["memoryUtil"]
     position = np.arange(len(owner), dtype=np.int64) - first[owner]
     columns = {
-        "cluster_id": cluster_ids(raw.cluster_id, origin.cluster_id).take(owner),
-        "pod_id": _string_column(raw.pod_id).take(owner),
-        "rank": _int_column(raw.rank).take(owner),
+        "cluster_id": cluster_ids(raw["cluster.id"], origin.cluster_id).take(owner),
+        "pod_id": _string_column(raw["id"]).take(owner),
+        "rank": _int_column(raw["cluster.rank"]).take(owner),
         "gpu_index": pd.arrays.IntegerArray(position, np.zeros(len(owner), dtype=np.bool_)),
         "util": _masked_floats(util),
         "memory_util": _masked_floats(memory_util),
-        "gpu_type": _string_column(raw.gpu_type).take(owner),
-        "status": _string_column(statuses(raw.status, raw.desired_status)).take(owner),
+        "gpu_type": _string_column(raw["gpu.id"]).take(owner),
+        "status": _string_column(statuses(raw["status"], raw["desiredStatus"])).take(owner),
     }
     if origin.observed_at is not None:
         columns["observed_at"] = _utc_stamps(origin.observed_at[owner])

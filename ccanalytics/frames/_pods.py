@@ -7,17 +7,24 @@ Nested lists: the pods frame keeps one row per pod, so the label lists (``ports`
 measurements, ``runtime.gpus``, is aggregated per pod (mean/min/max) here and given
 in full, one row per GPU, by the gpus frame. For these list-derived columns an
 absent list is ``<NA>`` and an empty list is ``""`` or ``0``.
+
+Every column is built from its line of :data:`~ccanalytics.frames._columns.POD_FIELDS`:
+the raw values at its path, converted by its dtype, or by its ``read`` (one builder
+per key of :data:`~ccanalytics.frames._columns.READS`, below).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import chain
-from operator import itemgetter
-from typing import Any, Final
+from operator import attrgetter, itemgetter
+from typing import Any, Final, cast
 
 import pandas as pd
+from msgspec import Struct
 from pandas.api.extensions import ExtensionArray
 
+from ccanalytics.frames._columns import POD_FIELDS, READS, PodField
 from ccanalytics.frames._convert import (
     Values,
     _bool_column,
@@ -28,8 +35,17 @@ from ccanalytics.frames._convert import (
     _timestamp_column,
     _utc_stamps,
 )
-from ccanalytics.frames._fields import JsonObject, Origin, PodFields, cluster_ids, statuses
-from ccanalytics.frames._gpus import gpu_samples, summarize
+from ccanalytics.frames._fields import (
+    SOURCES,
+    JsonObject,
+    Origin,
+    PodFields,
+    cluster_ids,
+    element_key,
+    source,
+    statuses,
+)
+from ccanalytics.frames._gpus import GpuSamples, Summary, gpu_samples, key_of, summarize
 
 __all__ = ["pod_columns"]
 
@@ -48,20 +64,26 @@ def _joined(lists: Values) -> list[str | None]:
         return [_join_strings(v) if isinstance(v, list) else None for v in lists]
 
 
-_volume_id: Final = itemgetter("volumeId")
-
-
-def _volume_ids(networks: Values) -> list[str | None]:
-    """Each ``mounts.network[].volumeId`` list comma-joined; ``None`` if not a list."""
-    try:
-        return [",".join(map(_volume_id, v)) if isinstance(v, list) else None for v in networks]
-    except (TypeError, KeyError):
-        return [
-            _join_strings([x.get("volumeId") for x in _objects_only(v)])
-            if isinstance(v, list)
-            else None
-            for v in networks
-        ]
+def _joined_keys(lists: Values, key: str) -> list[str | None]:
+    """Each list's objects' ``key`` comma-joined (``mounts.network[].volumeId``),
+    skipping non-strings and non-objects; ``None`` if not a list."""
+    kinds = set(map(type, chain.from_iterable(v for v in lists if isinstance(v, list))))
+    getter: Any = None
+    if all(issubclass(kind, Struct) for kind in kinds):  # decoded: every key is there
+        getter = attrgetter(key)
+    elif kinds <= _DICT_TYPES:
+        getter = itemgetter(key)
+    if getter is not None:
+        try:
+            return [",".join(map(getter, v)) if isinstance(v, list) else None for v in lists]
+        except (TypeError, KeyError):  # a missing key or a non-string value
+            pass
+    return [
+        _join_strings([key_of(x, key) for x in v if isinstance(x, Struct | dict)])
+        if isinstance(v, list)
+        else None
+        for v in lists
+    ]
 
 
 def _join_strings(items: list[Any]) -> str:
@@ -91,60 +113,106 @@ def _object_counts(lists: Values) -> list[int | None]:
     return [len(_objects_only(v)) if isinstance(v, list) else None for v in lists]
 
 
+_BY_DTYPE: Final[dict[str, Callable[[Values], ExtensionArray]]] = {
+    "string": _string_column,
+    "Int64": _int_column,
+    "Float64": _float_column,
+    "boolean": _bool_column,
+    "datetime64[ns, UTC]": _timestamp_column,
+}
+#: The dtype each ``read`` gives; ``""`` and ``or_argument`` give the field's own.
+_READ_DTYPES: Final = {
+    "join": "string",
+    "names": "string",
+    "count": "Int64",
+    "numbers": "Int64",
+    "mean": "Float64",
+    "min": "Float64",
+    "max": "Float64",
+}
+
+
+class _Chunk:
+    """A chunk's raw fields, and the GPU statistics of its lists (computed once)."""
+
+    def __init__(self, raw: PodFields, origin: Origin) -> None:
+        self.raw, self.origin = raw, origin
+        self.n = len(raw[SOURCES[0]])
+        self._samples: dict[str, GpuSamples] = {}
+        self._summaries: dict[tuple[str, str], Summary] = {}
+
+    def samples(self, list_path: str) -> GpuSamples:
+        if list_path not in self._samples:
+            keys = _STAT_KEYS[list_path]
+            self._samples[list_path] = gpu_samples(self.raw[list_path], keys)
+        return self._samples[list_path]
+
+    def summary(self, list_path: str, key: str) -> Summary:
+        if (list_path, key) not in self._summaries:
+            samples = self.samples(list_path)
+            summary = summarize(samples.values[key], samples.owner, self.n)
+            self._summaries[list_path, key] = summary
+        return self._summaries[list_path, key]
+
+
+def _column(field: PodField, chunk: _Chunk) -> ExtensionArray:
+    """One column, built from its line of the table."""
+    path, read = source(field.path), field.read
+    values = chunk.raw[path]
+    if read == "":
+        if field.fallback:
+            values = statuses(values, chunk.raw[field.fallback])
+        return _BY_DTYPE[field.dtype](values)
+    if read == "or_argument":
+        ids: ExtensionArray = cluster_ids(values, chunk.origin.cluster_id)
+        return ids
+    if read == "join":
+        key = element_key(field.path)
+        return _string_column(_joined(values) if key is None else _joined_keys(values, key))
+    if read == "count":
+        return _int_column(_object_counts(values))
+    if read == "names":
+        return _string_column(_env_names(values))
+    summary = chunk.summary(path, cast(str, element_key(field.path)))
+    if read == "numbers":
+        return pd.arrays.IntegerArray(summary.reporting, ~chunk.samples(path).listed)
+    return _masked_floats(
+        {"mean": summary.mean, "min": summary.minimum, "max": summary.maximum}[read]
+    )
+
+
+def _check_table() -> None:
+    """Refuse at import a line of the table no builder here can make a column of."""
+    for field in POD_FIELDS:
+        if field.read not in READS:
+            raise RuntimeError(f"POD_FIELDS: {field.column}: unknown read {field.read!r}")
+        dtype = _READ_DTYPES.get(field.read, field.dtype)
+        if field.dtype != dtype or dtype not in _BY_DTYPE:
+            raise RuntimeError(f"POD_FIELDS: {field.column}: read {field.read!r} gives {dtype}")
+        if field.read in _STATISTICS and element_key(field.path) is None:
+            raise RuntimeError(f"POD_FIELDS: {field.column}: {field.read} needs a path x[].key")
+
+
+_STATISTICS: Final = frozenset({"mean", "min", "max", "numbers"})
+#: Per list, the keys of its objects that a statistic is taken of (``runtime.gpus``:
+#: ``util``, ``memoryUtil``): one pass over a chunk's GPU objects reads them all.
+_STAT_KEYS: Final[dict[str, tuple[str, ...]]] = {
+    list_path: tuple(
+        dict.fromkeys(
+            cast(str, element_key(f.path))
+            for f in POD_FIELDS
+            if f.read in _STATISTICS and source(f.path) == list_path
+        )
+    )
+    for list_path in dict.fromkeys(source(f.path) for f in POD_FIELDS if f.read in _STATISTICS)
+}
+_check_table()
+
+
 def pod_columns(raw: PodFields, origin: Origin) -> dict[str, ExtensionArray]:
-    """The pods frame's columns for a chunk of pods, in no particular order."""
-    n = len(raw.pod_id)
-    samples = gpu_samples(raw.gpus)
-    util = summarize(samples.util, samples.owner, n)
-    memory = summarize(samples.memory_util, samples.owner, n)
-    columns = {
-        "cluster_id": cluster_ids(raw.cluster_id, origin.cluster_id),
-        "pod_id": _string_column(raw.pod_id),
-        "name": _string_column(raw.name),
-        "rank": _int_column(raw.rank),
-        "cost": _float_column(raw.cost),
-        "gpu_type": _string_column(raw.gpu_type),
-        "gpu_count": _int_column(raw.gpu_count),
-        "cpu_util": _float_column(raw.cpu_util),
-        "memory_util": _float_column(raw.memory_util),
-        "gpu_util_mean": _masked_floats(util.mean),
-        "gpu_util_max": _masked_floats(util.maximum),
-        "gpu_mem_util_mean": _masked_floats(memory.mean),
-        "created_at": _timestamp_column(raw.created_at),
-        "started_at": _timestamp_column(raw.started_at),
-        "uptime_s": _float_column(raw.uptime_s),
-        "gpu_util_min": _masked_floats(util.minimum),
-        "gpu_mem_util_max": _masked_floats(memory.maximum),
-        "gpus_reporting": pd.arrays.IntegerArray(util.reporting, ~samples.listed),
-        "cluster_ip": _string_column(raw.cluster_ip),
-        "data_center_id": _string_column(raw.data_center_id),
-        "desired_status": _string_column(raw.desired_status),
-        "status": _string_column(statuses(raw.status, raw.desired_status)),
-        "cloud": _string_column(raw.cloud),
-        "cluster_role": _string_column(raw.cluster_role),
-        "cpu_type": _string_column(raw.cpu_type),
-        "vcpu_count": _int_column(raw.vcpu_count),
-        "cpu_memory": _int_column(raw.cpu_memory),
-        "disk": _int_column(raw.disk),
-        "image": _string_column(raw.image),
-        "template": _string_column(raw.template),
-        "registry": _string_column(raw.registry),
-        "cuda_version": _string_column(raw.cuda_version),
-        "locked": _bool_column(raw.locked),
-        "persistent_size": _int_column(raw.persistent_size),
-        "persistent_path": _string_column(raw.persistent_path),
-        "network_volumes": _string_column(_volume_ids(raw.network)),
-        "global_networking": _bool_column(raw.global_networking),
-        "global_ip": _string_column(raw.global_ip),
-        "internal_dns": _string_column(raw.internal_dns),
-        "ssh_proxy_host": _string_column(raw.ssh_proxy_host),
-        "ssh_proxy_port": _int_column(raw.ssh_proxy_port),
-        "ssh_direct_host": _string_column(raw.ssh_direct_host),
-        "ssh_direct_port": _int_column(raw.ssh_direct_port),
-        "ports": _string_column(_joined(raw.ports)),
-        "runtime_ports": _int_column(_object_counts(raw.runtime_ports)),
-        "env_vars": _string_column(_env_names(raw.env)),
-    }
+    """The pods frame's columns for a chunk of pods, in table order."""
+    chunk = _Chunk(raw, origin)
+    columns = {field.column: _column(field, chunk) for field in POD_FIELDS}
     if origin.observed_at is not None:
         columns["observed_at"] = _utc_stamps(origin.observed_at)
     return columns
