@@ -12,7 +12,7 @@ import warnings
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
@@ -26,7 +26,14 @@ if TYPE_CHECKING:
 
     from ccanalytics.api import AsyncClient, Client
 
-__all__ = ["CollectResult", "Snapshot", "append_snapshot", "collect", "take_snapshot"]
+__all__ = [
+    "CollectResult",
+    "Snapshot",
+    "append_snapshot",
+    "collect",
+    "snapshot_rows",
+    "take_snapshot",
+]
 
 
 @dataclass(frozen=True)
@@ -86,8 +93,51 @@ def take_snapshot(
     return Snapshot(ids, pods, gpus, MappingProxyType(failed))
 
 
+def snapshot_rows(snapshot: Snapshot, first_seen: Mapping[Any, Any]) -> pd.DataFrame:
+    """The snapshots table's rows for ``snapshot``: one per cluster asked.
+
+    A cluster with pods is timed by its rows' ``observed_at``. A cluster whose listing
+    was empty or failed has no row to time it by (the fleet load keeps no time for it),
+    so it takes the snapshot's time: the earliest ``observed_at`` of the clusters with
+    pods, or, when none had any, the local clock now.
+    """
+    import pandas as pd
+
+    from ccanalytics.history._schema import OK, SNAPSHOT_COLUMNS
+
+    when = min(first_seen.values(), default=None)
+    if when is None:
+        when = pd.Timestamp(datetime.now(UTC))
+    counts = (
+        snapshot.pods["cluster_id"].value_counts().to_dict()
+        if "cluster_id" in snapshot.pods
+        else {}
+    )
+    rows = []
+    for cid in snapshot.cluster_ids:
+        err = snapshot.errors.get(cid)
+        rows.append(
+            {
+                "cluster_id": cid,
+                "observed_at": first_seen.get(cid, when),
+                "pods": int(counts.get(cid, 0)),
+                "outcome": OK if err is None else type(err).__name__,
+                "http_status": getattr(err, "status", None),
+            }
+        )
+    frame = pd.DataFrame(rows, columns=list(SNAPSHOT_COLUMNS))
+    frame["observed_at"] = pd.to_datetime(frame["observed_at"], utc=True)
+    return frame.astype(SNAPSHOT_COLUMNS)
+
+
 def append_snapshot(store: str | PathLike[str], snapshot: Snapshot) -> CollectResult:
-    """Write a snapshot's rows to the store and say what was written."""
+    """Write a snapshot's rows to the store and say what was written.
+
+    The snapshots table's rows are written last, once the pod and GPU rows are on
+    disk: a crash in between leaves pod rows without their snapshot row (read as a
+    store written before the table was), never an ``ok`` row that claims pods the
+    store does not hold (which would read as observed time at zero cost).
+    """
     root = Path(store)
     # Both tables at once: most of a write is waiting for fsync, and two can wait together.
     with ThreadPoolExecutor(2, thread_name_prefix="ccanalytics-append") as pool:
@@ -99,6 +149,8 @@ def append_snapshot(store: str | PathLike[str], snapshot: Snapshot) -> CollectRe
         if "observed_at" in snapshot.pods
         else {}
     )
+    if snapshot.cluster_ids:
+        files += append_frame(root, "snapshots", snapshot_rows(snapshot, first_seen))
     return CollectResult(
         observed_at=MappingProxyType(
             {str(cid): when.to_pydatetime() for cid, when in first_seen.items()}

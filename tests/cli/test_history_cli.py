@@ -247,7 +247,7 @@ def test_a_signal_stops_the_loop_cleanly(tmp_path: Path, signum: int) -> None:
     assert proc.returncode == 0, rest
     assert f"stopped by {signal.Signals(signum).name} after 1 snapshots" in rest
     assert not list(tmp_path.rglob(".*.tmp"))
-    assert verify(tmp_path).ok and verify(tmp_path).files == 2
+    assert verify(tmp_path).ok and verify(tmp_path).files == 3  # pods, gpus, snapshots
 
 
 def test_two_collector_processes_in_parallel_lose_nothing(tmp_path: Path) -> None:
@@ -255,7 +255,7 @@ def test_two_collector_processes_in_parallel_lose_nothing(tmp_path: Path) -> Non
     outputs = [p.communicate(timeout=60)[1] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outputs
     assert sum(o.count(" snapshot ") for o in outputs) == 8
-    assert verify(tmp_path).files == 16  # 8 snapshots x (pods + gpus), none clobbered
+    assert verify(tmp_path).files == 24  # 8 snapshots x (pods, gpus, snapshots), none clobbered
     data = make_data()
     per_snapshot = len(data.clusters["cl-infer-prod"]) + len(data.clusters["cl-llama70b-train"])
     with History(tmp_path) as h:

@@ -107,8 +107,12 @@ def test_the_day_compacts_into_one_file_per_table_with_every_row(
     with History(store) as h:
         before = (len(h.pods()), len(h.gpus()))
     result = compact(store, "2026-11-02")
-    assert dict(result.files_before) == {"pods": SNAPSHOTS, "gpus": SNAPSHOTS}
-    assert dict(result.files_after) == {"pods": 1, "gpus": 1}
+    assert dict(result.files_before) == {
+        "pods": SNAPSHOTS,
+        "gpus": SNAPSHOTS,
+        "snapshots": SNAPSHOTS,
+    }
+    assert dict(result.files_after) == {"pods": 1, "gpus": 1, "snapshots": 1}
     with History(store) as h:
         assert (len(h.pods()), len(h.gpus())) == before
     assert verify(store).ok
