@@ -30,8 +30,9 @@ The whole tree, drawn once::
 ``ConfigurationError``, ``FleetLoadError``, ``ScheduleError``, ``StoreError``, ``PolicyError``,
 ``KeyFileError``, ``NoDataError``, ``ReportLoadError`` and ``ReportOutputError`` are additions to the tree
 that ``shared/API.md`` fixes; everything else is exactly that tree.
-:class:`InsecureTransportWarning` is the one warning: a bearer key sent over plain
-``http://`` to a host that is not this machine.
+:class:`InsecureTransportWarning` warns of a bearer key sent over plain ``http://`` to
+a host that is not this machine; :class:`ClockSkewWarning` of a service clock far from
+ours, which ``collect`` does not trust unless told to.
 
 API and connection errors name where they went (``method``, ``url``, ``host``, ``path``;
 ``str(err)`` starts with ``"GET https://host/v2/...: "``). No message built here
@@ -55,6 +56,7 @@ __all__ = [
     "ApiTimeoutError",
     "AuthenticationError",
     "CCAnalyticsError",
+    "ClockSkewWarning",
     "ConfigurationError",
     "FleetLoadError",
     "InsecureTransportWarning",
@@ -310,6 +312,14 @@ class ConfigurationError(CCAnalyticsError, ValueError):
 
 class InsecureTransportWarning(UserWarning):
     """The bearer API key would travel in clear text (``http://`` to a host not on this machine)."""
+
+
+class ClockSkewWarning(UserWarning):
+    """The service's ``Date`` is far from the local clock, so the local clock timed the rows.
+
+    ``collect`` warns once per run; ``trust_service_clock=True`` keeps the service's time
+    (a simulated-clock sandbox's ``Date`` is its simulated time).
+    """
 
 
 class FleetLoadError(CCAnalyticsError):

@@ -10,6 +10,10 @@ One snapshot per run (for cron), or ``--every 5m [--count N]`` for a loop that:
   (files appear whole or not at all), then it exits; a second Ctrl-C stops at once;
 - prints one line per snapshot to stderr.
 
+A service ``Date`` more than 5 minutes from this machine's clock is not trusted: the
+local clock times those snapshots and one ``warning:`` line says so;
+``--trust-service-clock`` keeps the service's time (a simulated-clock sandbox).
+
 Exit status: 0 every snapshot complete; 1 a cluster or the store failed in some
 snapshot; 2 bad usage or a schedule over budget.
 """
@@ -19,6 +23,9 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +87,13 @@ def add_parser(sub: Any) -> None:
         metavar="FRACTION",
         help="share of each rate-limit window the loop may use (default: 0.5)",
     )
+    collect.add_argument(
+        "--trust-service-clock",
+        action="store_true",
+        help="keep the service's Date even when it is more than 5 minutes from this "
+        "machine's clock (a simulated-clock sandbox); by default the local clock times "
+        "such snapshots, with one warning",
+    )
     add_api_options(collect)
     collect.set_defaults(func=run)
 
@@ -103,17 +117,42 @@ def _say(text: str) -> None:
     print(f"ccanalytics collect: {text}", file=sys.stderr, flush=True)
 
 
+@contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    """A ClockSkewWarning as one line of ours on stderr, not Python's two-line format."""
+    from ccanalytics.errors import ClockSkewWarning
+
+    shown = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], *rest: Any, **kw: Any) -> None:
+        if issubclass(category, ClockSkewWarning):
+            _say(f"warning: {' '.join(str(message).split())}")
+        else:
+            shown(message, category, *rest, **kw)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", ClockSkewWarning)  # the library warns once per run
+        warnings.showwarning = show
+        yield
+
+
 def run(args: argparse.Namespace) -> int:
     if args.count is not None and args.every is None:
         _say("--count needs --every (one snapshot per run without it)")
         return EXIT_USAGE
-    with api_client(args) as (client, _):
+    with api_client(args) as (client, _), _warnings_as_lines():
         if args.every is None:
             from ccanalytics.errors import StoreError
             from ccanalytics.history import collect
 
             try:
-                result = collect(args.cluster_ids, args.store, client=client, errors="collect")
+                result = collect(
+                    args.cluster_ids,
+                    args.store,
+                    client=client,
+                    errors="collect",
+                    trust_service_clock=args.trust_service_clock,
+                )
             except (OSError, StoreError) as err:  # the store failed: 1, like the API failing
                 _say(f"cannot write the store: {' '.join(str(err).split())}")
                 return EXIT_FAILURE
@@ -144,6 +183,7 @@ def _loop(args: argparse.Namespace, client: Any) -> int:
             client=client,
             budget_share=args.budget_share,
             on_snapshot=say,
+            trust_service_clock=args.trust_service_clock,
         )
     except ScheduleError as err:
         _say(f"refused: {err}")

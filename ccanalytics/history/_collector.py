@@ -25,19 +25,24 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from os import PathLike
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ccanalytics._durations import parse_duration
 from ccanalytics.errors import CCAnalyticsError, ScheduleError
-from ccanalytics.history._collect import CollectResult, append_snapshot, take_snapshot
+from ccanalytics.history._collect import (
+    CLOCK_SKEW,
+    CollectResult,
+    Snapshot,
+    append_snapshot,
+    clock_warning,
+    take_snapshot,
+)
 from ccanalytics.history._schedule import budget_refusal
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from ccanalytics.api import AsyncClient, Client
 
 __all__ = ["CLOCK_SKEW", "CollectorRun", "SnapshotOutcome", "collect_every"]
@@ -46,8 +51,8 @@ __all__ = ["CLOCK_SKEW", "CollectorRun", "SnapshotOutcome", "collect_every"]
 #: service). A snapshot where some clusters failed is a result with ``errors``.
 SnapshotOutcome: TypeAlias = CollectResult | CCAnalyticsError | OSError
 
-#: A service clock further than this from ours is not this machine's "now".
-CLOCK_SKEW = timedelta(minutes=5)
+# CLOCK_SKEW (re-exported): a service clock further than this from ours is not
+# this machine's "now"; its one home is _collect, which acts on it.
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,7 @@ def collect_every(
     on_snapshot: Callable[[int, SnapshotOutcome], object] | None = None,
     stop: threading.Event | None = None,
     stop_on_signals: bool = True,
+    trust_service_clock: bool = False,
 ) -> CollectorRun:
     """Take a snapshot of ``cluster_ids`` every ``every`` into ``store`` (see the module).
 
@@ -94,6 +100,10 @@ def collect_every(
         An event that ends the run after the snapshot under way.
     stop_on_signals:
         Also stop on SIGTERM and Ctrl-C (in the main thread only).
+    trust_service_clock:
+        As for :func:`~ccanalytics.history.collect`: ``False`` times listings whose
+        ``Date`` is further than ``CLOCK_SKEW`` (5 minutes) from the local clock by the
+        local clock, with one :class:`~ccanalytics.errors.ClockSkewWarning` per run.
 
     Raises :class:`~ccanalytics.errors.ScheduleError` (nothing written) for a schedule
     over budget, ``ValueError`` for bad arguments.
@@ -105,7 +115,17 @@ def collect_every(
     if not 0 < budget_share <= 1:
         raise ValueError(f"budget_share must be in (0, 1], got {budget_share}")
     with _stopping(stop, stop_on_signals) as stopper:
-        return _loop(ids, store, seconds, count, client, budget_share, on_snapshot, stopper)
+        return _loop(
+            ids,
+            store,
+            seconds,
+            count,
+            client,
+            budget_share,
+            on_snapshot,
+            stopper,
+            trust_service_clock,
+        )
 
 
 def _interval(every: timedelta | str) -> float:
@@ -124,19 +144,21 @@ def _loop(
     share: float,
     on_snapshot: Callable[[int, SnapshotOutcome], object] | None,
     stopper: _Stopper,
+    trust_clock: bool,
 ) -> CollectorRun:
-    judged = False
+    judged = warned = False
     taken = failed = 0
     start = time.monotonic()
     while count is None or taken < count:
         outcome: SnapshotOutcome
         try:
-            snapshot = take_snapshot(ids, client)
+            snapshot = take_snapshot(ids, client, trust_service_clock=trust_clock)
             if not judged and client is not None and client.rate_limit is not None:
                 judged = True  # the first response that carried a policy
-                _refuse_over_budget(
-                    client, len(snapshot.cluster_ids), every, count, share, snapshot.pods
-                )
+                _refuse_over_budget(client, snapshot, every, count, share)
+            if snapshot.retimed and not warned:
+                warned = True  # once per run: a skewed clock stays skewed
+                clock_warning(snapshot)
             outcome = append_snapshot(store, snapshot)
         except ScheduleError:
             raise
@@ -157,25 +179,22 @@ def _loop(
 
 def _refuse_over_budget(
     client: Client | AsyncClient,
-    clusters: int,
+    snapshot: Snapshot,
     every: float,
     count: int | None,
     share: float,
-    pods: pd.DataFrame,
 ) -> None:
     assert client.rate_limit is not None
+    clusters = len(snapshot.cluster_ids)
     refusal = budget_refusal(client.rate_limit.windows, clusters, every, count, share)
     if refusal is not None:
-        raise ScheduleError(refusal + _clock_note(pods))
+        raise ScheduleError(refusal + _clock_note(snapshot.service_clock))
 
 
-def _clock_note(pods: pd.DataFrame) -> str:
+def _clock_note(service: datetime | None) -> str:
     """When the service's ``Date`` is far from the local clock (a simulated sandbox's),
     say so: its rate-limit windows count that clock's time, not the wall clock's."""
-    if "observed_at" not in pods or pods.empty:
-        return ""
-    service = pods["observed_at"].max()
-    if abs(service.to_pydatetime() - datetime.now(UTC)) <= CLOCK_SKEW:
+    if service is None:  # within CLOCK_SKEW of ours (take_snapshot judged it)
         return ""
     return (
         f" (the service's clock reads {service:%Y-%m-%d %H:%M} UTC, not now: its windows "

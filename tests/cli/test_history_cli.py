@@ -302,3 +302,28 @@ def test_a_budget_refusal_says_when_the_windows_count_a_simulated_clock(
     assert "refused: 1 clusters every 1s" in err
     assert "the service's clock reads 2026-11-02 00:00 UTC" in err
     assert "simulated" in err
+
+
+@pytest.mark.parametrize("trust", [False, True])
+def test_a_service_clock_in_2099_is_one_warning_line_unless_trusted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, trust: bool
+) -> None:
+    from datetime import UTC, datetime
+
+    from ccanalytics.sandbox import EXEMPT_KEY, Sandbox, SandboxApp, SimulatedClock
+
+    with Sandbox(SandboxApp(clock=SimulatedClock(datetime(2099, 6, 1, tzinfo=UTC)))) as sb:
+        monkeypatch.setenv("CCANALYTICS_BASE_URL", sb.url)
+        monkeypatch.setenv("CCANALYTICS_API_KEY", EXEMPT_KEY)
+        argv = ["collect", "cl-infer-prod", "--store", str(tmp_path), "--every", "0.05s"]
+        argv += ["--count", "2", *(["--trust-service-clock"] if trust else [])]
+        assert main(argv) == 0
+    err = capsys.readouterr().err.splitlines()
+    warned = [line for line in err if "warning:" in line]
+    with History(tmp_path) as h:
+        year = h.pods()["observed_at"].max().year
+    if trust:
+        assert not warned and year == 2099
+    else:
+        assert len(warned) == 1 and year < 2099
+        assert warned[0].startswith("ccanalytics collect: warning: the service's clock reads 2099")

@@ -29,7 +29,9 @@ def day_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[obje
         # The clusters whose day has a story (the steady ones would only add time).
         clusters = ["cl-bringup", "cl-eval-afternoon", "cl-infer-prod", "cl-llama70b-train"]
         for _ in range(SNAPSHOTS):
-            results.append(collect(clusters, store, client=client, errors="collect"))
+            results.append(
+                collect(clusters, store, client=client, errors="collect", trust_service_clock=True)
+            )
             clock.advance(STEP)
     return store, results
 
