@@ -13,7 +13,12 @@ parses its arguments and prints one line per snapshot. The loop:
   skipped;
 - stops after ``count`` snapshots, when ``stop`` is set, or (``stop_on_signals``, in
   the main thread) on SIGTERM or the first Ctrl-C, after the snapshot under way is
-  written; a second Ctrl-C interrupts at once.
+  written; a second Ctrl-C interrupts at once;
+- compacts each UTC day it wrote to once it has written a snapshot of a later day
+  (``compact_closed_days``, on by default): a month of 5-minute snapshots is then
+  one file per table per day, not 8,640 small ones. A failed compaction leaves the
+  day's files as they were (see :func:`~ccanalytics.history.compact`), is reported
+  to ``on_compact`` and the loop goes on; ``ccanalytics compact`` can finish it later.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from os import PathLike
+from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -40,6 +46,7 @@ from ccanalytics.history._collect import (
     clock_warning,
     take_snapshot,
 )
+from ccanalytics.history._maintenance import CompactResult, compact
 from ccanalytics.history._schedule import budget_refusal
 
 if TYPE_CHECKING:
@@ -82,6 +89,8 @@ def collect_every(
     stop: threading.Event | None = None,
     stop_on_signals: bool = True,
     trust_service_clock: bool = False,
+    compact_closed_days: bool = True,
+    on_compact: Callable[[CompactResult | CCAnalyticsError], object] | None = None,
 ) -> CollectorRun:
     """Take a snapshot of ``cluster_ids`` every ``every`` into ``store`` (see the module).
 
@@ -104,6 +113,12 @@ def collect_every(
         As for :func:`~ccanalytics.history.collect`: ``False`` times listings whose
         ``Date`` is further than ``CLOCK_SKEW`` (5 minutes) from the local clock by the
         local clock, with one :class:`~ccanalytics.errors.ClockSkewWarning` per run.
+    compact_closed_days:
+        Compact each UTC day this run wrote to once a snapshot of a later day is
+        written (the default); ``False`` leaves compaction to ``ccanalytics compact``.
+    on_compact:
+        Called after each compaction with its result, or its
+        :class:`~ccanalytics.errors.StoreError` (the loop goes on).
 
     Raises :class:`~ccanalytics.errors.ScheduleError` (nothing written) for a schedule
     over budget, ``ValueError`` for bad arguments.
@@ -115,6 +130,7 @@ def collect_every(
     if not 0 < budget_share <= 1:
         raise ValueError(f"budget_share must be in (0, 1], got {budget_share}")
     with _stopping(stop, stop_on_signals) as stopper:
+        compactor = _Compactor(store, on_compact) if compact_closed_days else None
         return _loop(
             ids,
             store,
@@ -125,6 +141,7 @@ def collect_every(
             on_snapshot,
             stopper,
             trust_service_clock,
+            compactor,
         )
 
 
@@ -145,6 +162,7 @@ def _loop(
     on_snapshot: Callable[[int, SnapshotOutcome], object] | None,
     stopper: _Stopper,
     trust_clock: bool,
+    compactor: _Compactor | None,
 ) -> CollectorRun:
     judged = warned = False
     taken = failed = 0
@@ -168,6 +186,8 @@ def _loop(
         failed += not isinstance(outcome, CollectResult) or bool(outcome.errors)
         if on_snapshot is not None:
             on_snapshot(taken, outcome)
+        if compactor is not None and isinstance(outcome, CollectResult):
+            compactor.written(outcome)
         if stopper.event.is_set() or (count is not None and taken >= count):
             break
         ticks = math.ceil((time.monotonic() - start) / every)
@@ -175,6 +195,41 @@ def _loop(
             break
     stopped = stopper.event.is_set()
     return CollectorRun(taken, failed, stopped, stopper.signal_name)
+
+
+class _Compactor:
+    """Compacts the days a run wrote to, each once a later day has been written."""
+
+    def __init__(
+        self,
+        store: str | PathLike[str],
+        report: Callable[[CompactResult | CCAnalyticsError], object] | None,
+    ) -> None:
+        self.store = store
+        self.report = report
+        self.open_days: set[str] = set()
+
+    def written(self, result: CollectResult) -> None:
+        days = {day for path in result.files if (day := _partition_day(path)) is not None}
+        if not days:
+            return
+        self.open_days |= days
+        newest = max(self.open_days)
+        for day in sorted(d for d in self.open_days if d < newest):
+            self.open_days.discard(day)  # tried once: a failure is left to `compact`
+            outcome: CompactResult | CCAnalyticsError
+            try:
+                outcome = compact(self.store, day)
+            except CCAnalyticsError as err:
+                outcome = err.with_traceback(None)
+            if self.report is not None:
+                self.report(outcome)
+
+
+def _partition_day(path: Path) -> str | None:
+    """``YYYY-MM-DD`` of a data file's ``date=`` folder."""
+    name = path.parent.name
+    return name.removeprefix("date=") if name.startswith("date=") else None
 
 
 def _refuse_over_budget(
