@@ -28,7 +28,7 @@ The whole tree, drawn once::
 
 ``MalformedResponseError``, ``ResponseTooLargeError``, ``KeyNormalizationError``,
 ``ConfigurationError``, ``FleetLoadError``, ``ScheduleError``, ``StoreError``, ``PolicyError``,
-``KeyFileError``, ``NoDataError``, ``ReportLoadError`` and ``ReportOutputError`` are additions to the tree
+``KeyFileError``, ``NoDataError``, ``ReportLoadError``, ``ReportOutputError`` and ``CheckOutputError`` are additions to the tree
 that ``shared/API.md`` fixes; everything else is exactly that tree.
 :class:`InsecureTransportWarning` warns of a bearer key sent over plain ``http://`` to
 a host that is not this machine; :class:`ClockSkewWarning` of a service clock far from
@@ -56,6 +56,7 @@ __all__ = [
     "ApiTimeoutError",
     "AuthenticationError",
     "CCAnalyticsError",
+    "CheckOutputError",
     "ClockSkewWarning",
     "ConfigurationError",
     "FleetLoadError",
@@ -411,6 +412,14 @@ class ReportLoadError(CCAnalyticsError):
         self.errors = dict(errors)
         reasons = "; ".join(f"{cid}: {why}" for cid, why in self.errors.items())
         super().__init__(f"no cluster could be loaded, so no report was written ({reasons})")
+
+
+class CheckOutputError(CCAnalyticsError, OSError):
+    """``check``'s textfile cannot be written where it was asked to go; ``path`` names it."""
+
+    def __init__(self, message: str, path: Any = None) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class ReportOutputError(CCAnalyticsError, OSError):
