@@ -24,7 +24,8 @@ The whole tree, drawn once::
     ├── PolicyError                    a check policy file that cannot be used; ``path``, ``line``, ``key`` (also a ValueError)
     ├── NoDataError                    a plot has nothing to draw (also a ValueError)
     ├── ReportLoadError                no cluster of a report could be loaded; ``errors``: id -> why
-    └── ReportOutputError              the report or its CSV files cannot go there (also an OSError)
+    ├── ReportOutputError              the report or its CSV files cannot go there (also an OSError)
+    └── CheckOutputError               check's --textfile cannot be written there; ``path`` (also an OSError)
 
 ``MalformedResponseError``, ``ResponseTooLargeError``, ``KeyNormalizationError``,
 ``ConfigurationError``, ``FleetLoadError``, ``ScheduleError``, ``StoreError``, ``PolicyError``,
