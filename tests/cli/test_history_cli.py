@@ -327,3 +327,32 @@ def test_a_service_clock_in_2099_is_one_warning_line_unless_trusted(
     else:
         assert len(warned) == 1 and year < 2099
         assert warned[0].startswith("ccanalytics collect: warning: the service's clock reads 2099")
+
+
+def test_the_loop_says_when_it_compacts_a_closed_day(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from ccanalytics.history import _collector
+    from ccanalytics.sandbox import EXEMPT_KEY, Sandbox, SandboxApp, SimulatedClock
+
+    # Snapshots 5 simulated minutes apart from 23:50: two on Nov 2, two on Nov 3.
+    clock = SimulatedClock(datetime(2026, 11, 2, 23, 50, tzinfo=UTC))
+    taken = _collector.take_snapshot
+
+    def then_advance(*args: Any, **kw: Any) -> Any:
+        snapshot = taken(*args, **kw)
+        clock.advance(timedelta(minutes=5))
+        return snapshot
+
+    monkeypatch.setattr(_collector, "take_snapshot", then_advance)
+    with Sandbox(SandboxApp(clock=clock)) as sb:
+        monkeypatch.setenv("CCANALYTICS_BASE_URL", sb.url)
+        monkeypatch.setenv("CCANALYTICS_API_KEY", EXEMPT_KEY)
+        argv = ["collect", "cl-infer-prod", "--store", str(tmp_path), "--every", "0.1s"]
+        assert main([*argv, "--count", "4", "--trust-service-clock"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert [line for line in err if "compacted" in line] == [
+        "ccanalytics collect: compacted 2026-11-02: 6 files into 3"
+    ]

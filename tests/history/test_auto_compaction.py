@@ -7,7 +7,7 @@ compacted, is zstd-compressed Parquet.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +46,8 @@ def _day_files(store: Path, day: str) -> int:
 
 @pytest.mark.parametrize("auto", [True, False])
 def test_the_collector_compacts_a_day_once_it_is_closed(tmp_path: Path, auto: bool) -> None:
-    # 20 simulated minutes per real second, a snapshot every 0.1 s: 2 simulated minutes
-    # apart, from 23:57, so two snapshots on Nov 2 and two on Nov 3.
-    clock = SimulatedClock(datetime(2026, 11, 2, 23, 57, tzinfo=UTC), speed=1200)
+    # Snapshots 5 simulated minutes apart from 23:50: two on Nov 2, two on Nov 3.
+    clock = SimulatedClock(datetime(2026, 11, 2, 23, 50, tzinfo=UTC))
     compactions: list[Any] = []
     with Sandbox(SandboxApp(clock=clock)) as sb, sb.client(EXEMPT_KEY) as client:
         run = collect_every(
@@ -61,6 +60,7 @@ def test_the_collector_compacts_a_day_once_it_is_closed(tmp_path: Path, auto: bo
             trust_service_clock=True,
             compact_closed_days=auto,
             on_compact=lambda outcome: compactions.append(outcome),
+            on_snapshot=lambda i, outcome: clock.advance(timedelta(minutes=5)),
         )
     assert run.failed == 0
     assert _day_files(tmp_path, "2026-11-03") >= 1
@@ -85,7 +85,7 @@ def test_a_failed_compaction_is_reported_and_the_loop_goes_on(
         raise StoreError("disk full", Path(store))
 
     monkeypatch.setattr(_collector, "compact", broken)
-    clock = SimulatedClock(datetime(2026, 11, 2, 23, 57, tzinfo=UTC), speed=1200)
+    clock = SimulatedClock(datetime(2026, 11, 2, 23, 50, tzinfo=UTC))
     outcomes: list[Any] = []
     with Sandbox(SandboxApp(clock=clock)) as sb, sb.client(EXEMPT_KEY) as client:
         run = collect_every(
@@ -97,6 +97,7 @@ def test_a_failed_compaction_is_reported_and_the_loop_goes_on(
             stop_on_signals=False,
             trust_service_clock=True,
             on_compact=outcomes.append,
+            on_snapshot=lambda i, outcome: clock.advance(timedelta(minutes=5)),
         )
     assert run.taken == 4
     assert outcomes and all(isinstance(o, CCAnalyticsError) for o in outcomes)
