@@ -29,6 +29,7 @@ import keys_audit
 import loader
 import pandas as pd
 import report
+import soak
 
 #: Figure name -> its module's ``bench``; each figure lives in ``benchmarks/<module>.py``.
 FIGURES = {
@@ -39,6 +40,8 @@ FIGURES = {
     "collect": collect.bench,
     "report": report.bench,
     "history": history.bench,
+    "history-month": history.bench_month,
+    "soak": soak.bench,
 }
 
 

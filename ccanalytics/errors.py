@@ -24,14 +24,16 @@ The whole tree, drawn once::
     ├── PolicyError                    a check policy file that cannot be used; ``path``, ``line``, ``key`` (also a ValueError)
     ├── NoDataError                    a plot has nothing to draw (also a ValueError)
     ├── ReportLoadError                no cluster of a report could be loaded; ``errors``: id -> why
-    └── ReportOutputError              the report or its CSV files cannot go there (also an OSError)
+    ├── ReportOutputError              the report or its CSV files cannot go there (also an OSError)
+    └── CheckOutputError               check's --textfile cannot be written there; ``path`` (also an OSError)
 
 ``MalformedResponseError``, ``ResponseTooLargeError``, ``KeyNormalizationError``,
 ``ConfigurationError``, ``FleetLoadError``, ``ScheduleError``, ``StoreError``, ``PolicyError``,
-``KeyFileError``, ``NoDataError``, ``ReportLoadError`` and ``ReportOutputError`` are additions to the tree
+``KeyFileError``, ``NoDataError``, ``ReportLoadError``, ``ReportOutputError`` and ``CheckOutputError`` are additions to the tree
 that ``shared/API.md`` fixes; everything else is exactly that tree.
-:class:`InsecureTransportWarning` is the one warning: a bearer key sent over plain
-``http://`` to a host that is not this machine.
+:class:`InsecureTransportWarning` warns of a bearer key sent over plain ``http://`` to
+a host that is not this machine; :class:`ClockSkewWarning` of a service clock far from
+ours, which ``collect`` does not trust unless told to.
 
 API and connection errors name where they went (``method``, ``url``, ``host``, ``path``;
 ``str(err)`` starts with ``"GET https://host/v2/...: "``). No message built here
@@ -55,6 +57,8 @@ __all__ = [
     "ApiTimeoutError",
     "AuthenticationError",
     "CCAnalyticsError",
+    "CheckOutputError",
+    "ClockSkewWarning",
     "ConfigurationError",
     "FleetLoadError",
     "InsecureTransportWarning",
@@ -312,6 +316,14 @@ class InsecureTransportWarning(UserWarning):
     """The bearer API key would travel in clear text (``http://`` to a host not on this machine)."""
 
 
+class ClockSkewWarning(UserWarning):
+    """The service's ``Date`` is far from the local clock, so the local clock timed the rows.
+
+    ``collect`` warns once per run; ``trust_service_clock=True`` keeps the service's time
+    (a simulated-clock sandbox's ``Date`` is its simulated time).
+    """
+
+
 class FleetLoadError(CCAnalyticsError):
     """Some clusters of a fleet load failed; ``frame`` holds the clusters that loaded.
 
@@ -401,6 +413,14 @@ class ReportLoadError(CCAnalyticsError):
         self.errors = dict(errors)
         reasons = "; ".join(f"{cid}: {why}" for cid, why in self.errors.items())
         super().__init__(f"no cluster could be loaded, so no report was written ({reasons})")
+
+
+class CheckOutputError(CCAnalyticsError, OSError):
+    """``check``'s textfile cannot be written where it was asked to go; ``path`` names it."""
+
+    def __init__(self, message: str, path: Any = None) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class ReportOutputError(CCAnalyticsError, OSError):

@@ -80,7 +80,9 @@ def observed_at(response: _HasHeaders) -> datetime:
 
     The server's clock is the observation time, so a skewed local clock cannot
     reorder history; the local clock at receipt stands in only when there is no
-    usable ``Date``.
+    usable ``Date``. A ``Date`` far from the local clock (a broken clock, a simulated
+    one) is kept here: ``collect`` judges it against its bound
+    (:data:`ccanalytics.history._collect.CLOCK_SKEW`), where ``trust_service_clock`` is.
     """
     value = response.headers.get("Date")
     if value:

@@ -2,7 +2,8 @@
 
 Exit status: 0 every threshold holds; 3 one is breached (one plain sentence per breach
 on stdout, so cron mail carries it); 4 breached, but every breach is snoozed; 1 the store
-cannot be read, holds no snapshot, or the alert state cannot be saved; 2 bad usage (a
+cannot be read, holds no snapshot, the alert state cannot be saved, or ``--textfile``
+cannot be written (one line; the alerts are still sent); 2 bad usage (a
 wrong argument, a malformed policy file or webhook URL). Thresholds come from flags (one
 set, judged over the whole store) or from ``--policy FILE`` (rules per cluster or glob,
 see :mod:`ccanalytics.history._policy`), or both. With ``--notify URL`` (or a rule's own
@@ -150,7 +151,9 @@ def _judge(args: argparse.Namespace) -> int:
     )
 
     policy = load_policy(args.policy) if args.policy is not None else None
-    alerts, breached, unsnoozed = [], False, False
+    from ccanalytics.errors import CheckOutputError
+
+    alerts, breached, unsnoozed, unwritten = [], False, False, False
     if args.max_idle_cost is not None or args.max_stragglers is not None:
         result = check_store(
             args.store,
@@ -169,7 +172,11 @@ def _judge(args: argparse.Namespace) -> int:
             print(f"ccanalytics check: warning: {warning}", file=sys.stderr)
         _print(report.lines(every=args.verbose))
         if args.textfile is not None:
-            write_textfile(args.textfile, report, report.snoozed)
+            try:
+                write_textfile(args.textfile, report, report.snoozed)
+            except CheckOutputError as err:  # a failure, not bad usage: 1, after the alerts
+                print(f"ccanalytics check: {' '.join(str(err).split())}", file=sys.stderr)
+                unwritten = True
         alerts += report.alerts(policy, args.notify)
         breached = breached or bool(report.breaches)
         unsnoozed = unsnoozed or bool(report.unsnoozed_breaches)
@@ -177,6 +184,8 @@ def _judge(args: argparse.Namespace) -> int:
         outcome = notify_on_change(args.store, alerts)
         for _, reason in outcome.failed:
             print(f"ccanalytics check: notification failed: {reason}", file=sys.stderr)
+    if unwritten:
+        return EXIT_FAILURE
     if unsnoozed:
         return EXIT_BREACHED
     return EXIT_SNOOZED if breached else EXIT_OK

@@ -8,7 +8,14 @@ One snapshot per run (for cron), or ``--every 5m [--count N]`` for a loop that:
 - finishes a snapshot before it sleeps, and keeps going after a failed one (one line);
 - stops cleanly on SIGTERM or Ctrl-C: the snapshot under way is finished and written
   (files appear whole or not at all), then it exits; a second Ctrl-C stops at once;
-- prints one line per snapshot to stderr.
+- prints one line per snapshot to stderr;
+- compacts each UTC day it wrote to once it writes a later day (one line;
+  ``--no-compact`` opts out); a failed compaction is a line and exit 1, and the loop
+  goes on.
+
+A service ``Date`` more than 5 minutes from this machine's clock is not trusted: the
+local clock times those snapshots and one ``warning:`` line says so;
+``--trust-service-clock`` keeps the service's time (a simulated-clock sandbox).
 
 Exit status: 0 every snapshot complete; 1 a cluster or the store failed in some
 snapshot; 2 bad usage or a schedule over budget.
@@ -19,6 +26,9 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +90,20 @@ def add_parser(sub: Any) -> None:
         metavar="FRACTION",
         help="share of each rate-limit window the loop may use (default: 0.5)",
     )
+    collect.add_argument(
+        "--no-compact",
+        dest="compact",
+        action="store_false",
+        help="with --every: leave closed days uncompacted (by default each UTC day the "
+        "loop wrote to is compacted once it has written a later day)",
+    )
+    collect.add_argument(
+        "--trust-service-clock",
+        action="store_true",
+        help="keep the service's Date even when it is more than 5 minutes from this "
+        "machine's clock (a simulated-clock sandbox); by default the local clock times "
+        "such snapshots, with one warning",
+    )
     add_api_options(collect)
     collect.set_defaults(func=run)
 
@@ -103,17 +127,42 @@ def _say(text: str) -> None:
     print(f"ccanalytics collect: {text}", file=sys.stderr, flush=True)
 
 
+@contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    """A ClockSkewWarning as one line of ours on stderr, not Python's two-line format."""
+    from ccanalytics.errors import ClockSkewWarning
+
+    shown = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], *rest: Any, **kw: Any) -> None:
+        if issubclass(category, ClockSkewWarning):
+            _say(f"warning: {' '.join(str(message).split())}")
+        else:
+            shown(message, category, *rest, **kw)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", ClockSkewWarning)  # the library warns once per run
+        warnings.showwarning = show
+        yield
+
+
 def run(args: argparse.Namespace) -> int:
     if args.count is not None and args.every is None:
         _say("--count needs --every (one snapshot per run without it)")
         return EXIT_USAGE
-    with api_client(args) as (client, _):
+    with api_client(args) as (client, _), _warnings_as_lines():
         if args.every is None:
             from ccanalytics.errors import StoreError
             from ccanalytics.history import collect
 
             try:
-                result = collect(args.cluster_ids, args.store, client=client, errors="collect")
+                result = collect(
+                    args.cluster_ids,
+                    args.store,
+                    client=client,
+                    errors="collect",
+                    trust_service_clock=args.trust_service_clock,
+                )
             except (OSError, StoreError) as err:  # the store failed: 1, like the API failing
                 _say(f"cannot write the store: {' '.join(str(err).split())}")
                 return EXIT_FAILURE
@@ -125,9 +174,19 @@ def run(args: argparse.Namespace) -> int:
 def _loop(args: argparse.Namespace, client: Any) -> int:
     """``collect_every`` with one line per snapshot; see the module docstring."""
     from ccanalytics.errors import ScheduleError
-    from ccanalytics.history import CollectResult, collect_every
+    from ccanalytics.history import CollectResult, CompactResult, collect_every
 
     count = args.count
+    compaction_failed = False
+
+    def compacted(outcome: object) -> None:
+        nonlocal compaction_failed
+        if isinstance(outcome, CompactResult):
+            before, after = sum(outcome.files_before.values()), sum(outcome.files_after.values())
+            _say(f"compacted {outcome.day}: {before} files into {after}")
+        else:
+            compaction_failed = True
+            _say(f"compaction failed, going on: {' '.join(str(outcome).split())}")
 
     def say(index: int, outcome: object) -> None:
         if isinstance(outcome, CollectResult):
@@ -144,10 +203,13 @@ def _loop(args: argparse.Namespace, client: Any) -> int:
             client=client,
             budget_share=args.budget_share,
             on_snapshot=say,
+            trust_service_clock=args.trust_service_clock,
+            compact_closed_days=args.compact,
+            on_compact=compacted,
         )
     except ScheduleError as err:
         _say(f"refused: {err}")
         return EXIT_USAGE
     if run.signal_name is not None:
         _say(f"stopped by {run.signal_name} after {run.taken} snapshots")
-    return EXIT_FAILURE if run.failed else EXIT_OK
+    return EXIT_FAILURE if run.failed or compaction_failed else EXIT_OK

@@ -9,7 +9,7 @@
 - ``_window``: ``since``/``until`` to a ``[start, end)`` window in UTC;
 - ``_maintenance``: :func:`compact` (a day's files into one) and :func:`verify`.
 
-The store, ``STORE/{pods,gpus}/date=YYYY-MM-DD/<unique>.parquet``, is plain Hive-style
+The store, ``STORE/{pods,gpus,snapshots}/date=YYYY-MM-DD/<unique>.parquet``, is plain Hive-style
 Parquet: DuckDB, Polars, pyarrow and Spark read it as it is (see the README).
 
 It may import :mod:`ccanalytics.frames`, :mod:`ccanalytics.api`,

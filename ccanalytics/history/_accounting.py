@@ -15,14 +15,16 @@ Each snapshot instant of a cluster counts once, whatever the number of files hol
 it (two collects within the ``Date`` header's one second): the queries read pod rows
 through :data:`POD_ROWS_ONCE` (one row per cluster, instant and pod) and time through
 :func:`snapshot_instants` (one row per cluster and instant), never ``pods`` directly.
-``snapshot_instants`` is the one place a snapshots table (an empty listing is an
-instant with no pod rows) swaps in.
+``snapshot_instants`` is also where the store's ``snapshots`` table comes in: a listing
+with no pods is an instant with no pod rows (observed time at zero cost), a failed
+listing an instant that covers no time (unobserved). Stores written before that table
+have only their pod rows' instants, and read exactly as they did.
 
 Idle and judged are :mod:`ccanalytics._rules`' definitions, the ones the live frames use.
 
 Times are integer microseconds since the Unix epoch inside SQL (exact sums; hours
 are divided out only at the end), and the queries here read only the views ``pods``
-(and ``gpus``) that :class:`~ccanalytics.history.History` defines on its connection.
+(``gpus`` and ``snapshots``) that :class:`~ccanalytics.history.History` defines on its connection.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any
 import pandas as pd
 
 from ccanalytics._rules import IDLE_SQL, JUDGED_SQL
+from ccanalytics.history._schema import OK
 from ccanalytics.history._window import DurationLike, as_duration, snapshot_bounds
 
 __all__ = [
@@ -77,12 +80,20 @@ POD_ROWS_ONCE = f"""{INSTANT_FILES},
 def snapshot_instants(source: str = "pods", t: str = "epoch_us(observed_at)") -> str:
     """CTE ``snapshot_instants``: one row per cluster per snapshot instant, ``t`` in epoch µs.
 
-    The instants time is accounted over, read from ``source`` (the ``pods`` view, or a
-    relation already grouped by instant, which saves a scan): the one place a snapshots
-    table swaps in (an empty listing is an instant with no pod rows).
+    The instants are those of the pod rows in ``source`` (the ``pods`` view, or a
+    relation already grouped by instant, which saves a scan) and those of the
+    ``snapshots`` table, where an empty listing is an instant with no pod rows and a
+    failed listing an instant that covers no time. ``ok`` is false only for an instant
+    whose every record failed. A store written before the table has only pod rows'
+    instants: exactly the accounting it had then.
     """
     return f"""snapshot_instants AS (
-        SELECT DISTINCT cluster_id, {t} AS t FROM {source}
+        SELECT cluster_id, t, bool_or(ok) AS ok FROM (
+            SELECT DISTINCT cluster_id, {t} AS t, TRUE AS ok FROM {source}
+            UNION ALL
+            SELECT cluster_id, epoch_us(observed_at) AS t, outcome = '{OK}' AS ok
+            FROM snapshots
+        ) GROUP BY cluster_id, t
     )"""
 
 
@@ -144,7 +155,9 @@ def max_gap_us(max_gap: DurationLike | None) -> int | None:
 def interval_ctes(snapshots: str) -> str:
     """CTEs ``spaced, cap, timed`` over ``snapshots`` (one row per cluster snapshot, ``t`` in µs).
 
-    ``timed`` keeps every column of ``snapshots`` and adds, per snapshot: ``lo``/``hi``
+    ``snapshots`` has ``ok`` (see :func:`snapshot_instants`): a failed snapshot covers
+    nothing, but it still ends the span of the snapshot before it and counts in the
+    spacing (it was on the schedule). ``timed`` keeps every column of ``snapshots`` and adds, per snapshot: ``lo``/``hi``
     (the covered span clipped to the window; ``hi`` is NULL for a cluster's last
     snapshot), ``covered_us`` (0 when none), ``raw_us`` (the uncapped span to the next
     snapshot, clipped) and ``in_window`` (it covers some of the window or lies in it).
@@ -164,7 +177,7 @@ def interval_ctes(snapshots: str) -> str:
         SELECT s.*,
                greatest(s.t, $start_us) AS lo,
                -- least() skips NULLs, so the last snapshot (no spacing) is kept NULL by hand
-               CASE WHEN s.spacing IS NOT NULL
+               CASE WHEN s.spacing IS NOT NULL AND s.ok
                     THEN least(s.t + least(s.spacing, c.cap_us), $end_us) END AS hi,
                CASE WHEN s.spacing IS NOT NULL THEN least(s.t + s.spacing, $end_us) END AS raw_hi
         FROM spaced s JOIN cap c USING (cluster_id)

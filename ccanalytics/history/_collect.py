@@ -4,6 +4,14 @@ A snapshot is one fleet load (:func:`ccanalytics.load_cluster_frames`, which pac
 itself inside the rate limits) whose rows carry ``observed_at``, the time the service
 answered. It is taken in two steps, :func:`take_snapshot` then :func:`append_snapshot`,
 so that the CLI can look at the first response's rate-limit policy before it writes.
+
+The service's clock times the rows, unless it is far from ours: a ``Date`` further
+than :data:`CLOCK_SKEW` (5 minutes) from the local clock while the snapshot was taken
+(a broken clock, or one in 2099) would put the snapshot, and from then on every window
+relative to the newest snapshot, at that time. Such a listing is timed by the local
+clock at the end of the snapshot instead, and :class:`~ccanalytics.errors.ClockSkewWarning`
+says so, once per run. ``trust_service_clock=True`` keeps the service's time (a
+simulated-clock sandbox's ``Date`` is its simulated time, which is the point of it).
 """
 
 from __future__ import annotations
@@ -12,13 +20,13 @@ import warnings
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from ccanalytics.errors import CCAnalyticsError, FleetLoadError
+from ccanalytics.errors import CCAnalyticsError, ClockSkewWarning, FleetLoadError
 from ccanalytics.history._write import append_frame
 
 if TYPE_CHECKING:
@@ -26,7 +34,15 @@ if TYPE_CHECKING:
 
     from ccanalytics.api import AsyncClient, Client
 
-__all__ = ["CollectResult", "Snapshot", "append_snapshot", "collect", "take_snapshot"]
+__all__ = [
+    "CLOCK_SKEW",
+    "CollectResult",
+    "Snapshot",
+    "append_snapshot",
+    "collect",
+    "snapshot_rows",
+    "take_snapshot",
+]
 
 
 @dataclass(frozen=True)
@@ -64,30 +80,143 @@ class CollectResult:
         return min(self.observed_at.values(), default=None)
 
 
+#: A service ``Date`` further than this from the local clock is not trusted by default
+#: (see the module docstring). Minutes, not seconds: NTP keeps honest clocks within
+#: milliseconds, and a listing can take a while to arrive.
+CLOCK_SKEW = timedelta(minutes=5)
+
+
 class Snapshot(NamedTuple):
-    """A loaded, not yet written snapshot."""
+    """A loaded, not yet written snapshot.
+
+    ``service_clock`` is the service's time when it was further than :data:`CLOCK_SKEW`
+    from ours (``None`` otherwise); when the rows were retimed by the local clock,
+    ``retimed`` is true.
+    """
 
     cluster_ids: tuple[str, ...]
     pods: pd.DataFrame
     gpus: pd.DataFrame
     errors: Mapping[str, CCAnalyticsError]
+    service_clock: datetime | None = None
+    retimed: bool = False
 
 
 def take_snapshot(
-    cluster_ids: str | Iterable[str], client: Client | AsyncClient | None
+    cluster_ids: str | Iterable[str],
+    client: Client | AsyncClient | None,
+    *,
+    trust_service_clock: bool = False,
 ) -> Snapshot:
-    """Load every cluster once; failures are recorded, never raised (see ``errors``)."""
+    """Load every cluster once; failures are recorded, never raised (see ``errors``).
+
+    Rows whose ``observed_at`` is further than :data:`CLOCK_SKEW` from the local clock
+    are timed by the local clock unless ``trust_service_clock`` (see the module).
+    """
     from ccanalytics.frames import load_fleet
 
     ids = (cluster_ids,) if isinstance(cluster_ids, str) else tuple(dict.fromkeys(cluster_ids))
+    before = datetime.now(UTC)
     pods, gpus, failed = load_fleet(ids, client=client, progress=False)
+    after = datetime.now(UTC)
     for frame in (pods, gpus):
         frame.attrs.clear()  # the errors are for the result, not for the store
-    return Snapshot(ids, pods, gpus, MappingProxyType(failed))
+    service = _far_service_time(pods, before - CLOCK_SKEW, after + CLOCK_SKEW)
+    retimed = service is not None and not trust_service_clock
+    if retimed:
+        for frame in (pods, gpus):
+            _retime(frame, before - CLOCK_SKEW, after + CLOCK_SKEW, after)
+    return Snapshot(ids, pods, gpus, MappingProxyType(failed), service, retimed)
+
+
+def _outside(frame: pd.DataFrame, low: datetime, high: datetime) -> pd.Series[bool]:
+    stamps = frame["observed_at"]
+    return (stamps < low) | (stamps > high)
+
+
+def _far_service_time(pods: pd.DataFrame, low: datetime, high: datetime) -> datetime | None:
+    """The service time furthest out of ``[low, high]`` in ``pods``; None when none is."""
+    if "observed_at" not in pods or pods.empty:
+        return None
+    far = pods.loc[_outside(pods, low, high), "observed_at"]
+    if far.empty:
+        return None
+    worst = far.max() if far.max() > high else far.min()
+    return worst.to_pydatetime()  # type: ignore[no-any-return]
+
+
+def _retime(frame: pd.DataFrame, low: datetime, high: datetime, local: datetime) -> None:
+    """Time the rows whose ``observed_at`` lies outside ``[low, high]`` by ``local``.
+
+    Every row of one cluster's listing has the same ``observed_at``, so its pod and GPU
+    rows stay one instant.
+    """
+    if "observed_at" in frame and not frame.empty:
+        import pandas as pd
+
+        frame.loc[_outside(frame, low, high), "observed_at"] = pd.Timestamp(local)
+
+
+def clock_warning(snapshot: Snapshot) -> None:
+    """Warn that ``snapshot``'s rows were retimed by the local clock (a no-op if not)."""
+    if not snapshot.retimed or snapshot.service_clock is None:
+        return
+    warnings.warn(
+        f"the service's clock reads {snapshot.service_clock:%Y-%m-%d %H:%M:%S} UTC, more "
+        f"than {CLOCK_SKEW.total_seconds() / 60:.0f} minutes from this machine's: the "
+        "snapshot is timed by the local clock instead (pass trust_service_clock=True, or "
+        "--trust-service-clock, to keep the service's time, as a simulated-clock sandbox "
+        "needs)",
+        ClockSkewWarning,
+        stacklevel=3,
+    )
+
+
+def snapshot_rows(snapshot: Snapshot, first_seen: Mapping[Any, Any]) -> pd.DataFrame:
+    """The snapshots table's rows for ``snapshot``: one per cluster asked.
+
+    A cluster with pods is timed by its rows' ``observed_at``. A cluster whose listing
+    was empty or failed has no row to time it by (the fleet load keeps no time for it),
+    so it takes the snapshot's time: the earliest ``observed_at`` of the clusters with
+    pods, or, when none had any, the local clock now.
+    """
+    import pandas as pd
+
+    from ccanalytics.history._schema import OK, SNAPSHOT_COLUMNS
+
+    when = min(first_seen.values(), default=None)
+    if when is None:
+        when = pd.Timestamp(datetime.now(UTC))
+    counts = (
+        snapshot.pods["cluster_id"].value_counts().to_dict()
+        if "cluster_id" in snapshot.pods
+        else {}
+    )
+    rows = []
+    for cid in snapshot.cluster_ids:
+        err = snapshot.errors.get(cid)
+        rows.append(
+            {
+                "cluster_id": cid,
+                "observed_at": first_seen.get(cid, when),
+                "pods": int(counts.get(cid, 0)),
+                "outcome": OK if err is None else type(err).__name__,
+                "http_status": getattr(err, "status", None),
+            }
+        )
+    frame = pd.DataFrame(rows, columns=list(SNAPSHOT_COLUMNS))
+    frame["observed_at"] = pd.to_datetime(frame["observed_at"], utc=True)
+    return frame.astype(SNAPSHOT_COLUMNS)
 
 
 def append_snapshot(store: str | PathLike[str], snapshot: Snapshot) -> CollectResult:
-    """Write a snapshot's rows to the store and say what was written."""
+    """Write a snapshot's rows to the store and say what was written.
+
+    The snapshots table's rows are written last, once the pod and GPU rows are on
+    disk: a crash in between leaves pod rows without their snapshot row (read as a
+    store written before the table was), never an ``ok`` row that claims pods the
+    store does not hold (which would read as observed time at zero cost).
+    """
     root = Path(store)
     # Both tables at once: most of a write is waiting for fsync, and two can wait together.
     with ThreadPoolExecutor(2, thread_name_prefix="ccanalytics-append") as pool:
@@ -99,6 +228,8 @@ def append_snapshot(store: str | PathLike[str], snapshot: Snapshot) -> CollectRe
         if "observed_at" in snapshot.pods
         else {}
     )
+    if snapshot.cluster_ids:
+        files += append_frame(root, "snapshots", snapshot_rows(snapshot, first_seen))
     return CollectResult(
         observed_at=MappingProxyType(
             {str(cid): when.to_pydatetime() for cid, when in first_seen.items()}
@@ -117,6 +248,7 @@ def collect(
     *,
     client: Client | AsyncClient | None = None,
     errors: Literal["raise", "collect"] = "raise",
+    trust_service_clock: bool = False,
 ) -> CollectResult:
     """Take one snapshot of each cluster and append it to ``store``.
 
@@ -134,16 +266,22 @@ def collect(
         :class:`~ccanalytics.FleetLoadError` if any failed (``.frame`` holds the pods
         written; ``.errors`` each failed cluster's exception). ``"collect"``: return,
         with the same in :attr:`CollectResult.errors`.
+    trust_service_clock:
+        ``False`` (default): a ``Date`` further than :data:`CLOCK_SKEW` (5 minutes) from
+        the local clock is not trusted; the local clock times those rows and
+        :class:`~ccanalytics.errors.ClockSkewWarning` says so. ``True``: the service's
+        time is kept whatever it reads (a simulated-clock sandbox).
 
     Notes
     -----
     Every row carries ``observed_at``: the response's ``Date`` header when present and
-    plausible, else the local clock at receipt. Nothing secret is written: the frames
+    plausible (see ``trust_service_clock``), else the local clock at receipt. Nothing secret is written: the frames
     hold no ``env`` value, and nothing of the client reaches the store.
     """
     if errors not in ("raise", "collect"):
         raise ValueError("errors must be 'raise' or 'collect'")
-    snapshot = take_snapshot(cluster_ids, client)
+    snapshot = take_snapshot(cluster_ids, client, trust_service_clock=trust_service_clock)
+    clock_warning(snapshot)
     result = append_snapshot(store, snapshot)
     if result.errors and errors == "raise":
         raise FleetLoadError(result.errors, snapshot.pods, asked=len(snapshot.cluster_ids))

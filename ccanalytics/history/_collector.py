@@ -13,7 +13,12 @@ parses its arguments and prints one line per snapshot. The loop:
   skipped;
 - stops after ``count`` snapshots, when ``stop`` is set, or (``stop_on_signals``, in
   the main thread) on SIGTERM or the first Ctrl-C, after the snapshot under way is
-  written; a second Ctrl-C interrupts at once.
+  written; a second Ctrl-C interrupts at once;
+- compacts each UTC day it wrote to once it has written a snapshot of a later day
+  (``compact_closed_days``, on by default): a month of 5-minute snapshots is then
+  one file per table per day, not 8,640 small ones. A failed compaction leaves the
+  day's files as they were (see :func:`~ccanalytics.history.compact`), is reported
+  to ``on_compact`` and the loop goes on; ``ccanalytics compact`` can finish it later.
 """
 
 from __future__ import annotations
@@ -25,19 +30,26 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from os import PathLike
+from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ccanalytics._durations import parse_duration
 from ccanalytics.errors import CCAnalyticsError, ScheduleError
-from ccanalytics.history._collect import CollectResult, append_snapshot, take_snapshot
+from ccanalytics.history._collect import (
+    CLOCK_SKEW,
+    CollectResult,
+    Snapshot,
+    append_snapshot,
+    clock_warning,
+    take_snapshot,
+)
+from ccanalytics.history._maintenance import CompactResult, compact
 from ccanalytics.history._schedule import budget_refusal
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from ccanalytics.api import AsyncClient, Client
 
 __all__ = ["CLOCK_SKEW", "CollectorRun", "SnapshotOutcome", "collect_every"]
@@ -46,8 +58,8 @@ __all__ = ["CLOCK_SKEW", "CollectorRun", "SnapshotOutcome", "collect_every"]
 #: service). A snapshot where some clusters failed is a result with ``errors``.
 SnapshotOutcome: TypeAlias = CollectResult | CCAnalyticsError | OSError
 
-#: A service clock further than this from ours is not this machine's "now".
-CLOCK_SKEW = timedelta(minutes=5)
+# CLOCK_SKEW (re-exported): a service clock further than this from ours is not
+# this machine's "now"; its one home is _collect, which acts on it.
 
 
 @dataclass(frozen=True)
@@ -76,6 +88,9 @@ def collect_every(
     on_snapshot: Callable[[int, SnapshotOutcome], object] | None = None,
     stop: threading.Event | None = None,
     stop_on_signals: bool = True,
+    trust_service_clock: bool = False,
+    compact_closed_days: bool = True,
+    on_compact: Callable[[CompactResult | CCAnalyticsError], object] | None = None,
 ) -> CollectorRun:
     """Take a snapshot of ``cluster_ids`` every ``every`` into ``store`` (see the module).
 
@@ -94,6 +109,16 @@ def collect_every(
         An event that ends the run after the snapshot under way.
     stop_on_signals:
         Also stop on SIGTERM and Ctrl-C (in the main thread only).
+    trust_service_clock:
+        As for :func:`~ccanalytics.history.collect`: ``False`` times listings whose
+        ``Date`` is further than ``CLOCK_SKEW`` (5 minutes) from the local clock by the
+        local clock, with one :class:`~ccanalytics.errors.ClockSkewWarning` per run.
+    compact_closed_days:
+        Compact each UTC day this run wrote to once a snapshot of a later day is
+        written (the default); ``False`` leaves compaction to ``ccanalytics compact``.
+    on_compact:
+        Called after each compaction with its result, or its
+        :class:`~ccanalytics.errors.StoreError` (the loop goes on).
 
     Raises :class:`~ccanalytics.errors.ScheduleError` (nothing written) for a schedule
     over budget, ``ValueError`` for bad arguments.
@@ -105,7 +130,19 @@ def collect_every(
     if not 0 < budget_share <= 1:
         raise ValueError(f"budget_share must be in (0, 1], got {budget_share}")
     with _stopping(stop, stop_on_signals) as stopper:
-        return _loop(ids, store, seconds, count, client, budget_share, on_snapshot, stopper)
+        compactor = _Compactor(store, on_compact) if compact_closed_days else None
+        return _loop(
+            ids,
+            store,
+            seconds,
+            count,
+            client,
+            budget_share,
+            on_snapshot,
+            stopper,
+            trust_service_clock,
+            compactor,
+        )
 
 
 def _interval(every: timedelta | str) -> float:
@@ -124,19 +161,22 @@ def _loop(
     share: float,
     on_snapshot: Callable[[int, SnapshotOutcome], object] | None,
     stopper: _Stopper,
+    trust_clock: bool,
+    compactor: _Compactor | None,
 ) -> CollectorRun:
-    judged = False
+    judged = warned = False
     taken = failed = 0
     start = time.monotonic()
     while count is None or taken < count:
         outcome: SnapshotOutcome
         try:
-            snapshot = take_snapshot(ids, client)
+            snapshot = take_snapshot(ids, client, trust_service_clock=trust_clock)
             if not judged and client is not None and client.rate_limit is not None:
                 judged = True  # the first response that carried a policy
-                _refuse_over_budget(
-                    client, len(snapshot.cluster_ids), every, count, share, snapshot.pods
-                )
+                _refuse_over_budget(client, snapshot, every, count, share)
+            if snapshot.retimed and not warned:
+                warned = True  # once per run: a skewed clock stays skewed
+                clock_warning(snapshot)
             outcome = append_snapshot(store, snapshot)
         except ScheduleError:
             raise
@@ -146,6 +186,8 @@ def _loop(
         failed += not isinstance(outcome, CollectResult) or bool(outcome.errors)
         if on_snapshot is not None:
             on_snapshot(taken, outcome)
+        if compactor is not None and isinstance(outcome, CollectResult):
+            compactor.written(outcome)
         if stopper.event.is_set() or (count is not None and taken >= count):
             break
         ticks = math.ceil((time.monotonic() - start) / every)
@@ -155,27 +197,59 @@ def _loop(
     return CollectorRun(taken, failed, stopped, stopper.signal_name)
 
 
+class _Compactor:
+    """Compacts the days a run wrote to, each once a later day has been written."""
+
+    def __init__(
+        self,
+        store: str | PathLike[str],
+        report: Callable[[CompactResult | CCAnalyticsError], object] | None,
+    ) -> None:
+        self.store = store
+        self.report = report
+        self.open_days: set[str] = set()
+
+    def written(self, result: CollectResult) -> None:
+        days = {day for path in result.files if (day := _partition_day(path)) is not None}
+        if not days:
+            return
+        self.open_days |= days
+        newest = max(self.open_days)
+        for day in sorted(d for d in self.open_days if d < newest):
+            self.open_days.discard(day)  # tried once: a failure is left to `compact`
+            outcome: CompactResult | CCAnalyticsError
+            try:
+                outcome = compact(self.store, day)
+            except CCAnalyticsError as err:
+                outcome = err.with_traceback(None)
+            if self.report is not None:
+                self.report(outcome)
+
+
+def _partition_day(path: Path) -> str | None:
+    """``YYYY-MM-DD`` of a data file's ``date=`` folder."""
+    name = path.parent.name
+    return name.removeprefix("date=") if name.startswith("date=") else None
+
+
 def _refuse_over_budget(
     client: Client | AsyncClient,
-    clusters: int,
+    snapshot: Snapshot,
     every: float,
     count: int | None,
     share: float,
-    pods: pd.DataFrame,
 ) -> None:
     assert client.rate_limit is not None
+    clusters = len(snapshot.cluster_ids)
     refusal = budget_refusal(client.rate_limit.windows, clusters, every, count, share)
     if refusal is not None:
-        raise ScheduleError(refusal + _clock_note(pods))
+        raise ScheduleError(refusal + _clock_note(snapshot.service_clock))
 
 
-def _clock_note(pods: pd.DataFrame) -> str:
+def _clock_note(service: datetime | None) -> str:
     """When the service's ``Date`` is far from the local clock (a simulated sandbox's),
     say so: its rate-limit windows count that clock's time, not the wall clock's."""
-    if "observed_at" not in pods or pods.empty:
-        return ""
-    service = pods["observed_at"].max()
-    if abs(service.to_pydatetime() - datetime.now(UTC)) <= CLOCK_SKEW:
+    if service is None:  # within CLOCK_SKEW of ours (take_snapshot judged it)
         return ""
     return (
         f" (the service's clock reads {service:%Y-%m-%d %H:%M} UTC, not now: its windows "

@@ -6,7 +6,8 @@ dtypes. The connection is in memory and locked down before the first query: it m
 read the store's folder and nothing else, installs no extension, and so opens no
 network connection.
 
-Two views, ``pods`` and ``gpus``, hold every snapshot's rows (with the bookkeeping
+Three views: ``pods`` and ``gpus`` hold every snapshot's rows, and ``snapshots`` one row
+per cluster per snapshot, its listing's outcome (each with the bookkeeping
 columns ``date``, ``schema_version`` and ``file_index``, which file a row was read from:
 the accounting counts each snapshot instant from one file only). Before each query they
 are pointed at the files :func:`~ccanalytics.history._layout.list_store` lists (which
@@ -67,6 +68,7 @@ BOOKKEEPING_COLUMNS = ("date", "schema_version", "file_index")
 _ORDER = {
     "pods": "observed_at, cluster_id, pod_id",
     "gpus": "observed_at, cluster_id, pod_id, gpu_index",
+    "snapshots": "observed_at, cluster_id",
 }
 _VANISHED = re.compile(r"No files found that match|No such file|Cannot open file", re.IGNORECASE)
 
@@ -111,6 +113,13 @@ class History:
     string of numbers and units only (``s``, ``m``/``min``, ``h``, ``d``) is always a
     duration; every other string is a timestamp. ``max_gap`` and ``freq`` take the
     same durations.
+
+    The ``snapshots`` table (one row per cluster per snapshot: ``ok`` with the number of
+    pods, or the failure's exception class and HTTP status) is what tells an empty
+    listing (observed time at zero cost) from a failed one (unobserved time, named in
+    :meth:`coverage`). Stores written before it (no ``snapshots`` folder, or days
+    without it) still read: their instants are their pod rows' ``observed_at``, so an
+    empty listing there reads as unobserved and :meth:`coverage` counts no failure.
     """
 
     def __init__(self, store: str | PathLike[str]) -> None:
@@ -268,6 +277,28 @@ class History:
     ) -> pd.DataFrame:
         """Every snapshot's GPU rows in the window, oldest first."""
         return self._rows("gpus", since, until, cluster_ids)
+
+    def snapshots(
+        self,
+        since: TimeLike = None,
+        until: TimeLike = None,
+        cluster_ids: str | Iterable[str] | None = None,
+    ) -> pd.DataFrame:
+        """The snapshots table's rows in the window, oldest first: one per cluster per
+        snapshot (``pods``, ``outcome``: ``"ok"`` or the exception class, ``http_status``).
+
+        Empty for a store written before the table (see the class docstring).
+        """
+        return self._rows("snapshots", since, until, cluster_ids)
+
+    def coverage(self, since: TimeLike = None, until: TimeLike = None) -> pd.DataFrame:
+        """Per cluster: snapshots taken, failed and missing against its schedule, and why
+        the last one failed; see :func:`ccanalytics.history._queries.coverage`."""
+        from ccanalytics.history import _queries
+
+        return self._answer(
+            lambda start, end: _queries.coverage(self._con, start, end), since, until
+        )
 
     def _rows(
         self, table: str, since: TimeLike, until: TimeLike, cluster_ids: str | Iterable[str] | None

@@ -4,6 +4,7 @@
 
     STORE/pods/date=YYYY-MM-DD/<observed_at>-<uuid4 hex>.parquet
     STORE/gpus/date=YYYY-MM-DD/<observed_at>-<uuid4 hex>.parquet
+    STORE/snapshots/date=YYYY-MM-DD/<observed_at>-<uuid4 hex>.parquet
 
 ``date`` is the UTC date of the rows' ``observed_at`` (Hive partitioning: the value
 lives in the folder name, not inside the files). Names that start with a dot are

@@ -31,7 +31,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "OK",
     "SCHEMA_VERSION",
+    "SNAPSHOT_COLUMNS",
     "STORED_TIME_UNIT",
     "TABLES",
     "empty_table",
@@ -47,8 +49,22 @@ __all__ = [
 SCHEMA_VERSION = 1
 #: Timestamps are stored at this precision (Spark reads microseconds, not nanoseconds).
 STORED_TIME_UNIT = "us"
-#: The store's tables: one top-level folder each.
-TABLES = ("pods", "gpus")
+#: The store's tables: one top-level folder each. ``snapshots`` holds one row per
+#: cluster per snapshot (see :data:`SNAPSHOT_COLUMNS`); stores written before it have
+#: no such folder, and readers fall back to the pod rows' instants.
+TABLES = ("pods", "gpus", "snapshots")
+#: The snapshots table's columns and pandas dtypes: when, which cluster, how many pods
+#: its listing held, ``"ok"`` or the failure's exception class, and the failure's HTTP
+#: status (<NA> when it had none). Class and status only: a message may quote a URL.
+SNAPSHOT_COLUMNS = {
+    "cluster_id": "string",
+    "pods": "Int64",
+    "outcome": "string",
+    "http_status": "Int64",
+    "observed_at": "datetime64[ns, UTC]",  # last, as in the other tables' files
+}
+#: ``outcome`` of a listing that answered (with pods or without).
+OK = "ok"
 
 
 def _is_string_view(dtype: pa.DataType) -> bool:
@@ -90,6 +106,8 @@ def empty_table(table: str) -> pa.Table:
 
     from ccanalytics.frames import gpus_frame, pods_frame
 
+    if table == "snapshots":
+        return to_arrow(pd.DataFrame({n: pd.Series(dtype=t) for n, t in SNAPSHOT_COLUMNS.items()}))
     frame = pods_frame([]) if table == "pods" else gpus_frame([])
     frame["observed_at"] = pd.Series(dtype="datetime64[ns, UTC]")
     return to_arrow(frame)

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ccanalytics._durations import format_duration
 from ccanalytics._files import write_atomic
+from ccanalytics.errors import CheckOutputError
 
 if TYPE_CHECKING:
     from ccanalytics.history._judge import Judgement, PolicyReport
@@ -72,10 +73,18 @@ def render_textfile(report: PolicyReport, snoozed: Collection[str] = ()) -> byte
 def write_textfile(
     path: str | PathLike[str], report: PolicyReport, snoozed: Collection[str] = ()
 ) -> Path:
-    """Replace ``path`` atomically with :func:`render_textfile`'s text."""
+    """Replace ``path`` atomically with :func:`render_textfile`'s text.
+
+    A path that cannot be written (a missing folder, a folder, a read-only disk) is a
+    :class:`~ccanalytics.errors.CheckOutputError` naming it.
+    """
     target = Path(path)
     text = render_textfile(report, snoozed)
-    return write_atomic(target, lambda sink: sink.write(text))
+    try:
+        return write_atomic(target, lambda sink: sink.write(text))
+    except OSError as err:
+        reason = err.strerror or str(err)
+        raise CheckOutputError(f"cannot write the textfile {target}: {reason}", target) from None
 
 
 class _Collector:

@@ -62,15 +62,17 @@ def as_duration(value: object) -> pd.Timedelta | None:
 
 
 def snapshot_bounds(con: duckdb.DuckDBPyConnection) -> tuple[int, int] | None:
-    """The oldest and newest ``observed_at`` in the views ``pods`` and ``gpus``, in epoch µs.
+    """The oldest and newest ``observed_at`` of the views ``pods``, ``gpus`` and ``snapshots``.
 
-    ``None``: the store holds no snapshot. Both tables, so a snapshot only half written
-    (one table's file missing) still bounds the store the same for every query.
+    In epoch µs; ``None``: the store holds no snapshot. Every table, so a snapshot only
+    half written (one table's file missing) still bounds the store the same for every
+    query, and a snapshot whose listings were empty or failed is a snapshot too.
     """
     row = con.execute(
         "SELECT epoch_us(min(lo)), epoch_us(max(hi)) FROM ("
         "SELECT min(observed_at) AS lo, max(observed_at) AS hi FROM pods "
-        "UNION ALL SELECT min(observed_at), max(observed_at) FROM gpus)"
+        "UNION ALL SELECT min(observed_at), max(observed_at) FROM gpus "
+        "UNION ALL SELECT min(observed_at), max(observed_at) FROM snapshots)"
     ).fetchone()
     if row is None or row[0] is None:
         return None
@@ -78,7 +80,7 @@ def snapshot_bounds(con: duckdb.DuckDBPyConnection) -> tuple[int, int] | None:
 
 
 def newest_snapshot(con: duckdb.DuckDBPyConnection) -> pd.Timestamp | None:
-    """The latest ``observed_at`` in the views ``pods`` and ``gpus`` (``None``: empty store)."""
+    """The latest ``observed_at`` of the store's views (``None``: empty store)."""
     import pandas as pd
 
     bounds = snapshot_bounds(con)

@@ -8,6 +8,10 @@ collectors never touch each other's files and nothing existing is ever rewritten
 pyarrow's ``write_dataset`` would write the same layout, but straight to the final
 names, where a reader could find a half-written file; hence one ``write_table`` per
 partition here.
+
+Every file is zstd-compressed (:data:`COMPRESSION`): a third smaller than pyarrow's
+default snappy on these rows, and every Parquet reader this store promises (DuckDB,
+Polars, pyarrow, Spark 3) reads it.
 """
 
 from __future__ import annotations
@@ -27,7 +31,10 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["append_frame", "write_atomically", "write_synced"]
+__all__ = ["COMPRESSION", "append_frame", "write_atomically", "write_synced"]
+
+#: The codec of every file the store writes, appended or compacted.
+COMPRESSION = "zstd"
 
 
 #: One frame converted to Arrow at a time: with the oldest pandas and pyarrow this
@@ -43,7 +50,7 @@ def write_synced(table: pa.Table, path: Path) -> None:
     Never over an existing file. The rename that publishes it is the caller's, who may
     have more to do between the two (compaction writes its marker).
     """
-    write_new(path, lambda sink: pq.write_table(table, sink))
+    write_new(path, lambda sink: pq.write_table(table, sink, compression=COMPRESSION))
 
 
 def write_atomically(table: pa.Table, final: Path, *, durable_rename: bool = False) -> Path:
@@ -56,7 +63,9 @@ def write_atomically(table: pa.Table, final: Path, *, durable_rename: bool = Fal
     try:
         final.parent.mkdir(parents=True, exist_ok=True)
         return write_atomic(
-            final, lambda sink: pq.write_table(table, sink), durable_rename=durable_rename
+            final,
+            lambda sink: pq.write_table(table, sink, compression=COMPRESSION),
+            durable_rename=durable_rename,
         )
     except OSError as err:
         raise StoreError(f"cannot write {final}: {err.strerror or err}", final) from None

@@ -500,6 +500,8 @@ def _instances() -> dict[type[BaseException], BaseException]:
         e.ReportLoadError: e.ReportLoadError({"cl-a": "404 not found"}),
         e.ReportOutputError: e.ReportOutputError("cannot write report.html: read-only"),
         e.InsecureTransportWarning: e.InsecureTransportWarning("http:// to api.example.com"),
+        e.CheckOutputError: e.CheckOutputError("cannot write x.prom", path=Path("x.prom")),
+        e.ClockSkewWarning: e.ClockSkewWarning("the service's clock reads 2099-06-01"),
     }
 
 

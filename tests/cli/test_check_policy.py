@@ -217,3 +217,19 @@ def test_a_state_that_cannot_be_saved_is_exit_1_and_posts_nothing_twice(
     for _ in range(2):
         assert _run(capsys, "--store", str(store), "--policy", str(policy))[0] == 3
     assert [len(h.bodies) for h in hooks.values()] == [1, 1]
+
+
+@pytest.mark.parametrize("where", ["missing-folder/x.prom", "a-file/x.prom", "."])
+def test_a_textfile_that_cannot_be_written_is_one_line_and_exit_1(
+    store: Path, policy: Path, hooks: dict[str, type[_Receiver]], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str], where: str,
+) -> None:  # fmt: skip
+    (tmp_path / "a-file").write_text("not a folder")
+    target = tmp_path / where
+    code, _, err = _run(
+        capsys, "--store", str(store), "--policy", str(policy), "--textfile", str(target)
+    )
+    assert code == 1
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ccanalytics check: cannot write the textfile")
+    assert str(target) in lines[0]

@@ -247,7 +247,7 @@ def test_a_signal_stops_the_loop_cleanly(tmp_path: Path, signum: int) -> None:
     assert proc.returncode == 0, rest
     assert f"stopped by {signal.Signals(signum).name} after 1 snapshots" in rest
     assert not list(tmp_path.rglob(".*.tmp"))
-    assert verify(tmp_path).ok and verify(tmp_path).files == 2
+    assert verify(tmp_path).ok and verify(tmp_path).files == 3  # pods, gpus, snapshots
 
 
 def test_two_collector_processes_in_parallel_lose_nothing(tmp_path: Path) -> None:
@@ -255,7 +255,7 @@ def test_two_collector_processes_in_parallel_lose_nothing(tmp_path: Path) -> Non
     outputs = [p.communicate(timeout=60)[1] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outputs
     assert sum(o.count(" snapshot ") for o in outputs) == 8
-    assert verify(tmp_path).files == 16  # 8 snapshots x (pods + gpus), none clobbered
+    assert verify(tmp_path).files == 24  # 8 snapshots x (pods, gpus, snapshots), none clobbered
     data = make_data()
     per_snapshot = len(data.clusters["cl-infer-prod"]) + len(data.clusters["cl-llama70b-train"])
     with History(tmp_path) as h:
@@ -302,3 +302,57 @@ def test_a_budget_refusal_says_when_the_windows_count_a_simulated_clock(
     assert "refused: 1 clusters every 1s" in err
     assert "the service's clock reads 2026-11-02 00:00 UTC" in err
     assert "simulated" in err
+
+
+@pytest.mark.parametrize("trust", [False, True])
+def test_a_service_clock_in_2099_is_one_warning_line_unless_trusted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, trust: bool
+) -> None:
+    from datetime import UTC, datetime
+
+    from ccanalytics.sandbox import EXEMPT_KEY, Sandbox, SandboxApp, SimulatedClock
+
+    with Sandbox(SandboxApp(clock=SimulatedClock(datetime(2099, 6, 1, tzinfo=UTC)))) as sb:
+        monkeypatch.setenv("CCANALYTICS_BASE_URL", sb.url)
+        monkeypatch.setenv("CCANALYTICS_API_KEY", EXEMPT_KEY)
+        argv = ["collect", "cl-infer-prod", "--store", str(tmp_path), "--every", "0.05s"]
+        argv += ["--count", "2", *(["--trust-service-clock"] if trust else [])]
+        assert main(argv) == 0
+    err = capsys.readouterr().err.splitlines()
+    warned = [line for line in err if "warning:" in line]
+    with History(tmp_path) as h:
+        year = h.pods()["observed_at"].max().year
+    if trust:
+        assert not warned and year == 2099
+    else:
+        assert len(warned) == 1 and year < 2099
+        assert warned[0].startswith("ccanalytics collect: warning: the service's clock reads 2099")
+
+
+def test_the_loop_says_when_it_compacts_a_closed_day(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from ccanalytics.history import _collector
+    from ccanalytics.sandbox import EXEMPT_KEY, Sandbox, SandboxApp, SimulatedClock
+
+    # Snapshots 5 simulated minutes apart from 23:50: two on Nov 2, two on Nov 3.
+    clock = SimulatedClock(datetime(2026, 11, 2, 23, 50, tzinfo=UTC))
+    taken = _collector.take_snapshot
+
+    def then_advance(*args: Any, **kw: Any) -> Any:
+        snapshot = taken(*args, **kw)
+        clock.advance(timedelta(minutes=5))
+        return snapshot
+
+    monkeypatch.setattr(_collector, "take_snapshot", then_advance)
+    with Sandbox(SandboxApp(clock=clock)) as sb:
+        monkeypatch.setenv("CCANALYTICS_BASE_URL", sb.url)
+        monkeypatch.setenv("CCANALYTICS_API_KEY", EXEMPT_KEY)
+        argv = ["collect", "cl-infer-prod", "--store", str(tmp_path), "--every", "0.1s"]
+        assert main([*argv, "--count", "4", "--trust-service-clock"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert [line for line in err if "compacted" in line] == [
+        "ccanalytics collect: compacted 2026-11-02: 6 files into 3"
+    ]

@@ -50,7 +50,7 @@ def test_rules_fire_and_clear_exactly_at_the_hand_computed_snapshots(tmp_path: P
 
     with Sandbox(app) as sb, sb.client(EXEMPT_KEY) as client:
         while clock.now() <= START + timedelta(hours=29):
-            collect(["cl-research-dev"], tmp_path, client=client)
+            collect(["cl-research-dev"], tmp_path, client=client, trust_service_clock=True)
             report = check_policy(tmp_path, policy)
             assert report.now == clock.now()
             notify_on_change(tmp_path, report.alerts(policy), now=clock.now(), post=post)

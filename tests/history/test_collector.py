@@ -85,7 +85,7 @@ def test_a_stop_event_ends_the_loop_after_the_snapshot_under_way(
             on_snapshot=first_then_stop,
         )
     assert (run.taken, run.stopped) == (1, True)
-    assert verify(tmp_path).ok and verify(tmp_path).files == 2
+    assert verify(tmp_path).ok and verify(tmp_path).files == 3  # pods, gpus, snapshots
 
 
 @pytest.mark.parametrize(

@@ -88,8 +88,8 @@ def test_compact_keeps_every_row_exactly_once(store: Path) -> None:
 
     result = compact(store, the_day(store))
 
-    assert dict(result.files_before) == {"pods": 4, "gpus": 4}
-    assert dict(result.files_after) == {"pods": 1, "gpus": 1}
+    assert dict(result.files_before) == {"pods": 4, "gpus": 4, "snapshots": 4}
+    assert dict(result.files_after) == {"pods": 1, "gpus": 1, "snapshots": 1}
     for table in ("pods", "gpus"):
         assert len(data_files(store, table)) == 1
         assert all_rows(store, table) == before[table]
@@ -106,7 +106,11 @@ def test_compacting_twice_changes_nothing_more(store: Path) -> None:
     (merged,) = data_files(store)
     content, mtime = merged.read_bytes(), merged.stat().st_mtime_ns
     again = compact(store, the_day(store))
-    assert dict(again.files_before) == dict(again.files_after) == {"pods": 1, "gpus": 1}
+    assert (
+        dict(again.files_before)
+        == dict(again.files_after)
+        == {"pods": 1, "gpus": 1, "snapshots": 1}
+    )
     assert data_files(store) == [merged]
     assert merged.read_bytes() == content and merged.stat().st_mtime_ns == mtime
 
@@ -269,11 +273,11 @@ def test_a_bad_day_is_a_value_error(tmp_path: Path, day: Any) -> None:
 
 def test_a_day_without_files_is_nothing_to_do(tmp_path: Path) -> None:
     result = compact(tmp_path, "2026-11-20")
-    assert dict(result.files_before) == {"pods": 0, "gpus": 0}
+    assert dict(result.files_before) == {"pods": 0, "gpus": 0, "snapshots": 0}
     assert not (tmp_path / "pods").exists()
 
 
 def test_a_missing_store_is_not_created(tmp_path: Path) -> None:
     result = compact(tmp_path / "typo", "2026-11-20")
-    assert dict(result.rows) == {"pods": 0, "gpus": 0}
+    assert dict(result.rows) == {"pods": 0, "gpus": 0, "snapshots": 0}
     assert not (tmp_path / "typo").exists()

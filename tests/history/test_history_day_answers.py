@@ -36,7 +36,7 @@ def day(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # The exempt key: the client paces in real seconds, the simulated quota in simulated.
     with Sandbox(SandboxApp(clock=clock)) as sb, sb.client(EXEMPT_KEY) as client:
         for _ in range(SNAPSHOTS):
-            collect(CLUSTERS, store, client=client)
+            collect(CLUSTERS, store, client=client, trust_service_clock=True)
             clock.advance(STEP)
     return store
 

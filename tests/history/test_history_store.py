@@ -71,6 +71,7 @@ def test_collect_writes_one_file_per_table_and_day_under_hive_partitions(
     assert sorted(p.relative_to(tmp_path).parent.as_posix() for p in result.files) == [
         f"gpus/date={day}",
         f"pods/date={day}",
+        f"snapshots/date={day}",
     ]
     assert data_files(tmp_path) == sorted(result.files)
     # The partition value lives in the folder name only, never inside the files.
@@ -451,4 +452,4 @@ def test_history_verify_reports_a_healthy_store(client: Any, tmp_path: Path) -> 
     result = collect(CLUSTERS, tmp_path, client=client)
     with History(tmp_path) as h:
         report = h.verify()
-    assert report.ok and report.files == len(result.files) == 2
+    assert report.ok and report.files == len(result.files) == 3

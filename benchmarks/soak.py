@@ -1,0 +1,122 @@
+"""Figure 8: a soak of the collector, ``collect_every`` for 10,000 snapshots in one process.
+
+The sandbox runs in process on a simulated clock (its ``Date`` is its simulated time,
+so the run trusts it) that the callback moves 5 minutes on after each snapshot: 10,000
+snapshots are 35 simulated days, so the collector also compacts 34 closed days as it
+goes. Every snapshot is written for real (fsync included) to a temporary store.
+
+Two figures: the slope of the process's peak RSS (``VmHWM``) over the run after the first
+1,000 snapshots (warm-up: caches, DuckDB-free imports), in MB per 1,000 snapshots
+(target < 1), and the open file descriptors before and after (target: no leak).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from _harness import report, verdict
+
+SNAPSHOTS = 10_000
+WARMUP = 1_000
+SLOPE_TARGET_MB = 1.0
+#: One cluster of the sandbox fleet: what is measured is the collector, not the fleet's size.
+CLUSTERS = ["cl-infer-prod"]
+
+
+def _status_kb(field: str) -> int:
+    line = next(
+        x for x in Path("/proc/self/status").read_text().splitlines() if x.startswith(field)
+    )
+    return int(line.split()[1])
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def _slope(points: list[tuple[int, float]]) -> float:
+    """Least-squares slope of MB over snapshots, per 1,000 snapshots."""
+    n = len(points)
+    mean_x = sum(x for x, _ in points) / n
+    mean_y = sum(y for _, y in points) / n
+    num = sum((x - mean_x) * (y - mean_y) for x, y in points)
+    den = sum((x - mean_x) ** 2 for x, _ in points)
+    return 1000 * num / den if den else 0.0
+
+
+def bench(snapshots: int = SNAPSHOTS) -> None:
+    print(f"8. soak: collect_every, {snapshots:,} snapshots in one process", flush=True)
+    import ccanalytics
+    from ccanalytics.history import CollectResult, collect_every
+    from ccanalytics.sandbox import (
+        EXEMPT_KEY,
+        IN_PROCESS_URL,
+        SandboxApp,
+        SandboxTransport,
+        SimulatedClock,
+    )
+
+    clock = SimulatedClock(start=datetime(2026, 11, 2, tzinfo=UTC))
+    app = SandboxApp(clock=clock)
+    store = Path(tempfile.mkdtemp(prefix="ccanalytics-soak-"))
+    peaks: list[tuple[int, float]] = []
+    failed: list[object] = []
+    compactions: list[object] = []
+
+    warmup = min(WARMUP, snapshots // 10)  # a short trial run keeps its proportions
+    every = max(1, snapshots // 40)
+
+    def after(index: int, outcome: object) -> None:
+        if not isinstance(outcome, CollectResult) or outcome.errors:
+            failed.append(outcome)
+        clock.advance(timedelta(minutes=5))
+        if index % every == 0:
+            peaks.append((index, _status_kb("VmHWM:") / 1024))
+
+    client = ccanalytics.Client(EXEMPT_KEY, IN_PROCESS_URL, transport=SandboxTransport(app))
+    fds_before = _open_fds()
+    rss_before = _status_kb("VmRSS:") / 1024
+    started = time.perf_counter()
+    try:
+        with client:
+            run = collect_every(
+                CLUSTERS,
+                store,
+                every=timedelta(milliseconds=1),
+                count=snapshots,
+                client=client,
+                on_snapshot=after,
+                on_compact=compactions.append,
+                trust_service_clock=True,
+                stop_on_signals=False,
+            )
+        elapsed = time.perf_counter() - started
+        fds_after = _open_fds()
+        files = sum(1 for _ in store.rglob("*.parquet"))
+    finally:
+        shutil.rmtree(store, ignore_errors=True)
+    slope = _slope([p for p in peaks if p[0] > warmup])
+    peak = peaks[-1][1] if peaks else float("nan")
+    report(
+        f"peak RSS slope after {warmup:,} snapshots ({run.taken:,} taken)",
+        f"{slope:+.3f} MB/1k",
+        f"target {SLOPE_TARGET_MB:.0f} MB/1k",
+        f"{verdict(abs(slope) < SLOPE_TARGET_MB)}; peak {peak:.0f} MB (from {rss_before:.0f})",
+    )
+    report(
+        "  open file descriptors, before and after",
+        f"{fds_after}",
+        f"{fds_before} before",
+        f"{verdict(fds_after <= fds_before)}; {run.failed} failed, "
+        f"{len(compactions)} days compacted, {files} files, {elapsed:.0f} s",
+    )
+
+
+if __name__ == "__main__":
+    bench(int(sys.argv[1]) if len(sys.argv) > 1 else SNAPSHOTS)
