@@ -17,6 +17,13 @@ def test_all_is_alphabetical_and_every_name_resolves() -> None:
         assert getattr(ccanalytics, name) is not None
 
 
+def test_every_error_is_re_exported_at_the_top_level() -> None:
+    # shared/API.md: the errors module's names, all re-exported at the top level.
+    assert set(ccanalytics.errors.__all__) <= set(ccanalytics.__all__)
+    for name in ccanalytics.errors.__all__:
+        assert getattr(ccanalytics, name) is getattr(ccanalytics.errors, name)
+
+
 def test_unknown_attribute_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no_such_name"):
         ccanalytics.no_such_name  # noqa: B018
