@@ -13,6 +13,7 @@ from ._check import (
     check_store as check_store,
 )
 from ._collect import (
+    CLOCK_SKEW as CLOCK_SKEW,
     CollectResult as CollectResult,
     collect as collect,
 )
