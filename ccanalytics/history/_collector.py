@@ -100,6 +100,9 @@ def collect_every(
         The interval: a ``timedelta`` or a duration such as ``"5m"`` or ``"1h30m"``.
     count:
         Stop after this many snapshots; ``None``: until stopped.
+    client:
+        A :class:`~ccanalytics.Client` or :class:`~ccanalytics.AsyncClient`; ``None``:
+        one from ``CCANALYTICS_API_KEY`` and ``CCANALYTICS_BASE_URL`` for the whole run.
     budget_share:
         The share of each rate-limit window the schedule may use (0 to 1]; the rest is
         left to everything else using the same key.
@@ -129,20 +132,33 @@ def collect_every(
         raise ValueError(f"count must be at least 1, got {count}")
     if not 0 < budget_share <= 1:
         raise ValueError(f"budget_share must be in (0, 1], got {budget_share}")
-    with _stopping(stop, stop_on_signals) as stopper:
+    with _stopping(stop, stop_on_signals) as stopper, _run_client(client) as run_client:
         compactor = _Compactor(store, on_compact) if compact_closed_days else None
         return _loop(
             ids,
             store,
             seconds,
             count,
-            client,
+            run_client,
             budget_share,
             on_snapshot,
             stopper,
             trust_service_clock,
             compactor,
         )
+
+
+@contextmanager
+def _run_client(client: Client | AsyncClient | None) -> Iterator[Client | AsyncClient]:
+    """The caller's client, or one from the environment for the whole run (closed at
+    the end): one pacer learns the quota, so the budget is judged and kept."""
+    if client is not None:
+        yield client
+        return
+    from ccanalytics.api import Client
+
+    with Client() as own:
+        yield own
 
 
 def _interval(every: timedelta | str) -> float:

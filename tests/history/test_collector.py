@@ -98,3 +98,16 @@ def test_bad_arguments_are_value_errors_before_any_request(
     with sb.client() as client, pytest.raises(ValueError):
         collect_every(["cl-infer-prod"], tmp_path, every=every, count=count, client=client)
     assert sb.app.statuses.get(200, 0) == 0
+
+
+def test_without_a_client_one_client_from_the_environment_serves_the_whole_run(
+    make_sandbox: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One client for the run: its pacer learns the quota, so the budget is judged (a
+    # client per snapshot would never know the quota, and never refuse).
+    sb = make_sandbox(rate_limits={"day": (100, 86_400.0)})
+    monkeypatch.setenv("CCANALYTICS_API_KEY", sb.api_key)
+    monkeypatch.setenv("CCANALYTICS_BASE_URL", sb.url)
+    with pytest.raises(ScheduleError):
+        collect_every(["cl-infer-prod"], tmp_path / "s", every="1s")
+    assert not list((tmp_path / "s").rglob("*.parquet"))
