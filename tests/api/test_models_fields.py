@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any, get_args, get_origin
+from typing import get_args, get_origin
 
 import pytest
+from openapi_document import SPEC, documented_pod_paths
 from pydantic import BaseModel
 
 from ccanalytics import Pod
@@ -14,7 +13,6 @@ from ccanalytics.frames import pods_frame
 from ccanalytics.frames._columns import POD_FIELDS
 
 #: The provider's published document, as recorded beside the tests.
-SPEC = Path(__file__).parents[1] / "data" / "provider-openapi-v2.json"
 
 
 @pytest.mark.parametrize(
@@ -40,32 +38,6 @@ def test_models_and_raw_dicts_give_the_same_status_and_cloud_columns() -> None:
     from_dicts = pods_frame(raw)
     for column in ("status", "cloud"):
         assert from_models[column].tolist() == from_dicts[column].tolist()
-
-
-def _documented_paths() -> set[str]:
-    """Every path of the document's Pod at every depth, through ``allOf``, ``$ref`` and
-    nullable ``anyOf``, in the field table's notation (``runtime.gpus[].util``)."""
-    schemas = json.loads(SPEC.read_text(encoding="utf-8"))["components"]["schemas"]
-
-    def resolve(schema: dict[str, Any]) -> dict[str, Any]:
-        ref = schema.get("$ref")
-        return resolve(schemas[ref.rsplit("/", 1)[1]]) if ref else schema
-
-    def properties(schema: dict[str, Any]) -> dict[str, Any]:
-        schema = resolve(schema)
-        found = dict(schema.get("properties", {}))
-        for part in [*schema.get("allOf", []), *schema.get("anyOf", [])]:
-            found |= properties(part)
-        return found
-
-    def paths(schema: dict[str, Any], path: str) -> set[str]:
-        schema = resolve(schema)
-        if schema.get("type") == "array":
-            inner = properties(schema.get("items", {}))
-            return {f"{path}[]"} | {p for k, v in inner.items() for p in paths(v, f"{path}[].{k}")}
-        return {path} | {p for k, v in properties(schema).items() for p in paths(v, f"{path}.{k}")}
-
-    return {p for k, v in properties(schemas["Pod"]).items() for p in paths(v, k)}
 
 
 def _declared_paths(model: type[BaseModel], prefix: str = "") -> set[str]:
@@ -96,7 +68,7 @@ def test_every_path_the_frames_read_is_a_field_of_pod() -> None:
 
 @pytest.mark.skipif(not SPEC.exists(), reason="the provider's document is not beside the repo")
 def test_every_documented_pod_path_is_declared_at_every_depth() -> None:
-    documented = _documented_paths()
+    documented = documented_pod_paths()
     assert {"status", "runtime.gpus[].util", "mounts.persistent.size", "env"} <= documented
     undeclared = documented - _declared_paths(Pod)
     assert not undeclared, f"Pod lacks documented fields: {sorted(undeclared)}"

@@ -8,15 +8,14 @@ published document and the sandbox's pods.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import msgspec
 import orjson
 import pytest
+from openapi_document import documented_pod_paths
 
 from ccanalytics.frames import POD_COLUMNS, pods_frame
 from ccanalytics.frames._columns import POD_FIELDS, READS
@@ -30,8 +29,6 @@ from ccanalytics.frames._fields import (
     source,
 )
 from ccanalytics.sandbox import make_data
-
-SPEC = Path(__file__).parents[1] / "data" / "provider-openapi-v2.json"
 
 #: Paths of the document's Pod that are deliberately not columns, and why.
 NOT_COLUMNS = {
@@ -50,47 +47,20 @@ NOT_COLUMNS = {
 LEGACY = {"desiredStatus"}
 
 
-def documented_paths() -> set[str]:
-    """Every path of the document's Pod at every depth (through ``allOf``, ``$ref`` and
-    nullable ``anyOf``), in the table's notation: ``runtime``, ``runtime.gpus[]``,
-    ``runtime.gpus[].util``."""
-    schemas = json.loads(SPEC.read_text(encoding="utf-8"))["components"]["schemas"]
-
-    def resolve(schema: dict[str, Any]) -> dict[str, Any]:
-        ref = schema.get("$ref")
-        return resolve(schemas[ref.rsplit("/", 1)[1]]) if ref else schema
-
-    def properties(schema: dict[str, Any]) -> dict[str, Any]:
-        schema = resolve(schema)
-        found = dict(schema.get("properties", {}))
-        for part in [*schema.get("allOf", []), *schema.get("anyOf", [])]:
-            found |= properties(part)
-        return found
-
-    def paths(schema: dict[str, Any], path: str) -> set[str]:
-        schema = resolve(schema)
-        if schema.get("type") == "array":
-            inner = properties(schema.get("items", {}))
-            return {f"{path}[]"} | {p for k, v in inner.items() for p in paths(v, f"{path}[].{k}")}
-        return {path} | {p for k, v in properties(schema).items() for p in paths(v, f"{path}.{k}")}
-
-    return {p for k, v in properties(schemas["Pod"]).items() for p in paths(v, k)}
-
-
 def _read(path: str) -> bool:
     """Whether a column reads ``path``, or something inside it."""
     return any(f.path == path or f.path.startswith((f"{path}.", f"{path}[]")) for f in POD_FIELDS)
 
 
 def test_every_table_path_is_in_the_document() -> None:
-    documented = documented_paths()
+    documented = documented_pod_paths()
     assert {"cost", "runtime.gpus[].util", "ports[]", "env", "mounts.persistent.size"} <= documented
     unknown = {f.path for f in POD_FIELDS} - documented - LEGACY
     assert not unknown, f"POD_FIELDS reads paths the document does not have: {sorted(unknown)}"
 
 
 def test_every_documented_field_is_a_column_or_left_out_on_purpose() -> None:
-    missing = {p for p in documented_paths() if not _read(p)} - set(NOT_COLUMNS)
+    missing = {p for p in documented_pod_paths() if not _read(p)} - set(NOT_COLUMNS)
     assert not missing, f"documented pod fields no column reads: {sorted(missing)}"
     assert not set(NOT_COLUMNS) & {f.path for f in POD_FIELDS}, "NOT_COLUMNS is out of date"
 
