@@ -32,7 +32,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from os import PathLike
-from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -46,6 +45,7 @@ from ccanalytics.history._collect import (
     clock_warning,
     take_snapshot,
 )
+from ccanalytics.history._layout import partition_day
 from ccanalytics.history._maintenance import CompactResult, compact
 from ccanalytics.history._schedule import budget_refusal
 
@@ -173,7 +173,7 @@ def _loop(
     store: str | PathLike[str],
     every: float,
     count: int | None,
-    client: Client | AsyncClient | None,
+    client: Client | AsyncClient,
     share: float,
     on_snapshot: Callable[[int, SnapshotOutcome], object] | None,
     stopper: _Stopper,
@@ -187,7 +187,7 @@ def _loop(
         outcome: SnapshotOutcome
         try:
             snapshot = take_snapshot(ids, client, trust_service_clock=trust_clock)
-            if not judged and client is not None and client.rate_limit is not None:
+            if not judged and client.rate_limit is not None:
                 judged = True  # the first response that carried a policy
                 _refuse_over_budget(client, snapshot, every, count, share)
             if snapshot.retimed and not warned:
@@ -226,7 +226,7 @@ class _Compactor:
         self.open_days: set[str] = set()
 
     def written(self, result: CollectResult) -> None:
-        days = {day for path in result.files if (day := _partition_day(path)) is not None}
+        days = {day for path in result.files if (day := partition_day(path)) is not None}
         if not days:
             return
         self.open_days |= days
@@ -240,12 +240,6 @@ class _Compactor:
                 outcome = err.with_traceback(None)
             if self.report is not None:
                 self.report(outcome)
-
-
-def _partition_day(path: Path) -> str | None:
-    """``YYYY-MM-DD`` of a data file's ``date=`` folder."""
-    name = path.parent.name
-    return name.removeprefix("date=") if name.startswith("date=") else None
 
 
 def _refuse_over_budget(

@@ -62,6 +62,13 @@ def partition_dir(store: Path, table: str, day: str) -> Path:
     return store / table / f"{_PARTITION_PREFIX}{day}"
 
 
+def partition_day(path: Path) -> str | None:
+    """The ``YYYY-MM-DD`` of a data file's ``date=`` folder (``partition_dir``'s day);
+    ``None`` for a path outside a partition."""
+    name = path.parent.name
+    return name.removeprefix(_PARTITION_PREFIX) if name.startswith(_PARTITION_PREFIX) else None
+
+
 def data_file_name(first_observed: datetime) -> str:
     """A name no other writer can pick: the first row's time (for people) and a uuid4."""
     return f"{first_observed:%Y%m%dT%H%M%S%fZ}-{uuid.uuid4().hex}{DATA_SUFFIX}"
