@@ -1,7 +1,8 @@
 """Figure 1: a listing's bytes on the wire to the pods frame, on the loader's real path.
 
-What is timed is the function ``load_cluster_pods`` calls on each response body
-(``ccanalytics.frames._build.listing_frames``), from the bytes to the pods frame,
+What is timed is what ``load_cluster_pods`` does with each response body
+(``ccanalytics.frames._build.FleetFrames``: add the body, then the frames), from the
+bytes to the pods frame,
 with the garbage collector as the user has it (on). Baselines, interleaved in the
 same run: ``orjson.loads`` of the same bytes with the GC on (what any JSON-first
 loader pays) and with the GC paused (the parse alone). Memory is the peak
@@ -18,16 +19,19 @@ import gc
 import subprocess
 import sys
 import tempfile
+from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
 from _harness import interleaved, parse_without_gc, report, verdict
 
-from ccanalytics.frames._build import listing_frames
+from ccanalytics.frames._build import FleetFrames
 from ccanalytics.sandbox import make_cluster_pods
 
 #: Runs per figure: the machine is shared, so no more than three.
 REPEAT = 3
+#: When the service answered, for every timed load (any instant: only its cost counts).
+OBSERVED = datetime(2026, 11, 25, tzinfo=UTC)
 SIZES = (50_000, 200_000)
 
 
@@ -56,7 +60,9 @@ def listing_bytes(n: int) -> bytes:
 
 def real_path(raw: bytes) -> None:
     """What load_cluster_pods runs on one response body (the GC as the caller has it)."""
-    listing_frames(raw, "cl-bench", with_gpus=False)
+    fleet = FleetFrames(["cl-bench"], with_gpus=False)
+    fleet.add(raw, "cl-bench", OBSERVED)
+    fleet.frames()
 
 
 #: Runs in a fresh child: RSS before the load (imports done, bytes read) and the
@@ -64,8 +70,9 @@ def real_path(raw: bytes) -> None:
 #: that across fork+exec, so a child of this (large) process would start at our peak.
 _RSS_PROBE = """
 import gc, sys
+from datetime import UTC, datetime
 import orjson, pandas, pyarrow, msgspec
-from ccanalytics.frames._build import listing_frames
+from ccanalytics.frames._build import FleetFrames
 
 def status(field):
     with open("/proc/self/status") as f:
@@ -73,7 +80,9 @@ def status(field):
 
 raw = open(sys.argv[1], "rb").read()
 before = status("VmRSS:")
-listing_frames(raw, "cl-bench", False)
+fleet = FleetFrames(["cl-bench"], False)
+fleet.add(raw, "cl-bench", datetime.now(UTC))
+fleet.frames()
 print(status("VmHWM:") - before)
 """
 

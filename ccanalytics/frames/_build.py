@@ -82,9 +82,11 @@ Columns: TypeAlias = dict[str, ExtensionArray]
 FramePair: TypeAlias = tuple[pd.DataFrame | None, pd.DataFrame | None]
 
 
-def _rows(pods: list[Raw] | list[JsonObject]) -> list[Row]:
+def _rows(pods: list[Raw] | list[JsonObject], first: int = 0) -> list[Row]:
+    """The rows of ``pods``, the slice of a listing that starts at pod ``first`` (which
+    a refusal names)."""
     if pods and type(pods[0]) is Raw:
-        return decoded_rows(pods)
+        return decoded_rows(pods, first)
     return [dict_row(p) for p in cast(list[JsonObject], pods)]
 
 
@@ -111,6 +113,11 @@ class _Parts:
         if self.gpus is not None:
             self.gpus.append(gpu_columns(fields, origin))
 
+    def extend(self, other: _Parts) -> None:
+        for mine, theirs in ((self.pods, other.pods), (self.gpus, other.gpus)):
+            if mine is not None and theirs is not None:
+                mine += theirs
+
     def frames(self) -> FramePair:
         return _frame(self.pods, POD_COLUMNS), _frame(self.gpus, GPU_COLUMNS)
 
@@ -133,7 +140,7 @@ def _frames(
     parts = _Parts(want_pods, want_gpus)
     origin = Origin(cluster_id)
     for start in range(0, max(len(pods), 1), CHUNK_PODS):
-        parts.add(_rows(pods[start : start + CHUNK_PODS]), origin)
+        parts.add(_rows(pods[start : start + CHUNK_PODS], start), origin)
     return parts.frames()
 
 
@@ -156,21 +163,6 @@ def _listing_pods(content: bytes) -> list[Raw] | list[JsonObject] | Refusal:
     return split_listing(content, bare_array=False, null_pods=False)
 
 
-def listing_frames(
-    content: bytes, cluster_id: str, with_gpus: bool
-) -> tuple[pd.DataFrame, pd.DataFrame | None] | Refusal:
-    """One listing's body, as received, to its frames (or why not)."""
-    with gc_paused():
-        pods = _listing_pods(content)
-        if isinstance(pods, Refusal):
-            return pods
-        try:
-            frames = _frames(pods, cluster_id, want_pods=True, want_gpus=with_gpus)
-        except UnreadablePod as err:
-            return err.refusal()
-    return cast(pd.DataFrame, frames[0]), frames[1]
-
-
 class FleetFrames:
     """Many listings' bodies into one pair of frames: the fleet loader's path.
 
@@ -184,6 +176,9 @@ class FleetFrames:
 
     Rows are converted in the order the clusters were asked for, whatever order the
     answers come in: a listing that arrives early waits, decoded, for those before it.
+    A listing of a chunk or more that arrives in its turn is converted as it is decoded,
+    a chunk at a time while the chunk is in cache (as :func:`pods_frame` does), into
+    parts of its own that join the rest only once all of it has been read.
     """
 
     def __init__(self, cluster_ids: list[str], with_gpus: bool) -> None:
@@ -202,15 +197,34 @@ class FleetFrames:
             if isinstance(pods, Refusal):
                 self.skip(cluster_id)
                 return pods
+            stamp = pd.Timestamp(observed_at).value
+            in_turn = self._next < len(self._order) and self._order[self._next] == cluster_id
             try:
+                if in_turn and len(pods) >= CHUNK_PODS:
+                    self._streamed(pods, cluster_id, stamp)
+                    return None
                 rows = _rows(pods)
             except UnreadablePod as err:
                 self.skip(cluster_id)
                 return err.refusal()
             del pods  # slices of the body
-            self._arrived[cluster_id] = (rows, pd.Timestamp(observed_at).value)
+            self._arrived[cluster_id] = (rows, stamp)
             self._queue()
         return None
+
+    def _streamed(self, pods: list[Raw] | list[JsonObject], cluster_id: str, stamp: int) -> None:
+        """Convert a listing in its turn chunk by chunk as it is decoded; its parts join
+        the rest after the rows queued before it (:class:`UnreadablePod`: none do)."""
+        own = _Parts(want_pods=True, want_gpus=self._parts.gpus is not None)
+        for start in range(0, len(pods), CHUNK_PODS):
+            rows = _rows(pods[start : start + CHUNK_PODS], start)
+            asked = [cluster_id] * len(rows)
+            own.add(rows, Origin(asked, np.full(len(rows), stamp, dtype=np.int64)))
+        if self._rows:
+            self._convert(len(self._rows))  # what came before it, first
+        self._parts.extend(own)
+        self._arrived[cluster_id] = None  # nothing left to queue for it
+        self._queue()
 
     def skip(self, cluster_id: str) -> None:
         """A cluster that failed: nothing of it to frame."""

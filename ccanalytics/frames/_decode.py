@@ -196,11 +196,11 @@ def _struct_reader() -> str:
             else f"                {value},\n"
         )
     return (
-        "def decoded_rows(raws):\n"
+        "def decoded_rows(raws, first=0):\n"
         "    decode = _POD.decode\n"
         "    rows = []\n"
         "    add = rows.append\n"
-        "    for index, raw in enumerate(raws):\n"
+        "    for index, raw in enumerate(raws, first):\n"
         "        try:\n"
         "            pod = decode(raw)\n"
         "        except (MsgspecError, RecursionError, UnicodeDecodeError):\n"
@@ -223,8 +223,9 @@ _DECODED_ROWS_SOURCE: Final = _struct_reader()
 
 #: Each pod slice as its row (:data:`~ccanalytics.frames._fields.SOURCES` order);
 #: slices that are not JSON objects are dropped. :class:`UnreadablePod` when a slice
-#: cannot be read at all. One straight-line loop, generated from the field table.
-decoded_rows: Final[Callable[[list[Raw]], list[Row]]] = compiled(
+#: cannot be read at all, naming it by its place in the listing (the slices start at
+#: pod ``first``). One straight-line loop, generated from the field table.
+decoded_rows: Final[Callable[[list[Raw], int], list[Row]]] = compiled(
     "decoded_rows",
     _DECODED_ROWS_SOURCE,
     {

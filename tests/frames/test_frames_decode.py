@@ -12,6 +12,7 @@ import copy
 import json
 import traceback
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ import pytest
 
 from ccanalytics.errors import MalformedResponseError
 from ccanalytics.frames import _decode
-from ccanalytics.frames._build import gpus_frame, listing_frames, pods_frame
+from ccanalytics.frames._build import CHUNK_PODS, FleetFrames, gpus_frame, pods_frame
 
 DATA = Path(__file__).parents[1] / "data"
 FIXTURES = sorted(DATA.glob("listing_*.json"))
@@ -42,6 +43,22 @@ def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
     return str(request.param)
 
 
+NOW = datetime(2026, 11, 25, tzinfo=UTC)
+
+
+def loaded_frames(*listings: tuple[str, bytes], order: list[str] | None = None) -> Any:
+    """The loader's path (``FleetFrames``) over listings added in the order given, asked
+    for in ``order``: both frames without ``observed_at``, or the first refusal."""
+    fleet = FleetFrames(order or [cid for cid, _ in listings], with_gpus=True)
+    for cid, body in listings:
+        refused = fleet.add(body, cid, NOW)
+        if refused is not None:
+            return refused
+    pods, gpus = fleet.frames()
+    assert gpus is not None
+    return pods.drop(columns="observed_at"), gpus.drop(columns="observed_at")
+
+
 def dict_frames(raw: bytes, cluster_id: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The frames of the same listing parsed into dicts (by the standard library)."""
     listing = json.loads(raw)
@@ -54,10 +71,47 @@ def test_bytes_give_the_frames_of_the_parsed_dicts(path: str, fixture: Path) -> 
     pods, gpus = dict_frames(raw, "cl-x")
     pd.testing.assert_frame_equal(pods_frame(raw, cluster_id="cl-x"), pods)
     pd.testing.assert_frame_equal(gpus_frame(raw, cluster_id="cl-x"), gpus)
-    loaded = listing_frames(raw, "cl-x", with_gpus=True)
+    loaded = loaded_frames(("cl-x", raw))
     assert isinstance(loaded, tuple)
     pd.testing.assert_frame_equal(loaded[0], pods)
     pd.testing.assert_frame_equal(loaded[1], gpus)
+
+
+def test_a_fleet_with_a_listing_of_many_chunks_in_any_order_gives_the_concatenated_frames(
+    path: str,
+) -> None:
+    # A listing past one chunk that arrives in its turn is converted as it is decoded;
+    # one that arrives early waits as rows. Either way: the frames in the order asked.
+    small = (DATA / "listing_realworld.json").read_bytes()
+    listing = json.loads(small)
+    big = json.dumps({"pods": listing["pods"] * 200}).encode()  # 3,400 elements
+    order = ["cl-a", "cl-big", "cl-c"]
+    expected = [
+        dict_frames(body, cid) for cid, body in zip(order, [small, big, small], strict=True)
+    ]
+    for arrival in (["cl-a", "cl-big", "cl-c"], ["cl-big", "cl-c", "cl-a"]):
+        bodies = {"cl-a": small, "cl-big": big, "cl-c": small}
+        pods, gpus = loaded_frames(*[(cid, bodies[cid]) for cid in arrival], order=order)
+        for got, index in ((pods, 0), (gpus, 1)):
+            want = pd.concat([e[index] for e in expected], ignore_index=True)
+            pd.testing.assert_frame_equal(got, want)
+
+
+def test_a_listing_of_many_chunks_with_an_unreadable_pod_is_refused_whole() -> None:
+    # Refused after some of its chunks were converted: none of it reaches the frames,
+    # the cluster before it is whole, and the refusal names the pod by its place.
+    small = (DATA / "listing_realworld.json").read_bytes()
+    body = json.dumps({"pods": json.loads(small)["pods"] * 200}).encode()
+    at = body.index(b'"id"', len(body) // 2)
+    bad = body[:at] + b'"name": "\xff\xfe", ' + body[at:]  # not UTF-8, mid-listing
+    fleet = FleetFrames(["cl-a", "cl-bad"], with_gpus=False)
+    assert fleet.add(small, "cl-a", NOW) is None
+    refused = fleet.add(bad, "cl-bad", NOW)
+    assert isinstance(refused, _decode.Refusal)
+    pod = int(refused.message.split()[1])
+    assert pod >= CHUNK_PODS and refused.message.endswith("is not valid UTF-8")
+    frame, _ = fleet.frames()
+    pd.testing.assert_frame_equal(frame.drop(columns="observed_at"), dict_frames(small, "cl-a")[0])
 
 
 def test_many_chunks_give_the_frames_of_the_parsed_dicts(path: str) -> None:
@@ -228,5 +282,5 @@ def test_a_bare_array_and_null_pods_are_listings_for_pods_frame_only() -> None:
     assert pods_frame(b'[{"id": "p"}]')["pod_id"].tolist() == ["p"]
     assert len(pods_frame(b'{"pods": null}')) == 0
     for body in (b'[{"id": "p"}]', b'{"pods": null}'):
-        refused = listing_frames(body, "cl", with_gpus=False)
+        refused = loaded_frames(("cl", body))
         assert isinstance(refused, _decode.Refusal)
