@@ -218,8 +218,8 @@ class FleetFrames:
         own = _Parts(want_pods=True, want_gpus=self._parts.gpus is not None)
         for start in range(0, len(pods), CHUNK_PODS):
             rows = _rows(pods[start : start + CHUNK_PODS], start)
-            asked = [cluster_id] * len(rows)
-            own.add(rows, Origin(asked, np.full(len(rows), stamp, dtype=np.int64)))
+            # One cluster for the whole chunk: the str form, not a list of it per pod.
+            own.add(rows, Origin(cluster_id, np.full(len(rows), stamp, dtype=np.int64)))
         if self._rows:
             self._convert(len(self._rows))  # what came before it, first
         self._parts.extend(own)
