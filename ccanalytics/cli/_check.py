@@ -9,7 +9,7 @@ set, judged over the whole store) or from ``--policy FILE`` (rules per cluster o
 see :mod:`ccanalytics.history._policy`), or both. With ``--notify URL`` (or a rule's own
 route) a Slack-compatible message is POSTed when an alert's state changes
 (:mod:`ccanalytics.history._alerts` keeps the state, in ``STORE/check-state.json``).
-This module parses and prints; the library does the rest.
+This module parses and prints; :func:`ccanalytics.history.check` does the rest.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccanalytics.cli._common import (
     EXIT_FAILURE,
@@ -29,13 +29,14 @@ from ccanalytics.cli._common import (
     non_negative_int,
 )
 
-__all__ = ["EXIT_BREACHED", "EXIT_SNOOZED", "STATE_FILE", "add_parser", "run"]
+if TYPE_CHECKING:
+    from ccanalytics.history import CheckRun
+
+__all__ = ["EXIT_BREACHED", "EXIT_SNOOZED", "add_parser", "run"]
 
 EXIT_BREACHED = 3
 #: Breached, but every breach belongs to a snoozed rule: cron stays quiet, a script can tell.
 EXIT_SNOOZED = 4
-#: The file in the store's folder that remembers each alert's last state and the snoozes.
-STATE_FILE = "check-state.json"
 
 
 def add_parser(sub: Any) -> None:
@@ -109,15 +110,12 @@ def run(args: argparse.Namespace) -> int:
             return _snooze(args)
         return _judge(args)
     except StoreError as err:
-        print(f"ccanalytics check: {' '.join(str(err).split())}", file=sys.stderr)
+        _fail(err)
         return EXIT_FAILURE
 
 
 def _check_usage(args: argparse.Namespace) -> None:
-    from ccanalytics.history import webhook_problem
-
-    if args.notify is not None and (problem := webhook_problem(args.notify)):
-        raise UsageError(f"--notify: {problem}")  # never echoed: the URL is a secret
+    """The flags' combinations (the library judges the values, and the URL)."""
     if args.snooze is not None:
         if args.policy is None or args.snooze_for is None:
             raise UsageError("--snooze RULE needs --policy FILE and --for DURATION")
@@ -142,63 +140,48 @@ def _snooze(args: argparse.Namespace) -> int:
 
 
 def _judge(args: argparse.Namespace) -> int:
-    from ccanalytics.history import (
-        check_policy,
-        check_store,
-        load_policy,
-        notify_on_change,
-        write_textfile,
+    from ccanalytics.history import check, webhook_problem
+
+    if args.notify is not None and (problem := webhook_problem(args.notify)):
+        raise UsageError(f"--notify: {problem}")  # never echoed: the URL is a secret
+    outcome = check(  # a bad policy is a PolicyError: bad usage, 2 (see main)
+        args.store,
+        window=args.window,
+        max_idle_cost=args.max_idle_cost,
+        max_stragglers=args.max_stragglers,
+        policy=args.policy,
+        notify=args.notify,
+        textfile=args.textfile,
     )
+    _print_outcome(outcome, verbose=args.verbose)
+    if outcome.textfile_error is not None:
+        return EXIT_FAILURE
+    if not outcome.breached:
+        return EXIT_OK
+    return EXIT_SNOOZED if outcome.all_snoozed else EXIT_BREACHED
 
-    policy = load_policy(args.policy) if args.policy is not None else None
-    from ccanalytics.errors import CheckOutputError
 
-    alerts, breached, unsnoozed, unwritten = [], False, False, False
-    if args.max_idle_cost is not None or args.max_stragglers is not None:
-        result = check_store(
-            args.store,
-            window=args.window,
-            max_idle_cost=args.max_idle_cost,
-            max_stragglers=args.max_stragglers,
-        )
+def _print_outcome(outcome: CheckRun, *, verbose: bool) -> None:
+    """Breaches on stdout (cron mails them), warnings and failures on stderr."""
+    if (result := outcome.thresholds) is not None:
         _print(result.breaches)
-        if args.verbose or result.breached:
+        if verbose or result.breached:
             print(result.summary(), file=sys.stderr if result.breached else sys.stdout)
-        alerts.append(result.alert(_flags_key(args), args.notify))
-        breached = unsnoozed = result.breached
-    if policy is not None:
-        report = check_policy(args.store, policy)
+    if (report := outcome.policy) is not None:
         for warning in report.warnings:
             print(f"ccanalytics check: warning: {warning}", file=sys.stderr)
-        _print(report.lines(every=args.verbose))
-        if args.textfile is not None:
-            try:
-                write_textfile(args.textfile, report, report.snoozed)
-            except CheckOutputError as err:  # a failure, not bad usage: 1, after the alerts
-                print(f"ccanalytics check: {' '.join(str(err).split())}", file=sys.stderr)
-                unwritten = True
-        alerts += report.alerts(policy, args.notify)
-        breached = breached or bool(report.breaches)
-        unsnoozed = unsnoozed or bool(report.unsnoozed_breaches)
-    if any(alert.url for alert in alerts):
-        outcome = notify_on_change(args.store, alerts)
-        for _, reason in outcome.failed:
+        _print(report.lines(every=verbose))
+    if outcome.textfile_error is not None:  # a failure, not bad usage: 1, after the alerts
+        _fail(outcome.textfile_error)
+    if outcome.notified is not None:
+        for _, reason in outcome.notified.failed:
             print(f"ccanalytics check: notification failed: {reason}", file=sys.stderr)
-    if unwritten:
-        return EXIT_FAILURE
-    if unsnoozed:
-        return EXIT_BREACHED
-    return EXIT_SNOOZED if breached else EXIT_OK
+
+
+def _fail(err: Exception) -> None:
+    print(f"ccanalytics check: {' '.join(str(err).split())}", file=sys.stderr)
 
 
 def _print(lines: list[str]) -> None:
     for line in lines:
         print(line)
-
-
-def _flags_key(args: argparse.Namespace) -> str:
-    """Which check the flags make: window and thresholds (each set keeps its own state)."""
-    return (
-        f"window={args.window.total_seconds():g}s "
-        f"max-idle-cost={args.max_idle_cost} max-stragglers={args.max_stragglers}"
-    )

@@ -9,6 +9,8 @@ from ._alerts import (
 )
 from ._check import (
     CheckResult as CheckResult,
+    CheckRun as CheckRun,
+    check as check,
     check_policy as check_policy,
     check_store as check_store,
 )

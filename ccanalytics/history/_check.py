@@ -9,8 +9,9 @@ check and a report over the same window agree to the cent.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
@@ -18,10 +19,20 @@ from ccanalytics._durations import describe_duration
 from ccanalytics.history._alerts import Alert
 
 if TYPE_CHECKING:
+    from ccanalytics.errors import CheckOutputError
+    from ccanalytics.history._alerts import Outcome
     from ccanalytics.history._judge import PolicyReport
     from ccanalytics.history._policy import Policy
 
-__all__ = ["CheckResult", "check_policy", "check_store", "describe_duration", "format_share"]
+__all__ = [
+    "CheckResult",
+    "CheckRun",
+    "check",
+    "check_policy",
+    "check_store",
+    "describe_duration",
+    "format_share",
+]
 
 #: A rank counts against ``--max-stragglers`` when flagged in at least this share of snapshots.
 STRAGGLER_SHARE = 0.5
@@ -213,3 +224,103 @@ def check_policy(
         if (found := state.active_snooze(j.threshold.rule, moment)) is not None
     }
     return report.with_snoozes(snoozes)
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    """Everything one :func:`check` did: the judgements, the textfile, the notifications.
+
+    ``thresholds`` holds the flags' figures (None when no flag threshold was given) and
+    ``policy`` the policy's judgements with their snoozes (None without a policy).
+    ``textfile_error`` is the :class:`~ccanalytics.errors.CheckOutputError` the
+    textfile met (the alerts were still sent); ``notified`` what the webhooks were told.
+    """
+
+    thresholds: CheckResult | None = None
+    policy: PolicyReport | None = None
+    notified: Outcome | None = None
+    textfile_error: CheckOutputError | None = None
+
+    @property
+    def breached(self) -> bool:
+        """Whether any threshold is breached, snoozed or not."""
+        return (self.thresholds is not None and self.thresholds.breached) or (
+            self.policy is not None and bool(self.policy.breaches)
+        )
+
+    @property
+    def all_snoozed(self) -> bool:
+        """Breached, but every breach belongs to a snoozed rule (the flags never snooze)."""
+        if not self.breached or (self.thresholds is not None and self.thresholds.breached):
+            return False
+        return self.policy is not None and not self.policy.unsnoozed_breaches
+
+
+def check(
+    store: str | PathLike[str],
+    *,
+    window: timedelta = timedelta(hours=1),
+    max_idle_cost: float | None = None,
+    max_stragglers: int | None = None,
+    policy: Policy | str | PathLike[str] | None = None,
+    notify: str | None = None,
+    textfile: str | PathLike[str] | None = None,
+    now: datetime | None = None,
+    post: Callable[[str, str], str | None] | None = None,
+) -> CheckRun:
+    """Judge a store as ``ccanalytics check`` does, write the textfile, notify on change.
+
+    The flags (``window``, ``max_idle_cost``, ``max_stragglers``) are judged by
+    :func:`check_store` when a threshold is given; ``policy`` (a :class:`Policy` or a
+    TOML file) by :func:`check_policy`. ``textfile`` (with a policy) receives the judged
+    figures for node_exporter; a textfile that cannot be written is kept in
+    :attr:`CheckRun.textfile_error` rather than raised, so that the alerts still go out.
+    Every alert with a route (the rule's webhook, else ``notify``) is posted by
+    :func:`notify_on_change` when its state changed; ``now`` and ``post`` are passed to
+    it. Raises :class:`~ccanalytics.errors.PolicyError` for a bad policy, ``ValueError``
+    for a bad ``notify`` URL (never echoed: a webhook URL is a secret) or for no
+    threshold at all, and :class:`~ccanalytics.errors.StoreError` when the store cannot
+    be read, holds no snapshot, or the alert state cannot be saved.
+    """
+    from ccanalytics.errors import CheckOutputError
+    from ccanalytics.history._alerts import notify_on_change, webhook_problem
+    from ccanalytics.history._policy import Policy, load_policy
+    from ccanalytics.history._textfile import write_textfile
+
+    if notify is not None and (problem := webhook_problem(notify)):
+        raise ValueError(f"notify: {problem}")
+    flags = max_idle_cost is not None or max_stragglers is not None
+    if policy is None and not flags:
+        raise ValueError("give at least one threshold (max_idle_cost, max_stragglers) or a policy")
+    if textfile is not None and policy is None:
+        raise ValueError("the textfile holds the figures a policy judges: give a policy")
+    rules = policy if isinstance(policy, Policy) or policy is None else load_policy(policy)
+
+    alerts: list[Alert] = []
+    thresholds = judged = None
+    textfile_error = None
+    if flags:
+        thresholds = check_store(
+            store, window=window, max_idle_cost=max_idle_cost, max_stragglers=max_stragglers
+        )
+        alerts.append(thresholds.alert(_flags_key(window, max_idle_cost, max_stragglers), notify))
+    if rules is not None:
+        judged = check_policy(store, rules, now=now)
+        if textfile is not None:
+            try:
+                write_textfile(textfile, judged, judged.snoozed)
+            except CheckOutputError as err:
+                textfile_error = err
+        alerts += judged.alerts(rules, notify)
+    notified = None
+    if any(alert.url for alert in alerts):
+        notified = notify_on_change(store, alerts, now=now, post=post)
+    return CheckRun(thresholds, judged, notified, textfile_error)
+
+
+def _flags_key(window: timedelta, max_idle_cost: float | None, max_stragglers: int | None) -> str:
+    """The alert state the flags keep: each set of window and thresholds its own."""
+    return (
+        f"window={window.total_seconds():g}s "
+        f"max-idle-cost={max_idle_cost} max-stragglers={max_stragglers}"
+    )

@@ -123,8 +123,12 @@ def collect_every(
         Called after each compaction with its result, or its
         :class:`~ccanalytics.errors.StoreError` (the loop goes on).
 
-    Raises :class:`~ccanalytics.errors.ScheduleError` (nothing written) for a schedule
-    over budget, ``ValueError`` for bad arguments.
+    Raises
+    ------
+    ScheduleError
+        The schedule is over the quota budget (nothing is written).
+    ValueError
+        A bad argument.
     """
     ids = (cluster_ids,) if isinstance(cluster_ids, str) else tuple(cluster_ids)
     seconds = _interval(every)

@@ -16,8 +16,8 @@ import pytest
 from history_helpers import pod_row, ts, write_store
 
 from ccanalytics.cli import main
-from ccanalytics.cli._check import STATE_FILE
 from ccanalytics.history import History
+from ccanalytics.history._alerts import STATE_FILE
 
 
 def _snapshots(start: str, count: int, *, idle: bool, straggler: bool) -> list[dict[str, object]]:
