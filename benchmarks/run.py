@@ -2,10 +2,13 @@
 
     python benchmarks/run.py            # every figure but the long ones (minutes on 2 cores)
     python benchmarks/run.py report     # one figure (see FIGURES); each is benchmarks/<name>.py
-    python benchmarks/run.py soak       # a long one (LONG_FIGURES): by name only
+    python benchmarks/run.py soak       # a long one (LONG_FIGURES): by name, or with "all"
+    python benchmarks/run.py all        # every figure, the long ones included
 
-A run of every figure also writes ``docs/performance-results.md``: the table the docs
-site shows, dated and with the machine, so every published figure comes from one run.
+A run of every figure (the default run, or ``all``) also writes
+``docs/performance-results.md``, the table the docs site shows, dated and with the
+machine, and the README's list of targets between its ``benchmarks`` markers, so every
+published figure comes from one run.
 
 Absolute times on a shared 2-core machine are noise; the ratios are the result.
 Each timing is the median of several runs, ours and the baseline's interleaved so
@@ -52,7 +55,7 @@ LONG_FIGURES = {
 
 def main(argv: list[str]) -> int:
     everything = {**FIGURES, **LONG_FIGURES}
-    chosen = argv or list(FIGURES)
+    chosen = list(everything) if argv == ["all"] else argv or list(FIGURES)
     unknown = [a for a in chosen if a not in everything]
     if unknown:
         print(f"unknown figure(s) {unknown}; choose from {list(everything)}", file=sys.stderr)
@@ -65,14 +68,19 @@ def main(argv: list[str]) -> int:
         everything[name]()
     elapsed = time.perf_counter() - start
     print(f"done in {elapsed:.0f}s")
-    if chosen == list(FIGURES):
-        write_results(RESULTS, elapsed)
-        print(f"wrote {RESULTS}")
+    if chosen in (list(FIGURES), list(everything)):
+        write_results(RESULTS, elapsed, complete=chosen == list(everything))
+        write_readme_targets(README)
+        print(f"wrote {RESULTS} and the targets in {README}")
     return 0
 
 
+ROOT = Path(__file__).resolve().parents[1]
 #: Where a full run leaves its table for the docs site (docs/performance.md includes it).
-RESULTS = Path(__file__).resolve().parents[1] / "docs" / "performance-results.md"
+RESULTS = ROOT / "docs" / "performance-results.md"
+#: The README, whose list of targets between these markers a full run rewrites.
+README = ROOT / "README.md"
+README_MARKERS = ("<!-- benchmarks:start -->", "<!-- benchmarks:end -->")
 
 
 def _machine() -> str:
@@ -93,13 +101,14 @@ def _machine() -> str:
     )
 
 
-def write_results(path: Path, elapsed: float) -> None:
+def write_results(path: Path, elapsed: float, *, complete: bool) -> None:
     """The table of one full run, as Markdown: figure, ours, baseline, ratio and verdict."""
     today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+    command = "python benchmarks/run.py" + (" all" if complete else "")
     lines = [
         "<!-- Written by python benchmarks/run.py (a full run); do not edit by hand. -->",
         "",
-        f"One run of `python benchmarks/run.py` on {today}: {_machine()}; {elapsed:.0f} s in all.",
+        f"One run of `{command}` on {today}: {_machine()}; {elapsed:.0f} s in all.",
         "",
         "| figure | ours | baseline | ratio and verdict |",
         "| --- | --- | --- | --- |",
@@ -108,6 +117,24 @@ def write_results(path: Path, elapsed: float) -> None:
         cells = (figure, ours, baseline, ratio)
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def write_readme_targets(path: Path) -> None:
+    """Each figure that has a target, one line, between the README's markers."""
+    start, end = README_MARKERS
+    text = path.read_text(encoding="utf-8")
+    if start not in text or end not in text:
+        print(f"{path} has no {start} ... {end} block: left as it is", file=sys.stderr)
+        return
+    today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+    lines = [f"From one full run on {today} (the whole table: docs/performance.md):", ""]
+    for figure, ours, _baseline, ratio in _harness.ROWS:
+        if "target" in f"{figure} {ratio}":
+            lines.append(f"- {figure.strip()}: {ours}, {ratio.strip()}")
+    before, rest = text.split(start, 1)
+    after = rest.split(end, 1)[1]
+    block = "\n".join(lines)
+    path.write_text(f"{before}{start}\n{block}\n{end}{after}", encoding="utf-8")
 
 
 if __name__ == "__main__":
