@@ -10,7 +10,7 @@ import httpx
 
 from ccanalytics.api import _config
 from ccanalytics.api._base import Shape, _BaseClient, _Call, construction_error
-from ccanalytics.api._deadline import call_deadline, install_deadline_backend
+from ccanalytics.api._deadline import DeadlineBackend, call_deadline
 from ccanalytics.api._operations import (
     SSH_KEYS_PATH,
     pods_or_error,
@@ -21,6 +21,7 @@ from ccanalytics.api._operations import (
     ssh_keys_or_error,
 )
 from ccanalytics.api._response import RawListing, ReadStopped
+from ccanalytics.api._transport import pool_transports
 from ccanalytics.api.models import Pod, Registry, SshKeys
 from ccanalytics.errors import CCAnalyticsError, RateLimitError
 
@@ -68,9 +69,14 @@ class Client(_BaseClient):
             del api_key  # error reporters send every frame's locals: this one held the key
             raise construction_error(err) from None
         self._transport = transport
-        self._http = httpx.Client(base_url=self.base_url, timeout=self.timeout, transport=transport)
+        mounts: dict[str, httpx.BaseTransport | None] | None = None
         if transport is None:
-            install_deadline_backend(self._http)  # the deadline also bounds status and headers
+            # Our own pools on the deadline's network backend: the deadline also bounds
+            # the status line and headers (see ``_deadline``), proxied or not.
+            transport, mounts = pool_transports(DeadlineBackend())
+        self._http = httpx.Client(
+            base_url=self.base_url, timeout=self.timeout, transport=transport, mounts=mounts
+        )
 
     def as_async(self) -> AsyncClient:
         """An AsyncClient with this client's configuration and the *same* rate-limit pacer.
