@@ -43,6 +43,14 @@ class Client(_BaseClient):
     derived from ``timeout``), and ``max_response_size`` one body, in bytes (see
     :mod:`ccanalytics.api._config`). ``transport`` takes any httpx transport (for
     example :class:`ccanalytics.sandbox.SandboxTransport` or ``httpx.MockTransport``).
+
+    ``trust_service_clock``: a raw listing's ``observed_at`` (and so a load's) is the
+    service's ``Date``. By default a ``Date`` further than ``CLOCK_SKEW`` (5 minutes)
+    from the local clock (a broken clock, or one in 2099) is not trusted: the local
+    clock at receipt is used instead, with one
+    :class:`~ccanalytics.errors.ClockSkewWarning` per client. ``True`` keeps the
+    service's time however far it is, as a simulated-clock sandbox (whose ``Date`` is
+    its simulated time) needs.
     """
 
     def __init__(
@@ -55,6 +63,7 @@ class Client(_BaseClient):
         transport: httpx.BaseTransport | None = None,
         deadline: float | None = None,
         max_response_size: int = _config.DEFAULT_MAX_RESPONSE_SIZE,
+        trust_service_clock: bool = False,
     ) -> None:
         try:
             super().__init__(
@@ -64,6 +73,7 @@ class Client(_BaseClient):
                 max_retries=max_retries,
                 deadline=deadline,
                 max_response_size=max_response_size,
+                trust_service_clock=trust_service_clock,
             )
         except (CCAnalyticsError, ValueError, TypeError) as err:
             del api_key  # error reporters send every frame's locals: this one held the key
@@ -105,6 +115,7 @@ class Client(_BaseClient):
             deadline=self.deadline,
             max_response_size=self.max_response_size,
         )
+        twin._clock = self._clock  # the same choice, and one warning for both
         twin._pacer = self._pacer
         twin._shares_status_with = self
         return twin
