@@ -5,7 +5,10 @@
 - ``_base``: what both share: configuration, one call's state and deadline,
   responses to outcomes, the retry decision, the one way out for errors;
 - ``_operations``: the three operations' paths, PUT body and response shapes;
-- ``_deadline``: the call's deadline down at the socket (sync client);
+- ``_deadline``: the call's deadline down at the socket (sync client), as an httpcore
+  network backend;
+- ``_transport``: the sync client's own httpx transport over httpcore pools on that
+  backend (httpx's settings, proxies from the environment, httpx's exceptions);
 - ``_response``: reading a body within the limits; status, JSON and ``Date``
   (``RawListing``, ``observed_at``, for the frame path);
 - ``_secrets``: the API key checked at construction, and scrubbed from echoes;

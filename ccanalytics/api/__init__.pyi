@@ -3,9 +3,13 @@
 from ._async import (
     AsyncClient as AsyncClient,
 )
+from ._clock import (
+    trusted_span as trusted_span,
+)
 from ._config import (
     API_KEY_ENV as API_KEY_ENV,
     BASE_URL_ENV as BASE_URL_ENV,
+    CLOCK_SKEW as CLOCK_SKEW,
 )
 from ._ratelimit import (
     RateLimitStatus as RateLimitStatus,

@@ -28,7 +28,11 @@ __all__ = ["AsyncClient"]
 
 
 class AsyncClient(_BaseClient):
-    """Asynchronous client of the API v2; the same methods as :class:`Client`, as coroutines."""
+    """Asynchronous client of the API v2; the same methods as :class:`Client`, as coroutines.
+
+    The options are :class:`Client`'s (``trust_service_clock`` included), plus
+    ``limits``, the connection pool's sizes (default: 32 connections, 16 kept alive).
+    """
 
     def __init__(
         self,
@@ -41,6 +45,7 @@ class AsyncClient(_BaseClient):
         limits: httpx.Limits | None = None,
         deadline: float | None = None,
         max_response_size: int = _config.DEFAULT_MAX_RESPONSE_SIZE,
+        trust_service_clock: bool = False,
     ) -> None:
         try:
             super().__init__(
@@ -50,6 +55,7 @@ class AsyncClient(_BaseClient):
                 max_retries=max_retries,
                 deadline=deadline,
                 max_response_size=max_response_size,
+                trust_service_clock=trust_service_clock,
             )
         except (CCAnalyticsError, ValueError, TypeError) as err:
             del api_key  # error reporters send every frame's locals: this one held the key
@@ -94,6 +100,7 @@ class AsyncClient(_BaseClient):
             deadline=self.deadline,
             max_response_size=self.max_response_size,
         )
+        twin._clock = self._clock  # the same choice, and one warning for both
         twin._pacer = self._pacer
         twin._shares_status_with = self
         return twin

@@ -15,23 +15,25 @@ the whole body; an httpx error holds the request and its headers).
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import httpx
 
 from ccanalytics.api import _config
+from ccanalytics.api._clock import ServiceClock
 from ccanalytics.api._ratelimit import Pacer, RateLimitStatus, parse_rate_limit
 from ccanalytics.api._response import (
     BodyLimits,
     RawListing,
     decode_json,
-    observed_at,
+    service_date,
     status_error,
 )
 from ccanalytics.api._retry import backoff_delay, is_retryable_status
@@ -104,6 +106,7 @@ class _BaseClient:
         max_retries: int,
         deadline: float | None,
         max_response_size: int,
+        trust_service_clock: bool,
     ) -> None:
         self._api_key = self._configured_key(api_key)
         self._scrub = KeyScrubber(self._api_key)
@@ -116,6 +119,7 @@ class _BaseClient:
         self.max_retries = max_retries
         self.deadline = self._checked_deadline(deadline)
         self.max_response_size = self._checked_size(max_response_size)
+        self._clock = ServiceClock(trust_service_clock)
         self._pacer = Pacer()
         self._rate_limit: RateLimitStatus | None = None
         self._shares_status_with: _BaseClient | None = None
@@ -146,6 +150,26 @@ class _BaseClient:
     def __repr__(self) -> str:
         # getattr: a client whose construction failed may be shown in a traceback's locals.
         return f"{type(self).__name__}(base_url={getattr(self, 'base_url', None)!r}, api_key='***')"
+
+    @property
+    def trust_service_clock(self) -> bool:
+        """Whether ``observed_at`` is the service's ``Date`` however far it is from the
+        local clock (see the client's docstring)."""
+        return self._clock.trust
+
+    def with_options(self, *, trust_service_clock: bool | None = None) -> Self:
+        """This client with the options given changed (``None``: as this client's).
+
+        The copy shares this client's connections, configuration and rate-limit pacer
+        (what it learns of the rate limit shows in this client's :attr:`rate_limit`
+        too): close one of the two, not both. ``collect`` uses it to load with the
+        service's clock trusted and to judge a snapshot's clock itself.
+        """
+        twin = copy.copy(self)
+        if trust_service_clock is not None and trust_service_clock != self.trust_service_clock:
+            twin._clock = ServiceClock(trust_service_clock)
+        twin._shares_status_with = self
+        return twin
 
     @property
     def rate_limit(self) -> RateLimitStatus | None:
@@ -196,8 +220,10 @@ class _BaseClient:
             response.headers.get("RateLimit"), response.headers.get("RateLimit-Policy")
         )
         self._rate_limit = status
-        if self._shares_status_with is not None:  # an as_async() twin: its parent sees it too
-            self._shares_status_with._rate_limit = status
+        parent = self._shares_status_with
+        while parent is not None:  # a twin (as_async, with_options): its parents see it too
+            parent._rate_limit = status
+            parent = parent._shares_status_with
         self._pacer.release(status)
         logger.debug("%s %s -> %d", call.method, call.path, response.status_code)
 
@@ -207,7 +233,7 @@ class _BaseClient:
         if not response.is_success:
             return status_error(status, response.reason_phrase, headers, content)
         if call.shape is None:
-            return RawListing(content, observed_at(response), call.path)
+            return RawListing(content, self._clock.observed_at(service_date(response)), call.path)
         data = decode_json(content, headers.get("content-type", "no content type"), status)
         result = data if isinstance(data, MalformedResponseError) else call.shape(data)
         if isinstance(result, MalformedResponseError):

@@ -22,9 +22,12 @@ max_response_size=...)``):
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 __all__ = [
     "API_KEY_ENV",
     "BASE_URL_ENV",
+    "CLOCK_SKEW",
     "DEADLINE_TIMEOUTS_PER_ATTEMPT",
     "DEFAULT_MAX_RESPONSE_SIZE",
     "DEFAULT_MAX_RETRIES",
@@ -63,6 +66,12 @@ DEADLINE_TIMEOUTS_PER_ATTEMPT = 2
 DEFAULT_MAX_RESPONSE_SIZE = 512 * 1024 * 1024
 
 USER_AGENT = "ccanalytics"
+
+#: A service ``Date`` further than this from the local clock is not trusted as the
+#: observation time unless the caller trusts the service's clock (see ``_clock``).
+#: Minutes, not seconds: NTP keeps honest clocks within milliseconds, and a listing
+#: can take a while to arrive.
+CLOCK_SKEW = timedelta(minutes=5)
 
 
 def default_deadline(timeout: float | None, max_retries: int) -> float | None:

@@ -8,8 +8,9 @@ thing, so the synchronous client wraps httpcore's network backend: every connect
 read and write has its timeout cut to what is left of the deadline of the call
 running on this thread (a context variable set around each attempt).
 
-The wrapper is installed on the transports httpx builds itself (the default one
-and any proxy mounts); a transport passed by the caller is left alone.
+The client hands :class:`DeadlineBackend` to the httpcore pools it builds itself
+(``_transport``: httpcore's public ``network_backend=`` seam), for direct
+connections and proxied ones alike; a transport passed by the caller is left alone.
 """
 
 from __future__ import annotations
@@ -21,9 +22,8 @@ from contextvars import ContextVar
 from typing import Any
 
 import httpcore
-import httpx
 
-__all__ = ["call_deadline", "install_deadline_backend"]
+__all__ = ["DeadlineBackend", "call_deadline"]
 
 _deadline_at: ContextVar[float | None] = ContextVar("ccanalytics_deadline_at", default=None)
 
@@ -70,9 +70,11 @@ class _DeadlineStream(httpcore.NetworkStream):
         return self._inner.get_extra_info(info)
 
 
-class _DeadlineBackend(httpcore.NetworkBackend):
-    def __init__(self, inner: httpcore.NetworkBackend) -> None:
-        self._inner = inner
+class DeadlineBackend(httpcore.NetworkBackend):
+    """``inner`` (default: httpcore's own), every operation cut to the call's deadline."""
+
+    def __init__(self, inner: httpcore.NetworkBackend | None = None) -> None:
+        self._inner = inner if inner is not None else httpcore.SyncBackend()
 
     def connect_tcp(
         self,
@@ -93,21 +95,3 @@ class _DeadlineBackend(httpcore.NetworkBackend):
 
     def sleep(self, seconds: float) -> None:
         self._inner.sleep(seconds)
-
-
-def install_deadline_backend(http: httpx.Client) -> None:
-    """Wrap the network backend of every transport ``http`` built itself.
-
-    Reaches into httpx's and httpcore's private attributes; where they are not
-    what this expects, nothing is installed and the body checks still bound a call.
-    """
-    transports = [http._transport, *(t for t in http._mounts.values() if t is not None)]
-    for transport in transports:
-        if type(transport) is not httpx.HTTPTransport:
-            continue  # not one httpx made (the caller passed a transport)
-        pool = getattr(transport, "_pool", None)
-        backend = getattr(pool, "_network_backend", None)
-        if isinstance(backend, httpcore.NetworkBackend) and not isinstance(
-            backend, _DeadlineBackend
-        ):
-            pool._network_backend = _DeadlineBackend(backend)  # type: ignore[union-attr]

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple, Protocol
 import orjson
 
 from ccanalytics._json import tolerant_loads
+from ccanalytics.api._clock import judged
 from ccanalytics.api._retry import parse_retry_after
 from ccanalytics.api.models import ErrorResponse
 from ccanalytics.errors import (
@@ -40,6 +41,7 @@ __all__ = [
     "ReadStopped",
     "decode_json",
     "observed_at",
+    "service_date",
     "shape_error",
     "status_error",
 ]
@@ -75,15 +77,8 @@ class RawListing(NamedTuple):
         return f"RawListing(content=<{len(self.content)} bytes>, observed_at={self.observed_at!r}, path={self.path!r})"
 
 
-def observed_at(response: _HasHeaders) -> datetime:
-    """When the service answered: its ``Date`` header when present and plausible, else now.
-
-    The server's clock is the observation time, so a skewed local clock cannot
-    reorder history; the local clock at receipt stands in only when there is no
-    usable ``Date``. A ``Date`` far from the local clock (a broken clock, a simulated
-    one) is kept here: ``collect`` judges it against its bound
-    (:data:`ccanalytics.history._collect.CLOCK_SKEW`), where ``trust_service_clock`` is.
-    """
+def service_date(response: _HasHeaders) -> datetime | None:
+    """The response's ``Date`` (UTC) when present and plausible, else ``None``."""
     value = response.headers.get("Date")
     if value:
         try:
@@ -92,7 +87,21 @@ def observed_at(response: _HasHeaders) -> datetime:
             when = None
         if when is not None and when.tzinfo is not None and when.year in _PLAUSIBLE_YEARS:
             return when.astimezone(UTC)
-    return datetime.now(UTC)
+    return None
+
+
+def observed_at(response: _HasHeaders, *, trust_service_clock: bool = False) -> datetime:
+    """When the service answered: its ``Date`` header when present and plausible, and
+    within ``CLOCK_SKEW`` (5 minutes) of the local clock unless ``trust_service_clock``;
+    else the local clock now.
+
+    The server's clock is the observation time, so a skewed local clock cannot reorder
+    history; a ``Date`` far from the local clock (a broken clock, or a simulated one:
+    pass ``trust_service_clock=True`` for that) is set aside by the rule of
+    :mod:`ccanalytics.api._clock`. The client applies the same rule, and warns.
+    """
+    when, _ = judged(service_date(response), datetime.now(UTC), trust=trust_service_clock)
+    return when
 
 
 # -- reading a body within the limits ---------------------------------------------------

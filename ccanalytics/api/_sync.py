@@ -10,7 +10,7 @@ import httpx
 
 from ccanalytics.api import _config
 from ccanalytics.api._base import Shape, _BaseClient, _Call, construction_error
-from ccanalytics.api._deadline import call_deadline, install_deadline_backend
+from ccanalytics.api._deadline import DeadlineBackend, call_deadline
 from ccanalytics.api._operations import (
     SSH_KEYS_PATH,
     pods_or_error,
@@ -21,6 +21,7 @@ from ccanalytics.api._operations import (
     ssh_keys_or_error,
 )
 from ccanalytics.api._response import RawListing, ReadStopped
+from ccanalytics.api._transport import pool_transports
 from ccanalytics.api.models import Pod, Registry, SshKeys
 from ccanalytics.errors import CCAnalyticsError, RateLimitError
 
@@ -42,6 +43,14 @@ class Client(_BaseClient):
     derived from ``timeout``), and ``max_response_size`` one body, in bytes (see
     :mod:`ccanalytics.api._config`). ``transport`` takes any httpx transport (for
     example :class:`ccanalytics.sandbox.SandboxTransport` or ``httpx.MockTransport``).
+
+    ``trust_service_clock``: a raw listing's ``observed_at`` (and so a load's) is the
+    service's ``Date``. By default a ``Date`` further than ``CLOCK_SKEW`` (5 minutes)
+    from the local clock (a broken clock, or one in 2099) is not trusted: the local
+    clock at receipt is used instead, with one
+    :class:`~ccanalytics.errors.ClockSkewWarning` per client. ``True`` keeps the
+    service's time however far it is, as a simulated-clock sandbox (whose ``Date`` is
+    its simulated time) needs.
     """
 
     def __init__(
@@ -54,6 +63,7 @@ class Client(_BaseClient):
         transport: httpx.BaseTransport | None = None,
         deadline: float | None = None,
         max_response_size: int = _config.DEFAULT_MAX_RESPONSE_SIZE,
+        trust_service_clock: bool = False,
     ) -> None:
         try:
             super().__init__(
@@ -63,14 +73,20 @@ class Client(_BaseClient):
                 max_retries=max_retries,
                 deadline=deadline,
                 max_response_size=max_response_size,
+                trust_service_clock=trust_service_clock,
             )
         except (CCAnalyticsError, ValueError, TypeError) as err:
             del api_key  # error reporters send every frame's locals: this one held the key
             raise construction_error(err) from None
         self._transport = transport
-        self._http = httpx.Client(base_url=self.base_url, timeout=self.timeout, transport=transport)
+        mounts: dict[str, httpx.BaseTransport | None] | None = None
         if transport is None:
-            install_deadline_backend(self._http)  # the deadline also bounds status and headers
+            # Our own pools on the deadline's network backend: the deadline also bounds
+            # the status line and headers (see ``_deadline``), proxied or not.
+            transport, mounts = pool_transports(DeadlineBackend())
+        self._http = httpx.Client(
+            base_url=self.base_url, timeout=self.timeout, transport=transport, mounts=mounts
+        )
 
     def as_async(self) -> AsyncClient:
         """An AsyncClient with this client's configuration and the *same* rate-limit pacer.
@@ -99,6 +115,7 @@ class Client(_BaseClient):
             deadline=self.deadline,
             max_response_size=self.max_response_size,
         )
+        twin._clock = self._clock  # the same choice, and one warning for both
         twin._pacer = self._pacer
         twin._shares_status_with = self
         return twin

@@ -17,15 +17,18 @@ simulated-clock sandbox's ``Date`` is its simulated time, which is the point of 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+# The bound and the rule live with the client, which judges each response by them too.
+from ccanalytics.api import CLOCK_SKEW, trusted_span
 from ccanalytics.errors import CCAnalyticsError, ClockSkewWarning, FleetLoadError
 from ccanalytics.history._write import append_frame
 
@@ -80,12 +83,6 @@ class CollectResult:
         return min(self.observed_at.values(), default=None)
 
 
-#: A service ``Date`` further than this from the local clock is not trusted by default
-#: (see the module docstring). Minutes, not seconds: NTP keeps honest clocks within
-#: milliseconds, and a listing can take a while to arrive.
-CLOCK_SKEW = timedelta(minutes=5)
-
-
 class Snapshot(NamedTuple):
     """A loaded, not yet written snapshot.
 
@@ -117,16 +114,31 @@ def take_snapshot(
 
     ids = (cluster_ids,) if isinstance(cluster_ids, str) else tuple(dict.fromkeys(cluster_ids))
     before = datetime.now(UTC)
-    pods, gpus, failed = load_fleet(ids, client=client, progress=False)
+    with _keeping_service_time(client) as loader:
+        pods, gpus, failed = load_fleet(ids, client=loader, progress=False)
     after = datetime.now(UTC)
     for frame in (pods, gpus):
         frame.attrs.clear()  # the errors are for the result, not for the store
-    service = _far_service_time(pods, before - CLOCK_SKEW, after + CLOCK_SKEW)
+    low, high = trusted_span(before, after)
+    service = _far_service_time(pods, low, high)
     retimed = service is not None and not trust_service_clock
     if retimed:
         for frame in (pods, gpus):
-            _retime(frame, before - CLOCK_SKEW, after + CLOCK_SKEW, after)
+            _retime(frame, low, high, after)
     return Snapshot(ids, pods, gpus, MappingProxyType(failed), service, retimed)
+
+
+@contextmanager
+def _keeping_service_time(client: Client | AsyncClient | None) -> Iterator[Client | AsyncClient]:
+    """``client`` (or one from the environment) trusting the service's clock, so that
+    the snapshot is judged here, as a whole, by ``trust_service_clock``."""
+    if client is not None:
+        yield client.with_options(trust_service_clock=True)  # same connections and pacer
+        return
+    from ccanalytics.api import Client
+
+    with Client(trust_service_clock=True) as own:
+        yield own
 
 
 def _outside(frame: pd.DataFrame, low: datetime, high: datetime) -> pd.Series[bool]:

@@ -137,17 +137,6 @@ def test_empty_id_is_a_value_error_before_any_request(client, sandbox, method) -
     assert sum(sandbox.app.stats.values()) == 0
 
 
-def test_connection_is_reused(client: Client, sandbox) -> None:
-    ports = set()
-    for _ in range(3):
-        client.list_cluster_pods("cl-etl-cpu")
-    # All requests went over one keep-alive connection of the pool.
-    pool = client._http._transport._pool  # type: ignore[attr-defined]
-    ports = {id(c) for c in pool.connections}
-    assert len(ports) == 1
-    assert sandbox.app.count("GET", "/v2/clusters/cl-etl-cpu/pods") == 3
-
-
 # -- errors -----------------------------------------------------------------------
 
 

@@ -648,6 +648,5 @@ def test_a_raw_listing_never_shows_its_body() -> None:
     listing = RawListing(SECRET_LISTING, datetime(2026, 1, 1, tzinfo=UTC), "/v2/clusters/c/pods")
     assert ENV_SECRET not in repr(listing) and f"<{len(SECRET_LISTING)} bytes>" in repr(listing)
     assert listing.content == SECRET_LISTING  # still the whole body for the frames
-    assert observed_at(httpx.Response(200, headers={"Date": "Thu, 01 Jan 2026 00:00:00 GMT"})) == (
-        datetime(2026, 1, 1, tzinfo=UTC)
-    )
+    response = httpx.Response(200, headers={"Date": "Thu, 01 Jan 2026 00:00:00 GMT"})
+    assert observed_at(response, trust_service_clock=True) == datetime(2026, 1, 1, tzinfo=UTC)

@@ -155,7 +155,8 @@ def test_load_cluster_frames_gives_both_frames_from_one_request_each(client, san
 
 
 def test_loads_stamp_observed_at_from_the_date_header(sandbox) -> None:
-    """``observed_at`` is the service's clock (its Date header), not the local one."""
+    """``observed_at`` is the service's clock (its Date header), not the local one
+    (trusted: this fixed ``Date`` is more than ``CLOCK_SKEW`` from the local clock)."""
     from datetime import UTC, datetime
 
     import httpx
@@ -165,7 +166,10 @@ def test_loads_stamp_observed_at_from_the_date_header(sandbox) -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json={"pods": [{"id": "p1"}]}, headers={"Date": sent})
 
-    with ccanalytics.Client("k", "http://api.test", transport=httpx.MockTransport(handler)) as c:
+    transport = httpx.MockTransport(handler)
+    with ccanalytics.Client(
+        "k", "http://api.test", transport=transport, trust_service_clock=True
+    ) as c:
         frames = ccanalytics.load_cluster_frames("cl", client=c)
     expected = pd.Timestamp(datetime(2026, 11, 3, 4, 5, 6, tzinfo=UTC))
     assert frames.pods["observed_at"].tolist() == [expected]

@@ -1,0 +1,340 @@
+"""The sync client's own transport (issue 19.7): the deadline through httpcore's public
+``network_backend=`` seam, with every setting httpx's own transport had.
+
+Over real loopback sockets: keep-alive, proxies from the environment, TLS checks,
+and a server that drips its headers through a proxy.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import datetime as dt
+import inspect
+import ipaddress
+import socket
+import ssl
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpcore
+import httpx
+import pytest
+from loopback import raw_server
+
+from ccanalytics import ApiConnectionError, ApiTimeoutError, Client
+from ccanalytics.api._transport import DEFAULT_LIMITS, environment_proxies, httpcore_errors_as_httpx
+from ccanalytics.errors import InsecureTransportWarning
+
+ROOT = Path(__file__).resolve().parents[2]
+REGISTRY = b'{"id": "reg-x", "name": "x", "type": "docker"}'
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+
+
+@pytest.fixture(autouse=True)
+def _no_proxy_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test sets the proxy variables it means (the runner's must not leak in)."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+
+
+# -- no private seam of httpx or httpcore ------------------------------------------------
+
+
+def _private_uses(source: str, where: str) -> list[str]:
+    """Reaches into httpx's transport (``._pool``), httpcore's pool (``._network_backend``)
+    or a private module of either, in ``source``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in ("_pool", "_network_backend"):
+            found.append(f"{where}:{node.lineno}: .{node.attr}")
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        found += [
+            f"{where}:{node.lineno}: import {name}"
+            for name in names
+            if name.split(".")[0] in ("httpx", "httpcore") and "._" in name
+        ]
+    return found
+
+
+def test_nothing_reaches_into_a_private_attribute_of_httpx_or_httpcore() -> None:
+    files = [*(ROOT / "ccanalytics").rglob("*.py"), *(ROOT / "tests").rglob("*.py")]
+    found = [
+        use
+        for path in files
+        for use in _private_uses(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    ]
+    assert found == []
+    text = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "ccanalytics").rglob("*.py"))
+    assert "_network_backend" not in text  # not even through getattr
+
+
+def test_the_guard_sees_the_old_seam() -> None:
+    """The test above would fail if the private access came back."""
+    old = "pool = transport._pool\npool._network_backend = None\nfrom httpx._utils import x\n"
+    assert len(_private_uses(old, "old.py")) == 3
+
+
+# -- what httpx's transport did, kept ----------------------------------------------------
+
+
+def test_the_pool_sizes_are_httpx_defaults() -> None:
+    default = inspect.signature(httpx.HTTPTransport).parameters["limits"].default
+    assert default == DEFAULT_LIMITS
+
+
+#: The exceptions both packages name alike: the ones httpx's transport maps.
+SHARED_ERRORS = [
+    name
+    for name in dir(httpcore)
+    if isinstance(getattr(httpcore, name), type)
+    and issubclass(getattr(httpcore, name), Exception)
+    and hasattr(httpx, name)
+]
+
+
+def test_every_httpcore_error_httpx_maps_is_mapped() -> None:
+    assert len(SHARED_ERRORS) == 14  # as httpx 0.28's table
+
+
+@pytest.mark.parametrize("name", SHARED_ERRORS)
+def test_httpcore_errors_become_the_httpx_errors_httpx_raises(name: str) -> None:
+    core, mapped = getattr(httpcore, name), getattr(httpx, name)
+    with pytest.raises(mapped) as info, httpcore_errors_as_httpx():
+        raise core("why")
+    assert type(info.value) is mapped and str(info.value) == "why"
+    assert isinstance(info.value.__cause__, core)
+
+
+def keep_alive_server(
+    connections: list[int],
+) -> Callable[[], contextlib.AbstractContextManager[str]]:
+    """A loopback server answering every request of a connection; counts connections."""
+
+    @contextlib.contextmanager
+    def serve() -> Iterator[str]:
+        listener = socket.create_server(("127.0.0.1", 0))
+        listener.settimeout(0.1)
+        stop = threading.Event()
+
+        def answer(conn: socket.socket) -> None:
+            with conn, contextlib.suppress(OSError):
+                while conn.recv(65536):  # one small request per recv
+                    head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(REGISTRY)}\r\n\r\n"
+                    conn.sendall(head.encode() + REGISTRY)
+
+        def accept() -> None:
+            while not stop.is_set():
+                try:
+                    conn, _ = listener.accept()
+                except TimeoutError:
+                    continue
+                connections.append(1)
+                threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+        thread = threading.Thread(target=accept, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+        finally:
+            stop.set()
+            thread.join()
+            listener.close()
+
+    return serve
+
+
+def test_calls_reuse_one_kept_alive_connection() -> None:
+    connections: list[int] = []
+    with keep_alive_server(connections)() as url, Client("k", url, max_retries=0) as client:
+        for _ in range(3):
+            assert client.get_registry("reg-x").id == "reg-x"
+    assert len(connections) == 1
+
+
+@contextlib.contextmanager
+def proxy_server(seen: list[bytes]) -> Iterator[str]:
+    """A loopback "proxy" that records each request's first line, then drips its headers."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.1)
+    stop = threading.Event()
+
+    def serve(conn: socket.socket) -> None:
+        with conn, contextlib.suppress(OSError):
+            seen.append(conn.recv(65536).split(b"\r\n")[0])
+            conn.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+            end = time.monotonic() + 30.0
+            while time.monotonic() < end and not stop.is_set():
+                conn.sendall(b"a")
+                time.sleep(0.05)
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+
+
+def test_a_proxy_from_the_environment_is_used_and_the_deadline_bounds_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[bytes] = []
+    with proxy_server(seen) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy)
+        with warnings.catch_warnings():  # http:// to another host (warned once per host)
+            warnings.simplefilter("ignore", InsecureTransportWarning)
+            c = Client("k", "http://api.example.test", timeout=0.5, max_retries=0, deadline=1.0)
+        with c:
+            start = time.monotonic()
+            with pytest.raises(ApiTimeoutError, match="deadline"):
+                c.get_registry("reg-x")
+            assert time.monotonic() - start < 10.0  # the proxy would drip for 30 s
+    assert seen == [b"GET http://api.example.test/v2/registries/reg-x HTTP/1.1"]
+
+
+def test_no_proxy_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[bytes] = []
+    with proxy_server(seen) as proxy, raw_server(_registry) as url:
+        monkeypatch.setenv("HTTP_PROXY", proxy)
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        with Client("k", url, max_retries=0) as c:
+            assert c.get_registry("reg-x").id == "reg-x"
+    assert seen == []
+
+
+def _registry(conn: socket.socket) -> None:
+    head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(REGISTRY)}\r\n\r\n"
+    conn.sendall(head.encode() + REGISTRY)
+
+
+@pytest.mark.parametrize(
+    ("variables", "mounts"),
+    [
+        ({"HTTP_PROXY": "proxy:3128"}, {"http://": "http://proxy:3128"}),
+        (
+            {"ALL_PROXY": "http://p", "NO_PROXY": ".corp, ::1,localhost,10.0.0.1,x.org"},
+            {
+                "all://": "http://p",
+                "all://*.corp": None,
+                "all://[::1]": None,
+                "all://localhost": None,
+                "all://10.0.0.1": None,
+                "all://*x.org": None,
+            },
+        ),
+        ({"HTTPS_PROXY": "http://p", "NO_PROXY": "a.org,*"}, {}),
+    ],
+)
+def test_proxy_variables_are_read_by_httpx_rules(
+    monkeypatch: pytest.MonkeyPatch, variables: dict[str, str], mounts: dict[str, str | None]
+) -> None:
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    assert environment_proxies() == mounts
+
+
+# -- TLS: certificates are checked, against SSL_CERT_FILE when set ---------------------------
+
+
+def _self_signed(tmp_path: Path) -> tuple[Path, Path]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(days=1))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.IPv4Address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_file, key_file
+
+
+@contextlib.contextmanager
+def tls_server(cert_file: Path, key_file: Path) -> Iterator[str]:
+    """A loopback HTTPS server answering one registry per connection."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_file, key_file)
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.1)
+    stop = threading.Event()
+
+    def serve(conn: socket.socket) -> None:
+        with contextlib.suppress(OSError, ssl.SSLError):
+            conn.settimeout(5.0)
+            with context.wrap_socket(conn, server_side=True) as tls:
+                tls.recv(65536)
+                _registry(tls)
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+
+
+def test_an_unknown_certificate_is_refused_and_ssl_cert_file_is_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cert_file, key_file = _self_signed(tmp_path)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    with tls_server(cert_file, key_file) as url:
+        with Client("k", url, max_retries=0) as c, pytest.raises(ApiConnectionError) as info:
+            c.get_registry("reg-x")
+        assert "CERTIFICATE_VERIFY_FAILED" in str(info.value)
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))  # as httpx's trust_env reads it
+        with Client("k", url, max_retries=0) as c:
+            assert c.get_registry("reg-x").id == "reg-x"
