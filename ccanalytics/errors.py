@@ -33,7 +33,7 @@ The whole tree, drawn once::
 that ``shared/API.md`` fixes; everything else is exactly that tree.
 :class:`InsecureTransportWarning` warns of a bearer key sent over plain ``http://`` to
 a host that is not this machine; :class:`ClockSkewWarning` of a service clock far from
-ours, which ``collect`` does not trust unless told to.
+ours, which the client and ``collect`` do not trust unless told to.
 
 API and connection errors name where they went (``method``, ``url``, ``host``, ``path``;
 ``str(err)`` starts with ``"GET https://host/v2/...: "``). No message built here
@@ -319,8 +319,9 @@ class InsecureTransportWarning(UserWarning):
 class ClockSkewWarning(UserWarning):
     """The service's ``Date`` is far from the local clock, so the local clock timed the rows.
 
-    ``collect`` warns once per run; ``trust_service_clock=True`` keeps the service's time
-    (a simulated-clock sandbox's ``Date`` is its simulated time).
+    A client warns once (its copies share it), ``collect`` once per run;
+    ``trust_service_clock=True`` on either keeps the service's time (a simulated-clock
+    sandbox's ``Date`` is its simulated time: ``Sandbox.client()`` trusts it).
     """
 
 

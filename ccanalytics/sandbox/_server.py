@@ -245,16 +245,25 @@ class Sandbox:
         self.stop()
 
     def client(self, api_key: str | None = None, **kw: Any) -> Any:
-        """A :class:`ccanalytics.Client` for this sandbox (full access unless ``api_key``)."""
+        """A :class:`ccanalytics.Client` for this sandbox (full access unless ``api_key``).
+
+        On a simulated clock the client trusts the sandbox's ``Date`` (its simulated
+        time, by design) unless ``trust_service_clock=False`` is given.
+        """
         from ccanalytics.api import Client
 
-        return Client(api_key or FULL_ACCESS_KEY, self.url, **kw)
+        return Client(api_key or FULL_ACCESS_KEY, self.url, **self._client_options(kw))
 
     def async_client(self, api_key: str | None = None, **kw: Any) -> Any:
-        """A :class:`ccanalytics.AsyncClient` for this sandbox."""
+        """A :class:`ccanalytics.AsyncClient` for this sandbox (see :meth:`client`)."""
         from ccanalytics.api import AsyncClient
 
-        return AsyncClient(api_key or FULL_ACCESS_KEY, self.url, **kw)
+        return AsyncClient(api_key or FULL_ACCESS_KEY, self.url, **self._client_options(kw))
+
+    def _client_options(self, given: dict[str, Any]) -> dict[str, Any]:
+        if isinstance(self.app.clock, SimulatedClock):
+            return {"trust_service_clock": True, **given}
+        return given
 
 
 def serve(port: int = 8765, host: str = "127.0.0.1", **app_options: Any) -> None:

@@ -22,7 +22,7 @@ import pytest
 from ccanalytics import AsyncClient, Client, aload_cluster_pods, load_cluster_pods
 from ccanalytics.api import CLOCK_SKEW, observed_at
 from ccanalytics.errors import ClockSkewWarning
-from ccanalytics.sandbox import EXEMPT_KEY, Sandbox, SandboxApp, SimulatedClock
+from ccanalytics.sandbox import EXEMPT_KEY, FULL_ACCESS_KEY, Sandbox, SandboxApp, SimulatedClock
 
 FUTURE = datetime(2099, 6, 1, tzinfo=UTC)
 CLUSTER = "cl-infer-prod"
@@ -30,7 +30,11 @@ CLUSTER = "cl-infer-prod"
 
 @contextmanager
 def service_at(start: datetime) -> Iterator[Sandbox]:
-    """A loopback sandbox whose ``Date`` reads ``start``."""
+    """A loopback sandbox whose ``Date`` reads ``start``: a live service's clock, skewed.
+
+    Its clients are made as a user makes one for a live service (``Client(key, url)``):
+    ``Sandbox.client()`` would trust a simulated clock.
+    """
     with Sandbox(SandboxApp(clock=SimulatedClock(start))) as sb:
         yield sb
 
@@ -61,7 +65,7 @@ def test_the_bound_is_five_minutes() -> None:
 
 
 def test_a_date_in_2099_is_not_trusted_by_default_and_warned_once() -> None:
-    with service_at(FUTURE) as sb, sb.client(EXEMPT_KEY) as client, skew_warnings() as caught:
+    with service_at(FUTURE) as sb, Client(EXEMPT_KEY, sb.url) as client, skew_warnings() as caught:
         first = client.list_cluster_pods_raw(CLUSTER).observed_at
         second = client.list_cluster_pods_raw(CLUSTER).observed_at
     assert near_now(first) and near_now(second)
@@ -71,7 +75,7 @@ def test_a_date_in_2099_is_not_trusted_by_default_and_warned_once() -> None:
 
 
 def test_trust_service_clock_keeps_the_service_date_silently() -> None:
-    with service_at(FUTURE) as sb, sb.client(EXEMPT_KEY, trust_service_clock=True) as client:
+    with service_at(FUTURE) as sb, Client(EXEMPT_KEY, sb.url, trust_service_clock=True) as client:
         assert client.trust_service_clock is True
         with no_skew_warning():
             listing = client.list_cluster_pods_raw(CLUSTER)
@@ -80,17 +84,17 @@ def test_trust_service_clock_keeps_the_service_date_silently() -> None:
 
 def test_a_load_follows_the_client_rule() -> None:
     with service_at(FUTURE) as sb:
-        with sb.client(EXEMPT_KEY) as client, pytest.warns(ClockSkewWarning):
+        with Client(EXEMPT_KEY, sb.url) as client, pytest.warns(ClockSkewWarning):
             frame = load_cluster_pods(CLUSTER, client=client, progress=False)
         assert len(frame) and all(near_now(t) for t in frame["observed_at"])
-        with sb.client(EXEMPT_KEY, trust_service_clock=True) as client, no_skew_warning():
+        with Client(EXEMPT_KEY, sb.url, trust_service_clock=True) as client, no_skew_warning():
             frame = load_cluster_pods(CLUSTER, client=client, progress=False)
         assert len(frame) and set(frame["observed_at"].dt.year) == {2099}
 
 
 def test_the_async_client_has_the_option_too() -> None:
     async def load(sb: Sandbox, trust: bool) -> Any:
-        async with sb.async_client(EXEMPT_KEY, trust_service_clock=trust) as client:
+        async with AsyncClient(EXEMPT_KEY, sb.url, trust_service_clock=trust) as client:
             return await aload_cluster_pods(CLUSTER, client=client, progress=False)
 
     with service_at(FUTURE) as sb:
@@ -104,13 +108,13 @@ def test_the_async_client_has_the_option_too() -> None:
 
 def test_a_date_within_the_bound_is_the_observation_time() -> None:
     near = datetime.now(UTC) - timedelta(minutes=2)
-    with service_at(near) as sb, sb.client(EXEMPT_KEY) as client, no_skew_warning():
+    with service_at(near) as sb, Client(EXEMPT_KEY, sb.url) as client, no_skew_warning():
         when = client.list_cluster_pods_raw(CLUSTER).observed_at
     assert abs(when - near) < timedelta(seconds=5)
 
 
 def test_twins_keep_the_option_and_share_the_warning() -> None:
-    with service_at(FUTURE) as sb, sb.client() as client:
+    with service_at(FUTURE) as sb, Client(FULL_ACCESS_KEY, sb.url) as client:
         assert client.trust_service_clock is False
         assert client.as_async().trust_service_clock is False
         trusting = client.with_options(trust_service_clock=True)
@@ -142,7 +146,7 @@ def test_the_public_observed_at_applies_the_same_rule() -> None:
 def test_what_a_twin_of_a_twin_learns_of_the_rate_limit_reaches_the_client() -> None:
     """``collect`` loads through ``with_options`` and the load through ``as_async``: the
     caller's client must still see the policy (its schedule is judged by it)."""
-    with service_at(FUTURE) as sb, sb.client() as client:
+    with service_at(FUTURE) as sb, Client(FULL_ACCESS_KEY, sb.url) as client:
         trusting = client.with_options(trust_service_clock=True)
         load_cluster_pods(CLUSTER, client=trusting, progress=False)
         assert client.rate_limit is not None and client.rate_limit == trusting.rate_limit

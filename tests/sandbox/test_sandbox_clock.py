@@ -387,3 +387,28 @@ def test_documented_levels_hold_every_half_hour_of_a_day(http, clock) -> None:
                 cpu_level = 35 if pod.get("gpu") else 70
                 assert abs(pod["runtime"]["cpu"]["util"] - cpu_level) <= 5.5
                 assert abs(pod["runtime"]["memory"]["util"] - 55) <= 8.5
+
+
+def test_a_simulated_sandboxs_clients_trust_its_clock() -> None:
+    """Its Date is its simulated time by design: its clients keep it, and say nothing."""
+    import asyncio
+    import warnings
+
+    from ccanalytics import aload_cluster_pods, load_cluster_pods
+    from ccanalytics.errors import ClockSkewWarning
+
+    async def load_async(sb: Sandbox) -> Any:
+        async with sb.async_client(EXEMPT_KEY) as client:
+            return await aload_cluster_pods("cl-infer-prod", client=client, progress=False)
+
+    with Sandbox(SandboxApp(clock=SimulatedClock(START))) as sb, warnings.catch_warnings():
+        warnings.simplefilter("error", ClockSkewWarning)
+        with sb.client(EXEMPT_KEY) as client:
+            assert client.trust_service_clock is True
+            frame = load_cluster_pods("cl-infer-prod", client=client, progress=False)
+        later = asyncio.run(load_async(sb))
+        with sb.client(EXEMPT_KEY, trust_service_clock=False) as client:
+            assert client.trust_service_clock is False  # asked for: the local clock
+    assert set(frame["observed_at"]) == {START} and set(later["observed_at"]) == {START}
+    with Sandbox() as sb, sb.client() as client:
+        assert client.trust_service_clock is False  # a sandbox on the real clock
