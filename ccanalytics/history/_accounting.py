@@ -77,7 +77,9 @@ POD_ROWS_ONCE = f"""{INSTANT_FILES},
     )"""
 
 
-def snapshot_instants(source: str = "pods", t: str = "epoch_us(observed_at)") -> str:
+def snapshot_instants(
+    source: str = "pods", t: str = "epoch_us(observed_at)", *, grouped: bool = False
+) -> str:
     """CTE ``snapshot_instants``: one row per cluster per snapshot instant, ``t`` in epoch µs.
 
     The instants are those of the pod rows in ``source`` (the ``pods`` view, or a
@@ -86,7 +88,25 @@ def snapshot_instants(source: str = "pods", t: str = "epoch_us(observed_at)") ->
     failed listing an instant that covers no time. ``ok`` is false only for an instant
     whose every record failed. A store written before the table has only pod rows'
     instants: exactly the accounting it had then.
+
+    ``grouped``: ``source`` holds one row per instant already, with ``cluster_id`` and
+    ``t`` (and sums over its pod rows): its rows are kept whole, ``ok`` (a pod row says
+    the listing answered), and the snapshots table adds only the instants without pod
+    rows, whose other columns are NULL. The same instants, without grouping every
+    instant of the store again and joining the sums back (a third of a year's query).
     """
+    if grouped:
+        return f"""snapshot_instants AS (
+        SELECT *, TRUE AS ok FROM {source}
+        UNION ALL BY NAME
+        SELECT cluster_id, epoch_us(observed_at) AS t, bool_or(outcome = '{OK}') AS ok
+        FROM snapshots s
+        WHERE NOT EXISTS (
+            SELECT 1 FROM {source} g
+            WHERE g.cluster_id = s.cluster_id AND g.t = epoch_us(s.observed_at)
+        )
+        GROUP BY cluster_id, epoch_us(observed_at)
+    )"""
     return f"""snapshot_instants AS (
         SELECT cluster_id, t, bool_or(ok) AS ok FROM (
             SELECT DISTINCT cluster_id, {t} AS t, TRUE AS ok FROM {source}

@@ -12,7 +12,10 @@ columns ``date``, ``schema_version`` and ``file_index``, which file a row was re
 the accounting counts each snapshot instant from one file only). Before each query they
 are pointed at the files :func:`~ccanalytics.history._layout.list_store` lists (which
 honours a compaction in progress), and a query that finds a listed file gone (a
-compaction finished meanwhile) is run again on a fresh listing. The views always have
+compaction finished meanwhile) is run again on a fresh listing. Each listed file is
+vetted first (a snapshot file of ours, or a StoreError naming it); the verdicts are
+kept in the store's readers' cache (:mod:`~ccanalytics.history._vetted`), so a fresh
+History reads only the footers of files new or changed since a reader last saw them. The views always have
 at least the columns a file written now would have, with their types: an empty or
 missing store gives empty frames with the right columns, and a column that older files
 lack reads as null in their rows.
@@ -29,6 +32,7 @@ import tempfile
 import time
 import uuid
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from os import PathLike
 from pathlib import Path
@@ -39,9 +43,10 @@ import duckdb
 
 from ccanalytics._rules import idle_threshold_given
 from ccanalytics.errors import StoreError
-from ccanalytics.history._layout import list_store, store_folder
-from ccanalytics.history._schema import TABLES, empty_table, file_problem, to_pandas
-from ccanalytics.history._window import resolve_window
+from ccanalytics.history._layout import Listing, list_store, store_folder
+from ccanalytics.history._schema import TABLES, TimeSpan, empty_table, to_pandas, vet_file
+from ccanalytics.history._vetted import FileKey, Verdict, VetCache, file_key
+from ccanalytics.history._window import BOUNDS_SQL, BOUNDS_VIEW, resolve_window
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -62,6 +67,11 @@ MAX_QUERY_ATTEMPTS = 8
 #: The pause before the n-th new run is n times this: a compaction of a day takes a
 #: moment, and running again at once would likely find the same files going.
 RETRY_PAUSE_SECONDS = 0.05
+#: More runs of differently-typed files than this and a view reads them all in one
+#: read that matches columns by name (slower, but one read, not hundreds).
+MAX_SCHEMA_RUNS = 16
+#: Vetting this many new files or more is spread over threads.
+PARALLEL_VETTING_FROM = 64
 #: Columns of the views that are store bookkeeping, not pod data: left out of pods()/gpus().
 BOOKKEEPING_COLUMNS = ("date", "schema_version", "file_index")
 #: Row order of pods()/gpus() (columns every frame has, per the public API).
@@ -127,8 +137,10 @@ class History:
         spill = Path(tempfile.gettempdir()) / f"ccanalytics-duckdb-{uuid.uuid4().hex}"
         self._con = _connect(self._store, spill)
         self._finalizer = weakref.finalize(self, _close, self._con, spill)
-        #: Files found to be snapshot files of ours (files are never rewritten in place).
-        self._vetted: set[Path] = set()
+        #: Verdicts on the store's files, kept while each file is unchanged (_vetted).
+        self._cache: VetCache | None = None
+        #: The files each view reads now (a refresh that lists the same keeps the view).
+        self._viewed: dict[str, object] = {}
         for table in TABLES:
             self._con.register(f"_empty_{table}", empty_table(table))
         self._retrying(self.refresh)
@@ -171,8 +183,8 @@ class History:
 
     def refresh(self) -> None:
         """Point the views at the store's files as they are now."""
-        for table in TABLES:
-            listing = list_store(self._store, table)
+        listings = {table: list_store(self._store, table) for table in TABLES}
+        for listing in listings.values():
             if listing.outside:
                 where = listing.outside[0]
                 raise StoreError(
@@ -181,38 +193,114 @@ class History:
                     "folder: move the data in",
                     where,
                 )
-            self._vet(table, listing.files)
-            files = [str(path) for path in listing.files]
-            empty = (
-                f"SELECT *, CAST(NULL AS DATE) AS date, CAST(NULL AS UBIGINT) AS file_index "
-                f"FROM _empty_{table}"
+        verdicts = self._vet(listings)
+        spans = []
+        for table, listing in listings.items():
+            found = [verdicts.get(path) for path in listing.files]
+            spans += [None if verdict is None else verdict[1] for verdict in found]
+            files = tuple(
+                (path, "" if verdict is None else verdict[0])
+                for path, verdict in zip(listing.files, found, strict=True)
             )
-            if not files:
-                self._con.execute(f"CREATE OR REPLACE VIEW {table} AS {empty}")
-                continue
-            self._con.execute(f"SET VARIABLE _files_{table} = ?", [files])
-            self._con.execute(
-                f"CREATE OR REPLACE VIEW {table} AS {empty} UNION ALL BY NAME "
-                # file_index (DuckDB's virtual column: which file a row came from, an
-                # integer) is read only by the queries that name it.
-                f"SELECT *, file_index FROM read_parquet(getvariable('_files_{table}'), "
-                "hive_partitioning = true, union_by_name = true)"
-            )
+            if self._viewed.get(table) != files:  # else the view reads these files already
+                self._con.execute(
+                    f"CREATE OR REPLACE VIEW {table} AS {self._view_sql(table, files)}"
+                )
+                self._viewed[table] = files
+        bounds = _bounds_sql(spans)
+        if self._viewed.get(BOUNDS_VIEW) != bounds:
+            self._con.execute(f"CREATE OR REPLACE VIEW {BOUNDS_VIEW} AS {bounds}")
+            self._viewed[BOUNDS_VIEW] = bounds
 
-    def _vet(self, table: str, files: Iterable[Path]) -> None:
-        """Refuse a file that is not a snapshot of ours, before DuckDB reads it as nulls."""
-        for path in files:
-            if path in self._vetted:
-                continue
-            try:
-                problem = file_problem(path, table)
-            except FileNotFoundError:
-                continue  # a compaction removed it: the query lists again
+    def _view_sql(self, table: str, files: tuple[tuple[Path, str], ...]) -> str:
+        """The view of ``table`` over ``files`` (in listing order, each with its schema key)."""
+        empty = (
+            f"SELECT *, CAST(NULL AS DATE) AS date, CAST(NULL AS UBIGINT) AS file_index "
+            f"FROM _empty_{table}"
+        )
+        # Runs of consecutive files with one schema, each read without matching columns
+        # by name: union_by_name reads every file's footer when the view is bound, and
+        # again for each query (seconds for a month of 5-minute files). file_index
+        # (DuckDB's virtual column: which file a row came from) counts within a read,
+        # so each run adds its offset to keep the listing's order across runs.
+        runs: list[tuple[int, list[str]]] = []
+        previous = None
+        for index, (path, key) in enumerate(files):
+            if not runs or not key or key != previous:
+                runs.append((index, []))
+            runs[-1][1].append(str(path))
+            previous = key
+        if len(runs) > MAX_SCHEMA_RUNS:  # schemas interleaved: one read that matches names
+            runs = [(0, [str(path) for path, _ in files])]
+            options = "hive_partitioning = true, union_by_name = true"
+        else:
+            options = "hive_partitioning = true"
+        parts = [empty]
+        for number, (offset, names) in enumerate(runs):
+            variable = f"_files_{table}_{number}"
+            self._con.execute(f"SET VARIABLE {variable} = ?", [names])
+            parts.append(
+                f"SELECT *, CAST(file_index + {offset} AS UBIGINT) AS file_index "
+                f"FROM read_parquet(getvariable('{variable}'), {options})"
+            )
+        return " UNION ALL BY NAME ".join(parts)
+
+    def _vet(self, listings: dict[str, Listing]) -> dict[Path, Verdict]:
+        """Refuse a file that is not a snapshot of ours, before DuckDB reads it as nulls.
+
+        Returns each listed file's schema key and time span. A verdict is reused while the file is
+        unchanged (:mod:`~ccanalytics.history._vetted`: in this History and across
+        processes, through the store's cache); files new to it are vetted in threads
+        (reading a footer releases the GIL).
+        """
+        if self._cache is None:
+            self._cache = VetCache.load(self._store)
+        cache = self._cache
+        keys: dict[Path, Verdict] = {}
+        todo: list[tuple[str, Path, str, FileKey]] = []
+        listed: set[str] = set()
+        prefix = len(str(self._store)) + 1  # listed paths are the store's + "/" + relative
+        for table, listing in listings.items():
+            for path in listing.files:
+                relative = str(path)[prefix:]
+                listed.add(relative)
+                try:
+                    stat = file_key(path)
+                except FileNotFoundError:
+                    continue  # a compaction removed it: the query lists again
+                known = cache.lookup(relative, stat)
+                if known is not None:
+                    keys[path] = known
+                else:
+                    todo.append((table, path, relative, stat))
+        for (_, path, relative, stat), verdict in zip(todo, self._judge(todo), strict=True):
+            if verdict is None:
+                continue  # vanished meanwhile
+            problem, key, span = verdict
             if problem is not None:
                 raise StoreError(
                     f"cannot read store file {path}: {problem} (move it out of the store)", path
                 )
-            self._vetted.add(path)
+            cache.record(relative, stat, (key, span))
+            keys[path] = (key, span)
+        cache.keep_only(listed)
+        cache.save()
+        return keys
+
+    @staticmethod
+    def _judge(
+        todo: list[tuple[str, Path, str, FileKey]],
+    ) -> list[tuple[str | None, str, TimeSpan] | None]:
+        def one(item: tuple[str, Path, str, FileKey]) -> tuple[str | None, str, TimeSpan] | None:
+            try:
+                return vet_file(item[1], item[0])
+            except FileNotFoundError:
+                return None
+
+        if len(todo) < PARALLEL_VETTING_FROM:
+            return [one(item) for item in todo]
+        with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
+            return list(pool.map(one, todo))
 
     def verify(self) -> StoreReport:
         """Unreadable files, crash leftovers and unfinished compactions of the store."""
@@ -499,6 +587,23 @@ class History:
         if bad is not None:
             return StoreError(f"cannot read store file {bad[0]}: {bad[1]}", bad[0])
         return err  # not the store's fault: the query's own error
+
+
+def _bounds_sql(spans: list[TimeSpan]) -> str:
+    """The bounds view's query: :data:`BOUNDS_SQL`, or its answer when the footers tell it.
+
+    Every listed file's span (from its footer's statistics: exact, and free once
+    vetted) gives the oldest and newest ``observed_at`` without opening a file; a file
+    whose footer cannot tell (or that vanished) leaves it to the query.
+    """
+    if any(span is None for span in spans):
+        return BOUNDS_SQL
+    known = [span for span in spans if span]
+    if not known:
+        return "SELECT CAST(NULL AS BIGINT) AS lo_us, CAST(NULL AS BIGINT) AS hi_us"
+    low = min(span[0] for span in known)
+    high = max(span[1] for span in known)
+    return f"SELECT CAST({int(low)} AS BIGINT) AS lo_us, CAST({int(high)} AS BIGINT) AS hi_us"
 
 
 def _empty_frame() -> pd.DataFrame:

@@ -196,5 +196,8 @@ def list_store(store: Path, table: str) -> Listing:
             markers.append(part / name)
             if merged in data[part]:
                 hidden.update(part / n for n in replaces)
-    files = tuple(part / n for part, names in data.items() for n in names if part / n not in hidden)
+    # One Path per file, and no hashing of 26,000 of them when no merge hides any (the
+    # usual case: a month of 5-minute snapshots is that many files).
+    listed = (part / n for part, names in data.items() for n in names)
+    files = tuple(p for p in listed if p not in hidden) if hidden else tuple(listed)
     return Listing(files, tuple(temporary), tuple(markers), tuple(outside))

@@ -84,14 +84,14 @@ _SNAPSHOT_SUMS = f"""
         FROM instant_sums WHERE first_file = last_file
         UNION ALL SELECT * FROM resummed
     ),
-    {snapshot_instants("instant_sums", "t")},
+    {snapshot_instants("sums", grouped=True)},
     snap AS (
-        SELECT i.cluster_id, i.t, i.ok,
-               coalesce(s.cost, 0) AS cost,
-               coalesce(s.idle_cost, 0) AS idle_cost,
-               CAST(coalesce(s.idle_gpus, 0) AS BIGINT) AS idle_gpus,
-               coalesce(s.unused_cost, 0) AS unused_cost
-        FROM snapshot_instants i LEFT JOIN sums s USING (cluster_id, t)
+        SELECT cluster_id, t, ok,
+               coalesce(cost, 0) AS cost,
+               coalesce(idle_cost, 0) AS idle_cost,
+               CAST(coalesce(idle_gpus, 0) AS BIGINT) AS idle_gpus,
+               coalesce(unused_cost, 0) AS unused_cost
+        FROM snapshot_instants
     )"""
 
 # The measures summed over rows of ``timed`` (or its pieces, with ``{us}`` = piece_us).

@@ -36,11 +36,13 @@ __all__ = [
     "SNAPSHOT_COLUMNS",
     "STORED_TIME_UNIT",
     "TABLES",
+    "TimeSpan",
     "empty_table",
     "file_problem",
     "foreign_reason",
     "to_arrow",
     "to_pandas",
+    "vet_file",
 ]
 
 #: The version written into every row's ``schema_version``. Bump it when a change
@@ -169,23 +171,70 @@ def file_problem(path: Path, table: str) -> str | None:
     Reads the Parquet footer only. ``FileNotFoundError`` propagates: a file that
     vanished (a compaction finished) is the caller's to list again.
     """
+    return vet_file(path, table)[0]
+
+
+#: A file's earliest and latest ``observed_at`` in epoch µs (from its footer's
+#: statistics); ``()`` when it holds no time at all, ``None`` when the footer cannot
+#: tell (then only reading the column can).
+TimeSpan = tuple[int, int] | tuple[()] | None
+
+
+def vet_file(path: Path, table: str) -> tuple[str | None, str, TimeSpan]:
+    """:func:`file_problem`, the file's schema key and its :data:`TimeSpan`.
+
+    The schema key is ``""`` for a file with a problem; files with equal keys have the
+    same columns with the same types (metadata aside), so a reader may read them as
+    one without matching columns by name file by file.
+    """
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     try:
-        schema = pq.read_schema(path)
+        parquet = pq.ParquetFile(path)
+        schema = parquet.schema_arrow  # what pq.read_schema reads
     except FileNotFoundError:
         raise
     except Exception as err:  # pyarrow raises ArrowInvalid, OSError, ...
-        return " ".join(str(err).split())
-    reason = _foreign_reason_once(schema.remove_metadata(), table)
-    return None if reason is None else f"not a snapshot file of this store: {reason}"
+        return " ".join(str(err).split()), "", None
+    reason, key = _judged_once(schema.remove_metadata(), table)
+    if reason is not None:
+        return f"not a snapshot file of this store: {reason}", "", None
+    return None, key, _time_span(parquet.metadata)
+
+
+def _time_span(metadata: Any) -> TimeSpan:
+    """``observed_at``'s range from the row groups' statistics (see :data:`TimeSpan`)."""
+    import json
+
+    names = metadata.schema.names
+    if names.count("observed_at") != 1:
+        return None
+    column = names.index("observed_at")
+    logical = json.loads(metadata.schema.column(column).logical_type.to_json() or "{}")
+    if logical.get("Type") != "Timestamp" or logical.get("timeUnit") != "microseconds":
+        return None  # another unit: the view's µs would be a conversion of it
+    lows, highs = [], []
+    for index in range(metadata.num_row_groups):
+        group = metadata.row_group(index)
+        chunk = group.column(column)
+        stats = chunk.statistics
+        if group.num_rows == 0 or (stats is not None and stats.null_count == group.num_rows):
+            continue  # no time in this row group
+        if stats is None or not stats.has_min_max or chunk.physical_type != "INT64":
+            return None
+        lows.append(int(stats.min_raw))
+        highs.append(int(stats.max_raw))
+    return (min(lows), max(highs)) if lows else ()
 
 
 @lru_cache(maxsize=64)
-def _foreign_reason_once(schema: pa.Schema, table: str) -> str | None:
+def _judged_once(schema: pa.Schema, table: str) -> tuple[str | None, str]:
     # A store's files share a handful of schemas: judging each once keeps the cost of
     # vetting a file to reading its footer (without the metadata, which pandas varies).
-    return foreign_reason(schema, table)
+    import hashlib
+
+    key = hashlib.sha256(schema.serialize().to_pybytes()).hexdigest()[:16]
+    return foreign_reason(schema, table), key
 
 
 _NULLABLE: dict[pa.DataType, Any] = {}

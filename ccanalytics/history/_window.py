@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "BOUNDS_SQL",
+    "BOUNDS_VIEW",
     "DurationLike",
     "TimeLike",
     "as_duration",
@@ -61,19 +63,30 @@ def as_duration(value: object) -> pd.Timedelta | None:
     return None
 
 
-def snapshot_bounds(con: duckdb.DuckDBPyConnection) -> tuple[int, int] | None:
-    """The oldest and newest ``observed_at`` of the views ``pods``, ``gpus`` and ``snapshots``.
+#: The store's oldest and newest ``observed_at`` in epoch µs over the views ``pods``,
+#: ``gpus`` and ``snapshots``: the one definition. Every table, so a snapshot only half
+#: written (one table's file missing) still bounds the store the same for every query,
+#: and a snapshot whose listings were empty or failed is a snapshot too.
+BOUNDS_SQL = (
+    "SELECT epoch_us(min(lo)) AS lo_us, epoch_us(max(hi)) AS hi_us FROM ("
+    "SELECT min(observed_at) AS lo, max(observed_at) AS hi FROM pods "
+    "UNION ALL SELECT min(observed_at), max(observed_at) FROM gpus "
+    "UNION ALL SELECT min(observed_at), max(observed_at) FROM snapshots)"
+)
+#: The view holding :data:`BOUNDS_SQL`'s answer (``lo_us``, ``hi_us``). History
+#: defines it beside the tables' views: as that query, or as the same two numbers
+#: taken from the files' footers when every file's footer tells them.
+BOUNDS_VIEW = "_bounds"
 
-    In epoch µs; ``None``: the store holds no snapshot. Every table, so a snapshot only
-    half written (one table's file missing) still bounds the store the same for every
-    query, and a snapshot whose listings were empty or failed is a snapshot too.
+
+def snapshot_bounds(con: duckdb.DuckDBPyConnection) -> tuple[int, int] | None:
+    """The oldest and newest ``observed_at`` of the store (:data:`BOUNDS_SQL`).
+
+    In epoch µs; ``None``: the store holds no snapshot.
     """
-    row = con.execute(
-        "SELECT epoch_us(min(lo)), epoch_us(max(hi)) FROM ("
-        "SELECT min(observed_at) AS lo, max(observed_at) AS hi FROM pods "
-        "UNION ALL SELECT min(observed_at), max(observed_at) FROM gpus "
-        "UNION ALL SELECT min(observed_at), max(observed_at) FROM snapshots)"
-    ).fetchone()
+    # fetchall, not fetchone: a result left unfinished blocks the connection's next query.
+    rows = con.execute(f"SELECT lo_us, hi_us FROM {BOUNDS_VIEW}").fetchall()
+    row = rows[0] if rows else None
     if row is None or row[0] is None:
         return None
     return int(row[0]), int(row[1])

@@ -210,9 +210,11 @@ def test_notify_only_when_the_state_changes(
     state = json.loads((tmp_path / STATE_FILE).read_text())
     assert [entry["state"] for entry in state["alerts"].values()] == ["fine"]
     assert url not in (tmp_path / STATE_FILE).read_text()  # the URL is a secret
-    # Besides the data, only the state and its (hidden) lock file.
+    # Besides the data, only the state and its (hidden) lock file, and the readers'
+    # cache of vetted files (history._vetted).
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         ".check-state.lock",
+        ".vetted.json",
         "check-state.json",
         "gpus",
         "pods",
