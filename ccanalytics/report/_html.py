@@ -9,6 +9,7 @@ the CSS is inline, so the page refers to no external URL and opens offline.
 from __future__ import annotations
 
 import base64
+import gc
 import html
 import multiprocessing
 import os
@@ -228,12 +229,25 @@ def _draw_all(jobs: Sequence[_Job]) -> list[str]:
         return [_figure_now(*job) for job in jobs]
     global _FORKED_JOBS
     _FORKED_JOBS = list(jobs)
+    # Largest first (the figure's area stands for its cost), so that no worker is left
+    # with a big figure at the end while the other idles; the page order is restored below.
+    order = sorted(range(len(jobs)), key=lambda i: -jobs[i][1][0] * jobs[i][1][1])
+    drawn: dict[int, str] = {}
     try:
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            return list(pool.map(_draw_forked, range(len(jobs))))
+            # The parent's objects frozen while the pool forks: the workers' collections
+            # then skip them (no pass over the frames, no copy-on-write of their pages).
+            gc.freeze()
+            try:
+                futures = {pool.submit(_draw_forked, i): i for i in order}
+            finally:
+                gc.unfreeze()
+            for future, index in futures.items():
+                drawn[index] = future.result()
     finally:
         _FORKED_JOBS = []
+    return [drawn[i] for i in range(len(jobs))]
 
 
 def _draw_forked(index: int) -> str:
