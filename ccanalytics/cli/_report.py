@@ -9,6 +9,8 @@ that cannot be written (checked before anything is loaded).
 from __future__ import annotations
 
 import argparse
+import atexit
+import gc
 import sys
 from typing import Any
 
@@ -108,6 +110,13 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from ccanalytics.errors import FleetLoadError, StoreError
     from ccanalytics.report import ReportLoadError, write_report
+
+    # At exit, before the interpreter's finalization: every object left frozen, so the
+    # collections of that finalization skip them (refcounting still frees them). They
+    # would walk every object of pandas, pyarrow and matplotlib again and again: 0.3-0.6 s
+    # of a report's 6 s, measured on 2 busy cores. Registered once per process.
+    atexit.unregister(gc.freeze)
+    atexit.register(gc.freeze)
 
     if args.window is not None and args.store is None:
         raise ValueError("--window needs --store")
