@@ -46,6 +46,12 @@ def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
 NOW = datetime(2026, 11, 25, tzinfo=UTC)
 
 
+def past_three_chunks(pods: list[Any]) -> list[Any]:
+    """``pods`` repeated into more than three chunks' worth (:data:`CHUNK_PODS`), so a
+    multi-chunk test stays one whatever the chunk size is tuned to."""
+    return pods * (3 * CHUNK_PODS // len(pods) + 1)
+
+
 def loaded_frames(*listings: tuple[str, bytes], order: list[str] | None = None) -> Any:
     """The loader's path (``FleetFrames``) over listings added in the order given, asked
     for in ``order``: both frames without ``observed_at``, or the first refusal."""
@@ -84,7 +90,7 @@ def test_a_fleet_with_a_listing_of_many_chunks_in_any_order_gives_the_concatenat
     # one that arrives early waits as rows. Either way: the frames in the order asked.
     small = (DATA / "listing_realworld.json").read_bytes()
     listing = json.loads(small)
-    big = json.dumps({"pods": listing["pods"] * 200}).encode()  # 3,400 elements
+    big = json.dumps({"pods": past_three_chunks(listing["pods"])}).encode()
     order = ["cl-a", "cl-big", "cl-c"]
     expected = [
         dict_frames(body, cid) for cid, body in zip(order, [small, big, small], strict=True)
@@ -101,15 +107,17 @@ def test_a_listing_of_many_chunks_with_an_unreadable_pod_is_refused_whole() -> N
     # Refused after some of its chunks were converted: none of it reaches the frames,
     # the cluster before it is whole, and the refusal names the pod by its place.
     small = (DATA / "listing_realworld.json").read_bytes()
-    body = json.dumps({"pods": json.loads(small)["pods"] * 200}).encode()
-    at = body.index(b'"id"', len(body) // 2)
-    bad = body[:at] + b'"name": "\xff\xfe", ' + body[at:]  # not UTF-8, mid-listing
+    pods = past_three_chunks(json.loads(small)["pods"])
+    texts = [json.dumps(pod).encode() for pod in pods]
+    # A pod past two chunks whose own name (a field read) is not UTF-8.
+    at = next(i for i in range(2 * CHUNK_PODS, len(pods)) if isinstance(pods[i], dict) and pods[i])
+    texts[at] = b'{"name": "\xff\xfe", ' + texts[at][1:]
+    bad = b'{"pods": [' + b", ".join(texts) + b"]}"
     fleet = FleetFrames(["cl-a", "cl-bad"], with_gpus=False)
     assert fleet.add(small, "cl-a", NOW) is None
     refused = fleet.add(bad, "cl-bad", NOW)
     assert isinstance(refused, _decode.Refusal)
-    pod = int(refused.message.split()[1])
-    assert pod >= CHUNK_PODS and refused.message.endswith("is not valid UTF-8")
+    assert refused.message == f"pod {at} is not valid UTF-8"
     frame, _ = fleet.frames()
     pd.testing.assert_frame_equal(frame.drop(columns="observed_at"), dict_frames(small, "cl-a")[0])
 
@@ -117,7 +125,7 @@ def test_a_listing_of_many_chunks_with_an_unreadable_pod_is_refused_whole() -> N
 def test_many_chunks_give_the_frames_of_the_parsed_dicts(path: str) -> None:
     """Past one chunk (CHUNK_PODS), with odd pods scattered through it."""
     listing = json.loads((DATA / "listing_realworld.json").read_bytes())
-    pods = listing["pods"] * 200  # 3,400 elements, junk included
+    pods = past_three_chunks(listing["pods"])  # junk included
     raw = json.dumps({"pods": pods}).encode()
     expected_pods, expected_gpus = dict_frames(raw, "cl-x")
     pd.testing.assert_frame_equal(pods_frame(raw, cluster_id="cl-x"), expected_pods)
