@@ -223,6 +223,9 @@ class FleetFrames:
             rows = _rows(pods[start : start + CHUNK_PODS], start)
             # One cluster for the whole chunk: the str form, not a list of it per pod.
             own.add(rows, Origin(cluster_id, np.full(len(rows), stamp, dtype=np.int64)))
+            # Freed now, while in cache: held until the next chunk was decoded, it doubled
+            # the decoded peak and its freeing touched memory evicted by that decoding.
+            del rows
         if self._rows:
             self._convert(len(self._rows))  # what came before it, first
         self._parts.extend(own)

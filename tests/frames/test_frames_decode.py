@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import traceback
+import weakref
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +22,7 @@ import pandas as pd
 import pytest
 
 from ccanalytics.errors import MalformedResponseError
-from ccanalytics.frames import _decode
+from ccanalytics.frames import _build, _decode
 from ccanalytics.frames._build import CHUNK_PODS, FleetFrames, gpus_frame, pods_frame
 
 DATA = Path(__file__).parents[1] / "data"
@@ -120,6 +121,35 @@ def test_a_listing_of_many_chunks_with_an_unreadable_pod_is_refused_whole() -> N
     assert refused.message == f"pod {at} is not valid UTF-8"
     frame, _ = fleet.frames()
     pd.testing.assert_frame_equal(frame.drop(columns="observed_at"), dict_frames(small, "cl-a")[0])
+
+
+class _Rows(list[Any]):
+    """A chunk's rows, in a type a weak reference can follow."""
+
+
+@pytest.mark.parametrize("by", ["pods_frame", "fleet"])
+def test_each_decoded_chunk_is_freed_before_the_next_is_decoded(
+    by: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Peak memory holds one decoded chunk, and it is freed while still in cache.
+    chunks: list[weakref.ref[_Rows]] = []
+    still_held: list[int] = []  # when each chunk is decoded: earlier chunks still alive
+    rows_of = _build._rows
+
+    def rows(pods: Any, first: int = 0) -> Any:
+        still_held.append(sum(chunk() is not None for chunk in chunks))
+        got = _Rows(rows_of(pods, first))
+        chunks.append(weakref.ref(got))
+        return got
+
+    monkeypatch.setattr(_build, "_rows", rows)
+    listing = json.loads((DATA / "listing_realworld.json").read_bytes())
+    raw = json.dumps({"pods": past_three_chunks(listing["pods"])}).encode()
+    if by == "fleet":
+        assert FleetFrames(["cl-x"], with_gpus=True).add(raw, "cl-x", NOW) is None
+    else:
+        pods_frame(raw)
+    assert len(still_held) >= 4 and still_held == [0] * len(still_held)
 
 
 def test_many_chunks_give_the_frames_of_the_parsed_dicts(path: str) -> None:
