@@ -73,9 +73,12 @@ from ccanalytics.frames._pods import pod_columns
 __all__ = ["GPU_COLUMNS", "POD_COLUMNS", "ColumnSpec", "PodsInput", "gpus_frame", "pods_frame"]
 
 #: Pods decoded and converted at a time: small enough that a chunk's objects stay in
-#: cache between reading and converting, large enough that per-chunk overhead
-#: (one numpy/Arrow call per column) is noise.
-CHUNK_PODS: Final = 1024
+#: cache (the last level: a few MB) between reading and converting, large enough that
+#: per-chunk overhead is noise. That overhead is one pandas/numpy/Arrow call per
+#: column (~50 per frame), ~2 ms a chunk on the loader's path with its code and data
+#: cold: at 1024 pods a chunk it was ~10% of a 200,000-pod load (benchmarks/loader.py:
+#: CPU 4.2 s at 1024, 3.7 s at 4096; 8192 gains nothing more).
+CHUNK_PODS: Final = 4096
 
 Columns: TypeAlias = dict[str, ExtensionArray]
 #: Both frames of one input; ``None`` for a frame not asked for.
@@ -220,6 +223,9 @@ class FleetFrames:
             rows = _rows(pods[start : start + CHUNK_PODS], start)
             # One cluster for the whole chunk: the str form, not a list of it per pod.
             own.add(rows, Origin(cluster_id, np.full(len(rows), stamp, dtype=np.int64)))
+            # Freed now, while in cache: held until the next chunk was decoded, it doubled
+            # the decoded peak and its freeing touched memory evicted by that decoding.
+            del rows
         if self._rows:
             self._convert(len(self._rows))  # what came before it, first
         self._parts.extend(own)

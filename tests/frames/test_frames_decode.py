@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import traceback
+import weakref
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +22,7 @@ import pandas as pd
 import pytest
 
 from ccanalytics.errors import MalformedResponseError
-from ccanalytics.frames import _decode
+from ccanalytics.frames import _build, _decode
 from ccanalytics.frames._build import CHUNK_PODS, FleetFrames, gpus_frame, pods_frame
 
 DATA = Path(__file__).parents[1] / "data"
@@ -44,6 +45,12 @@ def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
 
 
 NOW = datetime(2026, 11, 25, tzinfo=UTC)
+
+
+def past_three_chunks(pods: list[Any]) -> list[Any]:
+    """``pods`` repeated into more than three chunks' worth (:data:`CHUNK_PODS`), so a
+    multi-chunk test stays one whatever the chunk size is tuned to."""
+    return pods * (3 * CHUNK_PODS // len(pods) + 1)
 
 
 def loaded_frames(*listings: tuple[str, bytes], order: list[str] | None = None) -> Any:
@@ -84,7 +91,7 @@ def test_a_fleet_with_a_listing_of_many_chunks_in_any_order_gives_the_concatenat
     # one that arrives early waits as rows. Either way: the frames in the order asked.
     small = (DATA / "listing_realworld.json").read_bytes()
     listing = json.loads(small)
-    big = json.dumps({"pods": listing["pods"] * 200}).encode()  # 3,400 elements
+    big = json.dumps({"pods": past_three_chunks(listing["pods"])}).encode()
     order = ["cl-a", "cl-big", "cl-c"]
     expected = [
         dict_frames(body, cid) for cid, body in zip(order, [small, big, small], strict=True)
@@ -101,23 +108,54 @@ def test_a_listing_of_many_chunks_with_an_unreadable_pod_is_refused_whole() -> N
     # Refused after some of its chunks were converted: none of it reaches the frames,
     # the cluster before it is whole, and the refusal names the pod by its place.
     small = (DATA / "listing_realworld.json").read_bytes()
-    body = json.dumps({"pods": json.loads(small)["pods"] * 200}).encode()
-    at = body.index(b'"id"', len(body) // 2)
-    bad = body[:at] + b'"name": "\xff\xfe", ' + body[at:]  # not UTF-8, mid-listing
+    pods = past_three_chunks(json.loads(small)["pods"])
+    texts = [json.dumps(pod).encode() for pod in pods]
+    # A pod past two chunks whose own name (a field read) is not UTF-8.
+    at = next(i for i in range(2 * CHUNK_PODS, len(pods)) if isinstance(pods[i], dict) and pods[i])
+    texts[at] = b'{"name": "\xff\xfe", ' + texts[at][1:]
+    bad = b'{"pods": [' + b", ".join(texts) + b"]}"
     fleet = FleetFrames(["cl-a", "cl-bad"], with_gpus=False)
     assert fleet.add(small, "cl-a", NOW) is None
     refused = fleet.add(bad, "cl-bad", NOW)
     assert isinstance(refused, _decode.Refusal)
-    pod = int(refused.message.split()[1])
-    assert pod >= CHUNK_PODS and refused.message.endswith("is not valid UTF-8")
+    assert refused.message == f"pod {at} is not valid UTF-8"
     frame, _ = fleet.frames()
     pd.testing.assert_frame_equal(frame.drop(columns="observed_at"), dict_frames(small, "cl-a")[0])
+
+
+class _Rows(list[Any]):
+    """A chunk's rows, in a type a weak reference can follow."""
+
+
+@pytest.mark.parametrize("by", ["pods_frame", "fleet"])
+def test_each_decoded_chunk_is_freed_before_the_next_is_decoded(
+    by: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Peak memory holds one decoded chunk, and it is freed while still in cache.
+    chunks: list[weakref.ref[_Rows]] = []
+    still_held: list[int] = []  # when each chunk is decoded: earlier chunks still alive
+    rows_of = _build._rows
+
+    def rows(pods: Any, first: int = 0) -> Any:
+        still_held.append(sum(chunk() is not None for chunk in chunks))
+        got = _Rows(rows_of(pods, first))
+        chunks.append(weakref.ref(got))
+        return got
+
+    monkeypatch.setattr(_build, "_rows", rows)
+    listing = json.loads((DATA / "listing_realworld.json").read_bytes())
+    raw = json.dumps({"pods": past_three_chunks(listing["pods"])}).encode()
+    if by == "fleet":
+        assert FleetFrames(["cl-x"], with_gpus=True).add(raw, "cl-x", NOW) is None
+    else:
+        pods_frame(raw)
+    assert len(still_held) >= 4 and still_held == [0] * len(still_held)
 
 
 def test_many_chunks_give_the_frames_of_the_parsed_dicts(path: str) -> None:
     """Past one chunk (CHUNK_PODS), with odd pods scattered through it."""
     listing = json.loads((DATA / "listing_realworld.json").read_bytes())
-    pods = listing["pods"] * 200  # 3,400 elements, junk included
+    pods = past_three_chunks(listing["pods"])  # junk included
     raw = json.dumps({"pods": pods}).encode()
     expected_pods, expected_gpus = dict_frames(raw, "cl-x")
     pd.testing.assert_frame_equal(pods_frame(raw, cluster_id="cl-x"), expected_pods)
