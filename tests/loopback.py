@@ -13,38 +13,50 @@ import socket
 import threading
 from collections.abc import Callable, Iterator
 
-__all__ = ["client_side_threads", "json_body", "raw_server"]
+__all__ = ["client_side_threads", "connection_server", "json_body", "raw_server"]
 
 
 @contextlib.contextmanager
-def raw_server(respond: Callable[[socket.socket], None]) -> Iterator[str]:
-    """A loopback HTTP server whose ``respond(conn)`` writes raw bytes, one thread per client."""
+def connection_server(
+    handle: Callable[[socket.socket, threading.Event], None], *, scheme: str = "http"
+) -> Iterator[str]:
+    """A loopback server handing each accepted connection, unread, to ``handle(conn, stop)``.
+
+    One thread per connection; ``stop`` is set when the block ends (a handler that drips
+    can stop early). Yields the server's URL.
+    """
     listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.1)
     stop = threading.Event()
 
-    def serve(conn: socket.socket) -> None:
-        with conn:
-            conn.recv(65536)  # the request (small: headers only)
-            with contextlib.suppress(OSError):  # the client hung up: what the test wants
-                respond(conn)
-
     def accept() -> None:
-        listener.settimeout(0.1)
         while not stop.is_set():
             try:
                 conn, _ = listener.accept()
             except TimeoutError:
                 continue
-            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+            threading.Thread(target=handle, args=(conn, stop), daemon=True).start()
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+        yield f"{scheme}://127.0.0.1:{listener.getsockname()[1]}"
     finally:
         stop.set()
         thread.join()
         listener.close()
+
+
+def raw_server(respond: Callable[[socket.socket], None]) -> contextlib.AbstractContextManager[str]:
+    """A loopback HTTP server whose ``respond(conn)`` writes raw bytes, one thread per client."""
+
+    def serve(conn: socket.socket, _stop: threading.Event) -> None:
+        with conn:
+            conn.recv(65536)  # the request (small: headers only)
+            with contextlib.suppress(OSError):  # the client hung up: what the test wants
+                respond(conn)
+
+    return connection_server(serve)
 
 
 def json_body(

@@ -20,7 +20,7 @@ import ipaddress
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 from urllib.request import getproxies
 
 import httpcore
@@ -134,18 +134,18 @@ class PoolTransport(httpx.BaseTransport):
 
 def _pool(backend: httpcore.NetworkBackend, proxy: httpx.Proxy | None) -> Pool:
     """The pool ``httpx.HTTPTransport(proxy=proxy)`` builds, on ``backend``."""
-    ssl_context = httpx.create_ssl_context()  # verify=True, trust_env=True: httpx's default
     sizes = DEFAULT_LIMITS
+    common: dict[str, Any] = {  # what every pool httpx builds shares
+        "ssl_context": httpx.create_ssl_context(),  # verify=True, trust_env=True: its default
+        "max_connections": sizes.max_connections,
+        "max_keepalive_connections": sizes.max_keepalive_connections,
+        "keepalive_expiry": sizes.keepalive_expiry,
+        "http1": True,
+        "http2": False,
+        "network_backend": backend,
+    }
     if proxy is None:
-        return httpcore.ConnectionPool(
-            ssl_context=ssl_context,
-            max_connections=sizes.max_connections,
-            max_keepalive_connections=sizes.max_keepalive_connections,
-            keepalive_expiry=sizes.keepalive_expiry,
-            http1=True,
-            http2=False,
-            network_backend=backend,
-        )
+        return httpcore.ConnectionPool(**common)
     proxy_url = httpcore.URL(
         scheme=proxy.url.raw_scheme,
         host=proxy.url.raw_host,
@@ -157,28 +157,12 @@ def _pool(backend: httpcore.NetworkBackend, proxy: httpx.Proxy | None) -> Pool:
             proxy_url=proxy_url,
             proxy_auth=proxy.raw_auth,
             proxy_headers=proxy.headers.raw,
-            ssl_context=ssl_context,
             proxy_ssl_context=proxy.ssl_context,
-            max_connections=sizes.max_connections,
-            max_keepalive_connections=sizes.max_keepalive_connections,
-            keepalive_expiry=sizes.keepalive_expiry,
-            http1=True,
-            http2=False,
-            network_backend=backend,
+            **common,
         )
     if proxy.url.scheme in ("socks5", "socks5h"):
         # Without the socksio package httpcore raises ImportError here, as httpx does.
-        return httpcore.SOCKSProxy(
-            proxy_url=proxy_url,
-            proxy_auth=proxy.raw_auth,
-            ssl_context=ssl_context,
-            max_connections=sizes.max_connections,
-            max_keepalive_connections=sizes.max_keepalive_connections,
-            keepalive_expiry=sizes.keepalive_expiry,
-            http1=True,
-            http2=False,
-            network_backend=backend,
-        )
+        return httpcore.SOCKSProxy(proxy_url=proxy_url, proxy_auth=proxy.raw_auth, **common)
     raise ValueError(
         "Proxy protocol must be either 'http', 'https', 'socks5', or 'socks5h',"
         f" but got {proxy.url.scheme!r}."

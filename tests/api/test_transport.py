@@ -17,13 +17,12 @@ import ssl
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpcore
 import httpx
 import pytest
-from loopback import raw_server
+from loopback import connection_server, raw_server
 
 from ccanalytics import ApiConnectionError, ApiTimeoutError, Client
 from ccanalytics.api._transport import DEFAULT_LIMITS, environment_proxies, httpcore_errors_as_httpx
@@ -114,60 +113,31 @@ def test_httpcore_errors_become_the_httpx_errors_httpx_raises(name: str) -> None
     assert isinstance(info.value.__cause__, core)
 
 
-def keep_alive_server(
-    connections: list[int],
-) -> Callable[[], contextlib.AbstractContextManager[str]]:
+def keep_alive_server(connections: list[int]) -> contextlib.AbstractContextManager[str]:
     """A loopback server answering every request of a connection; counts connections."""
 
-    @contextlib.contextmanager
-    def serve() -> Iterator[str]:
-        listener = socket.create_server(("127.0.0.1", 0))
-        listener.settimeout(0.1)
-        stop = threading.Event()
+    def answer(conn: socket.socket, _stop: threading.Event) -> None:
+        connections.append(1)
+        with conn, contextlib.suppress(OSError):
+            while conn.recv(65536):  # one small request per recv
+                head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(REGISTRY)}\r\n\r\n"
+                conn.sendall(head.encode() + REGISTRY)
 
-        def answer(conn: socket.socket) -> None:
-            with conn, contextlib.suppress(OSError):
-                while conn.recv(65536):  # one small request per recv
-                    head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(REGISTRY)}\r\n\r\n"
-                    conn.sendall(head.encode() + REGISTRY)
-
-        def accept() -> None:
-            while not stop.is_set():
-                try:
-                    conn, _ = listener.accept()
-                except TimeoutError:
-                    continue
-                connections.append(1)
-                threading.Thread(target=answer, args=(conn,), daemon=True).start()
-
-        thread = threading.Thread(target=accept, daemon=True)
-        thread.start()
-        try:
-            yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-        finally:
-            stop.set()
-            thread.join()
-            listener.close()
-
-    return serve
+    return connection_server(answer)
 
 
 def test_calls_reuse_one_kept_alive_connection() -> None:
     connections: list[int] = []
-    with keep_alive_server(connections)() as url, Client("k", url, max_retries=0) as client:
+    with keep_alive_server(connections) as url, Client("k", url, max_retries=0) as client:
         for _ in range(3):
             assert client.get_registry("reg-x").id == "reg-x"
     assert len(connections) == 1
 
 
-@contextlib.contextmanager
-def proxy_server(seen: list[bytes]) -> Iterator[str]:
+def proxy_server(seen: list[bytes]) -> contextlib.AbstractContextManager[str]:
     """A loopback "proxy" that records each request's first line, then drips its headers."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.1)
-    stop = threading.Event()
 
-    def serve(conn: socket.socket) -> None:
+    def serve(conn: socket.socket, stop: threading.Event) -> None:
         with conn, contextlib.suppress(OSError):
             seen.append(conn.recv(65536).split(b"\r\n")[0])
             conn.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
@@ -176,22 +146,7 @@ def proxy_server(seen: list[bytes]) -> Iterator[str]:
                 conn.sendall(b"a")
                 time.sleep(0.05)
 
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                continue
-            threading.Thread(target=serve, args=(conn,), daemon=True).start()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        stop.set()
-        thread.join()
-        listener.close()
+    return connection_server(serve)
 
 
 def test_a_proxy_from_the_environment_is_used_and_the_deadline_bounds_it(
@@ -291,38 +246,19 @@ def _self_signed(tmp_path: Path) -> tuple[Path, Path]:
     return cert_file, key_file
 
 
-@contextlib.contextmanager
-def tls_server(cert_file: Path, key_file: Path) -> Iterator[str]:
+def tls_server(cert_file: Path, key_file: Path) -> contextlib.AbstractContextManager[str]:
     """A loopback HTTPS server answering one registry per connection."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert_file, key_file)
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.1)
-    stop = threading.Event()
 
-    def serve(conn: socket.socket) -> None:
+    def serve(conn: socket.socket, _stop: threading.Event) -> None:
         with contextlib.suppress(OSError, ssl.SSLError):
             conn.settimeout(5.0)
             with context.wrap_socket(conn, server_side=True) as tls:
                 tls.recv(65536)
                 _registry(tls)
 
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                continue
-            threading.Thread(target=serve, args=(conn,), daemon=True).start()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"https://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        stop.set()
-        thread.join()
-        listener.close()
+    return connection_server(serve, scheme="https")
 
 
 def test_an_unknown_certificate_is_refused_and_ssl_cert_file_is_trusted(
