@@ -284,8 +284,7 @@ class History:
             cache.record(relative, stat, (key, span))
             keys[path] = (key, span)
         cache.keep_only(listed)
-        cache.save()
-        return keys
+        return keys  # saved once the query has run (_retrying): not between listing and reading
 
     @staticmethod
     def _judge(
@@ -331,7 +330,7 @@ class History:
         """``action()``, again on a fresh listing if a listed file vanished meanwhile."""
         for attempt in range(1, MAX_QUERY_ATTEMPTS + 1):
             try:
-                return action()
+                result = action()
             except (
                 duckdb.IOException,
                 duckdb.InvalidInputException,
@@ -342,6 +341,13 @@ class History:
                 if attempt < MAX_QUERY_ATTEMPTS:  # a compaction removed a listed file
                     time.sleep(RETRY_PAUSE_SECONDS * attempt)
                     continue  # list again
+            else:
+                # The verdicts are written after the query, not in the moment between
+                # listing the files and reading them: the write (fsync included) would
+                # widen the window in which a compaction removes a listed file.
+                if self._cache is not None:
+                    self._cache.save()
+                return result
         raise StoreError(
             f"the store {self._store} kept changing under the query: {MAX_QUERY_ATTEMPTS} "
             "runs each found a listed file gone (is something compacting it in a loop?)",

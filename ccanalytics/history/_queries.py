@@ -57,14 +57,17 @@ _KEYS: dict[str | None, dict[str, str]] = {
 # instant without pod rows sums to 0. This is the one pass over every pod row, so it is
 # kept lean: sums ignore NULL costs (coalesce outside), and GPU counts are summed as
 # DOUBLE (exact below 2**53) because a BIGINT sum is a 128-bit HUGEINT in DuckDB, which
-# tripled this step's CPU time.
+# tripled this step's CPU time. ``instant_sums`` and ``sums`` are read more than once,
+# and MATERIALIZED makes every DuckDB (the oldest the floors allow included) scan the
+# pod rows once: scanned twice, the files are opened twice, further apart, and a day
+# compacted meanwhile fails every attempt of the query.
 _SUMS = f"""
                sum(cost) AS cost,
                sum(cost) FILTER (WHERE {IDLE}) AS idle_cost,
                sum(CAST(gpu_count AS DOUBLE)) FILTER (WHERE {IDLE}) AS idle_gpus,
                sum({UNUSED_COST_SQL}) FILTER (WHERE {JUDGED}) AS unused_cost"""
 _SNAPSHOT_SUMS = f"""
-    instant_sums AS (
+    instant_sums AS MATERIALIZED (
         SELECT cluster_id, epoch_us(observed_at) AS t,
                min(file_index) AS first_file, max(file_index) AS last_file, {_SUMS}
         FROM pods GROUP BY cluster_id, observed_at
@@ -79,7 +82,7 @@ _SNAPSHOT_SUMS = f"""
              AND p.file_index = d.first_file
         GROUP BY p.cluster_id, d.t
     ),
-    sums AS (
+    sums AS MATERIALIZED (
         SELECT cluster_id, t, cost, idle_cost, idle_gpus, unused_cost
         FROM instant_sums WHERE first_file = last_file
         UNION ALL SELECT * FROM resummed
