@@ -7,7 +7,8 @@
 
 A run of every figure (the default run, or ``all``) also writes
 ``docs/performance-results.md``, the table the docs site shows, dated and with the
-machine, and the README's list of targets between its ``benchmarks`` markers, so every
+machine, and the README's list of targets between its ``benchmarks`` markers when it
+has them (a full run adds none by itself), so every
 published figure comes from one run.
 
 Absolute times on a shared 2-core machine are noise; the ratios are the result.
