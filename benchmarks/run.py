@@ -71,8 +71,9 @@ def main(argv: list[str]) -> int:
     print(f"done in {elapsed:.0f}s")
     if chosen in (list(FIGURES), list(everything)):
         write_results(RESULTS, elapsed, complete=chosen == list(everything))
-        write_readme_targets(README)
-        print(f"wrote {RESULTS} and the targets in {README}")
+        print(f"wrote {RESULTS}")
+        if write_readme_targets(README):
+            print(f"wrote the targets in {README}")
     return 0
 
 
@@ -120,13 +121,13 @@ def write_results(path: Path, elapsed: float, *, complete: bool) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def write_readme_targets(path: Path) -> None:
-    """Each figure that has a target, one line, between the README's markers."""
+def write_readme_targets(path: Path) -> bool:
+    """Each figure that has a target, one line, between the README's markers (if any)."""
     start, end = README_MARKERS
     text = path.read_text(encoding="utf-8")
     if start not in text or end not in text:
         print(f"{path} has no {start} ... {end} block: left as it is", file=sys.stderr)
-        return
+        return False
     today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
     lines = [f"From one full run on {today} (the whole table: docs/performance.md):", ""]
     for figure, ours, _baseline, ratio in _harness.ROWS:
@@ -136,6 +137,7 @@ def write_readme_targets(path: Path) -> None:
     after = rest.split(end, 1)[1]
     block = "\n".join(lines)
     path.write_text(f"{before}{start}\n{block}\n{end}{after}", encoding="utf-8")
+    return True
 
 
 if __name__ == "__main__":
