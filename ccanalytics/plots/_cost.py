@@ -13,6 +13,7 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator
 
+from ccanalytics._rules import idle_mask, judged_mask
 from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
 from ccanalytics.plots._layout import legend_below, legend_right, set_title
 from ccanalytics.plots._style import (
@@ -70,7 +71,7 @@ def cost_vs_utilization(
     """
     _require(
         pods,
-        ["cost", "gpu_count", "gpu_util_mean", "gpu_util_max"],
+        ["cost", "status", "gpu_count", "gpu_util_mean", "gpu_util_max"],
         "a pods frame (ccanalytics.pods_frame)",
     )
     if not 0 <= idle_threshold <= 100:
@@ -82,7 +83,7 @@ def cost_vs_utilization(
         raise NoDataError("no GPU pod reports both a cost and GPU utilization")
     util = _floats(gpu["gpu_util_mean"])
     cost = _floats(gpu["cost"])
-    idle = _floats(gpu["gpu_util_max"]) < idle_threshold
+    idle = idle_mask(gpu, idle_threshold).to_numpy(dtype=bool)  # the one rule
     ax = _axes(ax)
 
     handles = [
@@ -171,10 +172,11 @@ def _spend_categories(pods: pd.DataFrame, idle_threshold: float) -> pd.Series:
     for CPU pods) is unknown, not idle and not in use.
     """
     has_gpus = pods["gpu_count"].fillna(0).gt(0)
-    gpu_known = pods["gpu_util_mean"].notna()
     cpu_known = pods["cpu_util"].notna()
-    idle = has_gpus & pods["gpu_util_max"].lt(idle_threshold).fillna(False)
-    unknown = (has_gpus & ~gpu_known) | (~has_gpus & ~cpu_known)
+    idle = idle_mask(pods, idle_threshold)
+    # A GPU pod the rules cannot judge (no metrics, or no status) is neither idle nor
+    # in use; the rules judge no CPU pod, so one is in use when it reports its CPU.
+    unknown = (has_gpus & ~judged_mask(pods)) | (~has_gpus & ~cpu_known)
     category = np.where(idle, "idle", np.where(unknown, "no_metrics", "in_use"))
     return pd.Series(category, index=pods.index)
 
@@ -240,6 +242,7 @@ def cost_breakdown(
         [
             "cluster_id",
             "cost",
+            "status",
             "gpu_type",
             "gpu_count",
             "gpu_util_mean",

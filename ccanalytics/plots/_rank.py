@@ -14,6 +14,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
+from ccanalytics._rules import idle_mask
 from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
 from ccanalytics.plots._layout import RankLocator, legend_right, set_title
 from ccanalytics.plots._style import (
@@ -56,8 +57,8 @@ def utilization_by_rank(
 
     - Straggling ranks are vermillion and hatched ``//``, annotated with their
       utilization against the cluster median.
-    - Idle ranks (busiest GPU below ``idle_threshold``: paid for, doing nothing)
-      are reddish purple and hatched ``xx``, in a shaded column as tall as the
+    - Idle ranks (running, busiest GPU below ``idle_threshold``: paid for, doing
+      nothing; :func:`ccanalytics.analysis.idle_pods`'s rule) are reddish purple and hatched ``xx``, in a shaded column as tall as the
       axes, so a bar of 2 % is as visible as a straggler. Idle wins over straggler.
     - Ranks that report no metrics (starting, exited) are a grey ``x`` at 0; pods
       without a rank (pending) are not drawn.
@@ -91,7 +92,16 @@ def utilization_by_rank(
     """
     _require(
         pods,
-        ["cluster_id", "rank", "gpu_util_mean", "gpu_util_min", "gpu_util_max", "cpu_util"],
+        [
+            "cluster_id",
+            "rank",
+            "status",
+            "gpu_count",
+            "gpu_util_mean",
+            "gpu_util_min",
+            "gpu_util_max",
+            "cpu_util",
+        ],
         "a pods frame (ccanalytics.pods_frame)",
     )
     if not 0 <= idle_threshold <= 100:
@@ -155,8 +165,7 @@ class _Ranks:
         gpu_mean = _floats(ranked["gpu_util_mean"])
         gpu_high = _floats(ranked["gpu_util_max"])
         reporting = ~np.isnan(gpu_mean)
-        busiest = np.where(np.isnan(gpu_high), gpu_mean, gpu_high)
-        idle = reporting & (np.nan_to_num(busiest, nan=np.inf) < threshold)
+        idle = idle_mask(ranked, threshold).to_numpy(dtype=bool)  # the one rule
         return cls(
             labels=labels,
             x=np.searchsorted(labels, rank).astype(np.float64),

@@ -17,6 +17,7 @@ from typing import Final
 
 import pandas as pd
 
+from ccanalytics._rules import unused_cost
 from ccanalytics.analysis import (
     POD_STATES,
     _cluster_summary,
@@ -133,7 +134,7 @@ def _findings(
     silent = pods[judged & _without_metrics(pods)].sort_values(
         ["cluster_id", "rank"], kind="stable"
     )
-    unused = (cost * (1.0 - util / 100.0)).where(gpu_rep, 0.0)
+    unused = unused_cost(cost, util, gpu_rep)  # the one rule
     idle = idle_pods(pods, idle_threshold=idle_threshold)
     return _Findings(
         clusters=int(pods["cluster_id"].nunique()),
