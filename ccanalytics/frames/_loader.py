@@ -108,6 +108,7 @@ async def _aload(
     """The fleet load itself; the GPU frame is built only when asked for (else empty)."""
 
     from ccanalytics.frames._build import FleetFrames
+    from ccanalytics.frames._input import older_objects_frozen
 
     ids = _cluster_ids(cluster_ids)
     if errors not in ("raise", "collect"):
@@ -140,11 +141,12 @@ async def _aload(
             bar.update(1)
 
     try:
-        # The first request alone: its headers tell the pacer the quota before we fan out.
-        await one(ids[0])
-        async with asyncio.TaskGroup() as group:
-            for cid in ids[1:]:
-                group.create_task(one(cid))
+        with older_objects_frozen():
+            # The first request alone: its headers tell the pacer the quota before we fan out.
+            await one(ids[0])
+            async with asyncio.TaskGroup() as group:
+                for cid in ids[1:]:
+                    group.create_task(one(cid))
     finally:
         if bar is not None:
             bar.close()

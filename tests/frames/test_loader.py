@@ -213,3 +213,36 @@ def test_the_clients_rate_limit_is_the_loads_last(sandbox, kind) -> None:
         status = c.rate_limit
     assert status is not None
     assert status.windows  # the sandbox announces its quota on every response
+
+
+def test_a_fleet_load_keeps_older_objects_out_of_its_collections(client, monkeypatch) -> None:
+    """During the load the objects that existed before it are frozen (gc.freeze), so
+    the collections the load triggers do not traverse them; afterwards they are not."""
+    import gc
+
+    from ccanalytics.frames._build import FleetFrames
+
+    seen: list[int] = []
+    add = FleetFrames.add
+
+    def spying_add(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(gc.get_freeze_count())
+        return add(self, *args, **kwargs)
+
+    monkeypatch.setattr(FleetFrames, "add", spying_add)
+    assert gc.get_freeze_count() == 0
+    ccanalytics.load_cluster_pods(["cl-etl-cpu", "cl-infer-prod"], client=client)
+    assert seen and min(seen) > 0
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_fleet_load_leaves_a_freeze_of_the_callers_alone(client) -> None:
+    import gc
+
+    gc.freeze()
+    try:
+        ccanalytics.load_cluster_pods(["cl-etl-cpu", "cl-infer-prod"], client=client)
+        # Still frozen (an unfreeze would leave 0; some frozen objects may be freed).
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
