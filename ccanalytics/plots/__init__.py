@@ -41,32 +41,16 @@ figure with ``layout="constrained"`` (or save with ``bbox_inches="tight"``, as
 Jupyter does) so they get their room, down to a 4 x 3 in axes.
 
 One module per kind of plot (``_rank``, ``_heatmap``, ``_cost``, ``_time``); ``_style`` holds what
-they share (palette, labels, docstring parts, checks) and ``_layout`` where legends,
-titles and rank ticks go. Plots may import :mod:`ccanalytics.analysis` and the
+they share (palette, labels, docstring parts, checks), ``_layout`` where legends,
+titles and rank ticks go, and ``_reads`` the columns each plot of a pods frame reads. Plots may import :mod:`ccanalytics.analysis` and the
 frames; the report and the CLI import them.
 """
 
-from ccanalytics.plots._cost import cost_breakdown, cost_vs_utilization
-from ccanalytics.plots._heatmap import gpu_heatmap
-from ccanalytics.plots._rank import utilization_by_rank
-from ccanalytics.plots._style import COLORS, NoDataError
-from ccanalytics.plots._time import idle_cost_by_day, rank_time_heatmap, utilization_over_time
-from ccanalytics.plots._waste import waste_breakdown
+from __future__ import annotations
 
-__all__ = [
-    "COLORS",
-    "NoDataError",
-    "cost_breakdown",
-    "cost_vs_utilization",
-    "gpu_heatmap",
-    "idle_cost_by_day",
-    "rank_time_heatmap",
-    "utilization_by_rank",
-    "utilization_over_time",
-    "waste_breakdown",
-]
+import lazy_loader
 
-
-def __dir__() -> list[str]:
-    """The public names only: no submodules, nothing imported for the implementation."""
-    return sorted(__all__)
+# Every public name imported on first use, listed once in ``__init__.pyi``: a module
+# that only needs to know what a plot reads (``_reads``: the report, before it draws
+# in its workers) imports no matplotlib.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -16,6 +16,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator
 from ccanalytics._rules import idle_mask, judged_mask
 from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
 from ccanalytics.plots._layout import legend_below, legend_right, set_title
+from ccanalytics.plots._reads import COST_BREAKDOWN, COST_VS_UTILIZATION
 from ccanalytics.plots._style import (
     COLORS,
     COST_LABEL,
@@ -71,7 +72,7 @@ def cost_vs_utilization(
     """
     _require(
         pods,
-        ["cost", "status", "gpu_count", "gpu_util_mean", "gpu_util_max"],
+        COST_VS_UTILIZATION,
         "a pods frame (ccanalytics.pods_frame)",
     )
     if not 0 <= idle_threshold <= 100:
@@ -239,16 +240,7 @@ def cost_breakdown(
         raise ValueError(f"max_bars must be at least 2 (or None), got {max_bars}")
     _require(
         pods,
-        [
-            "cluster_id",
-            "cost",
-            "status",
-            "gpu_type",
-            "gpu_count",
-            "gpu_util_mean",
-            "gpu_util_max",
-            "cpu_util",
-        ],
+        COST_BREAKDOWN,
         "a pods frame (ccanalytics.pods_frame)",
     )
     if pods.empty or not pods["cost"].fillna(0.0).gt(0).any():

@@ -11,9 +11,10 @@ from typing import Final
 
 import pandas as pd
 
-from ccanalytics import plots
+from ccanalytics.plots._reads import COST_BREAKDOWN, COST_VS_UTILIZATION
+from ccanalytics.report._draw import Plot, figure
 from ccanalytics.report._findings import _Findings
-from ccanalytics.report._html import _figure, _note, _text
+from ccanalytics.report._html import _note, _text
 from ccanalytics.report._sections import _Report
 
 # Underscored names are for ``report``, not public API.
@@ -68,13 +69,13 @@ def _cost_chart(r: _Report, by: str, what: str) -> str:
             f" The {MAX_COST_BARS - 1} most expensive of {n_groups} {what}s; the last bar "
             "sums the others (every one is in the tables)."
         )
-    return _figure(
-        lambda ax: plots.cost_breakdown(
-            r.pods,
+    return figure(
+        Plot(
+            "cost_breakdown",
+            r.pods[list(COST_BREAKDOWN)],  # only what it reads: it is pickled to a worker
             by="cluster" if by == "cluster_id" else "gpu_type",
             idle_threshold=threshold,
             max_bars=MAX_COST_BARS,
-            ax=ax,
         ),
         (10.0, 1.4 + 0.45 * max(n_bars, 1)),
         f"Cost per hour by {what}",
@@ -98,8 +99,9 @@ def _waste(r: _Report) -> str:
         ]
         n_bars = min(len(wasting), MAX_COST_BARS)
         parts.append(
-            _figure(
-                lambda ax, frame=frame, by=by: plots.waste_breakdown(  # type: ignore[misc]
+            figure(
+                Plot(
+                    "waste_breakdown",
                     frame,
                     by=by,
                     total="cost_per_hour",
@@ -107,7 +109,6 @@ def _waste(r: _Report) -> str:
                     unused="unused_cost_per_hour",
                     unit="USD/h",
                     max_bars=MAX_COST_BARS,
-                    ax=ax,
                 ),
                 (10.0, 1.6 + 0.42 * max(n_bars, 1)),
                 f"Waste per hour by {what}",
@@ -119,8 +120,8 @@ def _waste(r: _Report) -> str:
 
 def _scatter(r: _Report) -> str:
     threshold = r.findings.idle_threshold
-    return _figure(
-        lambda ax: plots.cost_vs_utilization(r.pods, idle_threshold=threshold, ax=ax),
+    return figure(
+        Plot("cost_vs_utilization", r.pods[list(COST_VS_UTILIZATION)], idle_threshold=threshold),
         (10.0, 5.0),
         "Cost vs GPU utilization per pod",
         "One point per GPU pod. Points in the shaded band on the left are paid for "
@@ -130,20 +131,20 @@ def _scatter(r: _Report) -> str:
 
 def _one_cluster(r: _Report, cid: str, n_ranks: int) -> str:
     slow = r.findings.stragglers
+    pods = r.pods[r.pods["cluster_id"].eq(cid).fillna(False)]  # its rows: pickled to a worker
+    gpus = r.gpus[r.gpus["cluster_id"].eq(cid).fillna(False)]
     return "\n".join(
         [
             f"<h3>{_text(cid)}</h3>",
-            _figure(
-                lambda ax: plots.utilization_by_rank(
-                    r.pods, cluster_id=cid, stragglers=slow, ax=ax
-                ),
+            figure(
+                Plot("utilization_by_rank", pods, cluster_id=cid, stragglers=slow),
                 (10.0, 4.4),
                 f"{cid}: utilization by rank",
                 "Bars: mean GPU utilization per rank, with the range over its GPUs; "
                 "markers: CPU and memory. Straggling ranks are vermillion and hatched.",
             ),
-            _figure(
-                lambda ax: plots.gpu_heatmap(r.gpus, cluster_id=cid, ax=ax),
+            figure(
+                Plot("gpu_heatmap", gpus, cluster_id=cid),
                 (8.0, min(max(2.2 + 0.11 * n_ranks, 3.0), MAX_HEATMAP_HEIGHT)),
                 f"{cid}: utilization per GPU",
                 "One cell per GPU; a dark row is a rank lagging, a dark cell one GPU.",

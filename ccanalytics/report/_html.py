@@ -1,56 +1,29 @@
-"""The report's HTML: escaping, tables, figures as embedded PNG, the CSS and the page.
+"""The report's HTML: escaping, tables, cards, the CSS and the page.
 
 The pieces :func:`ccanalytics.report.render_report` assembles its page from.
-Every value from the frames goes through :func:`_text` (``html.escape``). Figures are
-drawn on a fresh ``Figure`` (no pyplot) and embedded as base64 PNG ``data:`` URIs and
-the CSS is inline, so the page refers to no external URL and opens offline.
+Every value from the frames goes through :func:`_text` (``html.escape``). Figures
+(:mod:`ccanalytics.report._draw`) are embedded as base64 PNG ``data:`` URIs and the
+CSS is inline, so the page refers to no external URL and opens offline.
 """
 
 from __future__ import annotations
 
-import base64
-import gc
 import html
-import multiprocessing
-import os
-import struct
-import threading
-import zlib
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Sequence
 from typing import Final
 
-import numpy as np
-import numpy.typing as npt
 import pandas as pd
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-
-from ccanalytics import plots
 
 # Underscored names are for ``report``, not public API.
 __all__ = [
-    "DPI",
-    "PIXEL_RATIO",
     "_cards",
     "_columns",
     "_details",
-    "_drawn_together",
-    "_figure",
-    "_fill_figures",
     "_note",
     "_page",
     "_table",
     "_text",
 ]
-
-#: CSS pixels per inch of a figure: the size it takes on the page.
-DPI: Final = 100
-#: Image pixels per CSS pixel: 2 makes the figures sharp on high-DPI ("retina") screens.
-PIXEL_RATIO: Final = 2
 
 
 def _text(value: object) -> str:
@@ -119,162 +92,6 @@ def _table(frame: pd.DataFrame, columns: Sequence[_Col], empty: str) -> str:
     return (
         f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
-    )
-
-
-def _png(draw: Callable[[Axes], object], size: tuple[float, float]) -> tuple[str, int, int] | None:
-    """Draw on a fresh figure and return it as base64 PNG and pixel size; ``None``: no data.
-
-    ``Figure`` directly, not ``pyplot``: no global figure registry, no backend
-    selection, safe in a cron job without a display and in threads.
-    """
-    figure = Figure(figsize=size, layout="constrained")
-    try:
-        draw(figure.add_subplot())
-    except plots.NoDataError:
-        return None
-    # Drawn at PIXEL_RATIO x the page size, shown at the page size: sharp on high-DPI screens.
-    # One draw, not ``savefig``: with a layout engine savefig draws the whole figure twice
-    # (once with rendering disabled, to lay it out), and its PNG encoder filters every row
-    # five ways; the pixels are the same (tests/report/test_report_png.py).
-    figure.dpi = DPI * PIXEL_RATIO
-    canvas = FigureCanvasAgg(figure)
-    canvas.draw()  # type: ignore[no-untyped-call]
-    png = _encode_png(np.asarray(canvas.buffer_rgba()))  # type: ignore[no-untyped-call]
-    width, height = (round(v * DPI) for v in size)
-    return base64.b64encode(png).decode("ascii"), width, height
-
-
-def _png_chunk(kind: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-
-def _encode_png(rgba: npt.NDArray[np.uint8]) -> bytes:
-    """``rgba`` (height x width x 4) as a lossless PNG: RGB when every pixel is opaque.
-
-    Every row is stored with the PNG "Up" filter (its difference from the row above,
-    mostly zeros in a chart), which compresses as well as adaptive filtering at a third
-    of the cost. No text chunks: the bytes depend only on the pixels.
-    """
-    height, width, _ = rgba.shape
-    opaque = bool((rgba[..., 3] == 255).all())
-    pixels = rgba[..., :3] if opaque else rgba
-    rows = np.ascontiguousarray(pixels).reshape(height, -1)
-    filtered = np.empty((height, rows.shape[1] + 1), dtype=np.uint8)
-    filtered[:, 0] = 2  # filter type "Up"; the first row's "above" is zeros
-    filtered[:1, 1:] = rows[:1]
-    np.subtract(rows[1:], rows[:-1], out=filtered[1:, 1:])  # modulo 256, as PNG wants
-    header = struct.pack(">IIBBBBB", width, height, 8, 2 if opaque else 6, 0, 0, 0)
-    return b"".join(
-        (
-            b"\x89PNG\r\n\x1a\n",
-            _png_chunk(b"IHDR", header),
-            _png_chunk(b"IDAT", zlib.compress(filtered.tobytes(), 6)),
-            _png_chunk(b"IEND", b""),
-        )
-    )
-
-
-#: A figure to draw: the drawing, its size in inches, its alt text and caption.
-_Job = tuple[Callable[[Axes], object], tuple[float, float], str, str]
-#: Figures of the page being rendered, drawn together at the end (see ``_drawn_together``).
-_pending: ContextVar[list[_Job] | None] = ContextVar("_pending", default=None)
-#: The jobs a forked worker draws: set before the pool forks, so children inherit them
-#: (closures cannot be pickled, a fork needs no pickling).
-_FORKED_JOBS: list[_Job] = []
-#: Figures below which a pool costs more than it saves (a fork and a worker's start).
-MIN_FIGURES_FOR_POOL: Final = 4
-
-
-def _placeholder(index: int) -> str:
-    return f"\x00figure {index}\x00"
-
-
-@contextmanager
-def _drawn_together() -> Iterator[list[_Job]]:
-    """Within this block ``_figure`` only notes its figure and returns a placeholder;
-    :func:`_fill_figures` then draws them all, on every core when it may."""
-    jobs: list[_Job] = []
-    token = _pending.set(jobs)
-    try:
-        yield jobs
-    finally:
-        _pending.reset(token)
-
-
-def _fill_figures(document: str, jobs: Sequence[_Job]) -> str:
-    """``document`` with each placeholder replaced by its drawn figure, in page order."""
-    for index, snippet in enumerate(_draw_all(jobs)):
-        document = document.replace(_placeholder(index), snippet, 1)
-    return document
-
-
-def _draw_all(jobs: Sequence[_Job]) -> list[str]:
-    """Every figure's HTML: in forked workers, one per core, when that is safe and worth it.
-
-    Drawing is CPU-bound Python holding the GIL, so threads would not help; forked
-    processes do (each inherits the frames, nothing is pickled but the PNG coming back).
-    Forking is only safe in a single-threaded process (a lock held by another thread
-    would stay held in the child), so with other threads running (an in-process sandbox,
-    a test server) the figures are drawn here, one after another. The bytes are the
-    same either way.
-    """
-    workers = min(len(os.sched_getaffinity(0)), len(jobs))
-    if (
-        workers < 2
-        or len(jobs) < MIN_FIGURES_FOR_POOL
-        or threading.active_count() > 1
-        or "fork" not in multiprocessing.get_all_start_methods()
-    ):
-        return [_figure_now(*job) for job in jobs]
-    global _FORKED_JOBS
-    _FORKED_JOBS = list(jobs)
-    # Largest first (the figure's area stands for its cost), so that no worker is left
-    # with a big figure at the end while the other idles; the page order is restored below.
-    order = sorted(range(len(jobs)), key=lambda i: -jobs[i][1][0] * jobs[i][1][1])
-    drawn: dict[int, str] = {}
-    try:
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            # The parent's objects frozen while the pool forks: the workers' collections
-            # then skip them (no pass over the frames, no copy-on-write of their pages).
-            gc.freeze()
-            try:
-                futures = {pool.submit(_draw_forked, i): i for i in order}
-            finally:
-                gc.unfreeze()
-            for future, index in futures.items():
-                drawn[index] = future.result()
-    finally:
-        _FORKED_JOBS = []
-    return [drawn[i] for i in range(len(jobs))]
-
-
-def _draw_forked(index: int) -> str:
-    return _figure_now(*_FORKED_JOBS[index])
-
-
-def _figure(
-    draw: Callable[[Axes], object], size: tuple[float, float], alt: str, caption: str
-) -> str:
-    """The figure's HTML, or, while a page is rendered, a placeholder for it."""
-    jobs = _pending.get()
-    if jobs is None:
-        return _figure_now(draw, size, alt, caption)
-    jobs.append((draw, size, alt, caption))
-    return _placeholder(len(jobs) - 1)
-
-
-def _figure_now(
-    draw: Callable[[Axes], object], size: tuple[float, float], alt: str, caption: str
-) -> str:
-    image = _png(draw, size)
-    if image is None:
-        return f'<p class="empty">{_text(alt)}: no data to draw.</p>'
-    data, width, height = image
-    return (
-        f'<figure><img src="data:image/png;base64,{data}" width="{width}" height="{height}" '
-        f'alt="{_text(alt)}"><figcaption>{_text(caption)}</figcaption></figure>'
     )
 
 

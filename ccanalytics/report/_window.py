@@ -17,10 +17,10 @@ from typing import Any
 
 import pandas as pd
 
-from ccanalytics import plots
 from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
 from ccanalytics.history._check import describe_duration
-from ccanalytics.report._html import _Card, _columns, _figure, _table, _text
+from ccanalytics.report._draw import Plot, figure
+from ccanalytics.report._html import _Card, _columns, _table, _text
 
 __all__ = [
     "WindowFindings",
@@ -327,31 +327,34 @@ def render_window_section(f: WindowFindings) -> str:
             ),
             "No pod was idle in the window.",
         ),
-        _figure(
-            lambda ax: plots.waste_breakdown(f.by_cluster, ax=ax),
+        figure(
+            Plot("waste_breakdown", f.by_cluster),
             (10.0, 1.6 + 0.42 * max(int(_wasting(f.by_cluster)), 1)),
             f"Waste by cluster over the last {span}",
             "Only what was wasted, most first: idle GPU pods (hatched), then the rest of "
             "the unused capacity of pods in use; beside each bar, its share of the spend.",
         ),
-        _figure(
-            lambda ax: plots.utilization_over_time(f.utilization, ax=ax),
+        figure(
+            Plot("utilization_over_time", f.utilization),
             (10.0, 4.2),
             f"GPU utilization over the last {span}",
             "Mean GPU utilization per cluster; a gap is time no snapshot covered.",
         ),
-        _figure(
-            lambda ax: plots.idle_cost_by_day(f.by_day, ax=ax),
+        figure(
+            Plot("idle_cost_by_day", f.by_day),
             (10.0, 4.0),
             "Idle and unused cost per day",
             "Each UTC day's spend in the window: idle pods, unused capacity, the rest.",
         ),
     ]
-    for cluster_id in dict.fromkeys(f.rank_utilization["cluster_id"].astype(str)):
+    ranks = f.rank_utilization
+    for cluster_id in dict.fromkeys(ranks["cluster_id"].astype(str)):
         parts.append(
-            _figure(
-                lambda ax, cid=cluster_id: plots.rank_time_heatmap(  # type: ignore[misc]
-                    f.rank_utilization, cluster_id=cid, ax=ax
+            figure(
+                Plot(
+                    "rank_time_heatmap",
+                    ranks[ranks["cluster_id"].astype(str).eq(cluster_id)],  # pickled to a worker
+                    cluster_id=cluster_id,
                 ),
                 (10.0, 5.0),
                 f"{cluster_id}: ranks over time",

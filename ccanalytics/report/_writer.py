@@ -21,8 +21,9 @@ names, which the report does not show either) and the API key never leaves the
 client. Every piece of text from the API is HTML-escaped.
 
 Where things are: the findings and their sentences in ``_findings``, one function per
-section in ``_sections`` and ``_figures``, the HTML building blocks in ``_html``, and
-output checks and atomic writes in ``_output``; this module puts them together.
+section in ``_sections`` and ``_figures``, the HTML building blocks in ``_html``, the
+figures' drawing in ``_draw``, and output checks and atomic writes in ``_output``; this
+module puts them together.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
 # Defined with every other exception; importable from here and from ``report`` as before.
 from ccanalytics.errors import CCAnalyticsError, ReportLoadError as ReportLoadError
 from ccanalytics.report._actions import live_actions, ranked, render_first_screen, window_actions
+from ccanalytics.report._draw import DPI as DPI, Drawers, drawn_together, fill_figures
 
 # The ``X as X`` names moved with their concept; re-exported so they stay importable here.
 from ccanalytics.report._figures import MAX_RANK_PLOTS as MAX_RANK_PLOTS, _plots
@@ -51,7 +53,7 @@ from ccanalytics.report._findings import (
     _findings,
     _sentences,
 )
-from ccanalytics.report._html import DPI as DPI, _drawn_together, _fill_figures, _page
+from ccanalytics.report._html import _page
 from ccanalytics.report._output import (
     ReportOutputError as ReportOutputError,
     _check_csv_dir,
@@ -180,6 +182,7 @@ def _render(
     sections: Sequence[_Section] = SECTIONS,
     *,
     budget: str = "",
+    drawers: Drawers | None = None,
 ) -> str:
     """The page: the header, the first screen, each section in order, then the footer.
 
@@ -189,7 +192,8 @@ def _render(
     then are not repeated below). An empty section is left out. Another section is a
     function of one ``_Report``: pass ``sections`` with it inserted where it belongs.
     ``budget``: the budget status of a policy (:mod:`ccanalytics.report._budget`), which
-    opens the page when given.
+    opens the page when given. ``drawers``: the workers that draw the figures, started
+    before the data was loaded (:class:`~ccanalytics.report._draw.Drawers`).
     """
     if window is None:
         first = render_first_screen(
@@ -201,12 +205,13 @@ def _render(
         from ccanalytics.report import _window
 
         first = render_first_screen(_window.window_cards(window), ranked(window_actions(window)))
-    with _drawn_together() as figures:
+    with drawn_together() as figures:
         if window is not None:
             window_html = _window.render_window_section(window)
         parts = [section(report) for section in sections]
     parts[1:1] = [budget, first, window_html]  # the sections open with the header
-    return _fill_figures(_page(report.title, [p for p in parts if p] + [_FOOTER]), figures)
+    page = _page(report.title, [p for p in parts if p] + [_FOOTER])
+    return fill_figures(page, figures, drawers)
 
 
 def _summary_text(
@@ -329,32 +334,34 @@ def write_report(
         raise ValueError("a window needs a store (store=...)")
     if policy is not None and store is None:
         raise ValueError("a policy is judged over a store (store=...)")
-    over, budget_html = None, ""
-    window_text: list[str] = []
-    if store is not None and policy is not None:
-        from ccanalytics.report._budget import budget_section
+    # The figures' workers start first: they import matplotlib while the data loads.
+    with Drawers() as drawers:
+        over, budget_html = None, ""
+        window_text: list[str] = []
+        if store is not None and policy is not None:
+            from ccanalytics.report._budget import budget_section
 
-        budget_html, window_text = budget_section(store, policy)
-    if store is not None:
-        from ccanalytics.report import _window
+            budget_html, window_text = budget_section(store, policy)
+        if store is not None:
+            from ccanalytics.report import _window
 
-        span = pd.Timedelta(window if window is not None else "24h").to_pytimedelta()
-        over = _window.window_findings(store, span, idle_threshold=idle_threshold)
-        window_text = [*window_text, *_window.window_sentences(over)]
+            span = pd.Timedelta(window if window is not None else "24h").to_pytimedelta()
+            over = _window.window_findings(store, span, idle_threshold=idle_threshold)
+            window_text = [*window_text, *_window.window_sentences(over)]
 
-    pods, gpus, failed = _load(ids, client, errors)
-    findings = _findings(pods, idle_threshold, {cid: str(err) for cid, err in failed.items()})
-    generated = now if now is not None else datetime.now(UTC)
-    report = _Report(pods, gpus, findings, title, generated, ids, max_rank_plots)
-    document = _render(report, over, budget=budget_html)
-    if csv_target is not None:
-        _write_csvs(csv_target, pods, gpus, findings)
-    if target is None:
-        sys.stdout.write(document)
-    else:
-        _write_atomic(target, document)
-    summary = _summary_text(findings, os.fspath(output), failed)
-    return ReportSummary(" ".join([*window_text, summary]), failed) if window_text else summary
+        pods, gpus, failed = _load(ids, client, errors)
+        findings = _findings(pods, idle_threshold, {cid: str(err) for cid, err in failed.items()})
+        generated = now if now is not None else datetime.now(UTC)
+        report = _Report(pods, gpus, findings, title, generated, ids, max_rank_plots)
+        document = _render(report, over, budget=budget_html, drawers=drawers)
+        if csv_target is not None:
+            _write_csvs(csv_target, pods, gpus, findings)
+        if target is None:
+            sys.stdout.write(document)
+        else:
+            _write_atomic(target, document)
+        summary = _summary_text(findings, os.fspath(output), failed)
+        return ReportSummary(" ".join([*window_text, summary]), failed) if window_text else summary
 
 
 def _write_csvs(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -15,8 +17,9 @@ matplotlib.use("Agg")
 import pandas as pd
 import pytest
 
+import ccanalytics
 from ccanalytics.frames import gpus_frame, pods_frame
-from ccanalytics.report import _html, render_report
+from ccanalytics.report import _draw, render_report
 from ccanalytics.sandbox import SandboxApp
 
 _RENDER = textwrap.dedent(
@@ -41,7 +44,7 @@ def test_the_pool_draws_the_same_bytes_as_one_by_one(monkeypatch: pytest.MonkeyP
     clusters = SandboxApp().data.clusters
     pods = pd.concat([pods_frame(p, cluster_id=c) for c, p in clusters.items()], ignore_index=True)
     gpus = pd.concat([gpus_frame(p, cluster_id=c) for c, p in clusters.items()], ignore_index=True)
-    monkeypatch.setattr(_html, "MIN_FIGURES_FOR_POOL", 10**6)  # one by one, here
+    monkeypatch.setattr(_draw, "MIN_FIGURES_FOR_POOL", 10**6)  # one by one, here
     serial = hashlib.sha256(render_report(pods, gpus).encode()).hexdigest()
     pooled = subprocess.run(
         [sys.executable, "-c", _RENDER],
@@ -53,6 +56,10 @@ def test_the_pool_draws_the_same_bytes_as_one_by_one(monkeypatch: pytest.MonkeyP
     assert pooled == serial
 
 
+def _line(ax: object) -> None:
+    ax.plot([0, 1])  # type: ignore[attr-defined]
+
+
 def test_with_other_threads_running_figures_are_drawn_here() -> None:
     import threading
 
@@ -60,8 +67,64 @@ def test_with_other_threads_running_figures_are_drawn_here() -> None:
     thread = threading.Thread(target=stop.wait)
     thread.start()
     try:
-        drawn = _html._draw_all([(lambda ax: ax.plot([0, 1]), (2.0, 1.0), "a", "b")] * 5)
+        drawers = _draw.Drawers()
+        assert drawers._pool is None  # a fork now could copy a lock the thread holds
+        drawn = drawers.draw([_draw._Job(_line, (2.0, 1.0), "a", "b")] * 5)
     finally:
         stop.set()
         thread.join()
     assert len(drawn) == 5 and all(d.startswith("<figure>") for d in drawn)
+
+
+_WRITE = textwrap.dedent(
+    """
+    import json, sys, threading
+    from ccanalytics.report import _draw, _writer, write_report
+    started = []
+    start, load = _draw.Drawers.__init__, _writer._load
+    def spy(self, expected=None):
+        start(self, expected)
+        started.append(["workers" if self._pool else "none", "matplotlib" in sys.modules])
+    def loading(*args):
+        started.append("load")
+        return load(*args)
+    _draw.Drawers.__init__, _writer._load = spy, loading
+    assert threading.active_count() == 1
+    write_report(sys.argv[1].split(","), sys.argv[2])
+    print(json.dumps({"started": started, "matplotlib": "matplotlib" in sys.modules}))
+    """
+)
+
+
+def _images(document: str) -> list[str]:
+    return re.findall(r'<img src="data:image/png;base64,([^"]+)"', document)
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one core: no pool to compare")
+def test_write_report_draws_in_workers_started_before_the_load(sandbox, tmp_path) -> None:
+    """The workers are forked before anything is loaded, while the process is single-
+    threaded, and draw every figure: the process itself never imports matplotlib, and
+    the images are those drawn here, one by one (threads running: no pool)."""
+    from ccanalytics.sandbox import FULL_ACCESS_KEY
+
+    ids = sorted(sandbox.app.data.clusters)
+    out = tmp_path / "report.html"
+    env = {
+        **os.environ,
+        "MPLBACKEND": "Agg",
+        "CCANALYTICS_BASE_URL": sandbox.url,
+        "CCANALYTICS_API_KEY": FULL_ACCESS_KEY,
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _WRITE, ",".join(ids), str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    seen = json.loads(done.stdout)
+    assert seen == {"started": [["workers", False], "load"], "matplotlib": False}
+    with sandbox.client() as client:
+        pods, gpus = ccanalytics.load_cluster_frames(ids, client=client)
+    here = render_report(pods, gpus, cluster_ids=ids)
+    assert _images(out.read_text()) == _images(here) and len(_images(here)) >= 10

@@ -15,7 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from PIL import Image
 
-from ccanalytics.report import _html
+from ccanalytics.report import _draw
 
 
 def _chart(ax: Axes) -> None:
@@ -33,13 +33,13 @@ def _pixels(png: bytes) -> np.ndarray:
 
 def test_a_figure_has_the_pixels_savefig_draws() -> None:
     size = (6.0, 3.5)
-    drawn = _html._png(_chart, size)
+    drawn = _draw._png(_chart, size)
     assert drawn is not None
     data, width, height = drawn
     figure = Figure(figsize=size, layout="constrained")
     _chart(figure.add_subplot())
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=_html.DPI * _html.PIXEL_RATIO)
+    figure.savefig(buffer, format="png", dpi=_draw.DPI * _draw.PIXEL_RATIO)
     ours, theirs = _pixels(base64.b64decode(data)), _pixels(buffer.getvalue())
     assert ours.shape == theirs.shape == (height * 2, width * 2, 4)
     assert np.array_equal(ours, theirs)
@@ -50,6 +50,6 @@ def test_the_encoding_is_lossless_rgb_only_when_opaque(opaque: bool) -> None:
     rng = np.random.default_rng(7)
     rgba = rng.integers(0, 256, size=(37, 53, 4), dtype=np.uint8)
     rgba[..., 3] = 255 if opaque else rng.integers(0, 256, size=(37, 53), dtype=np.uint8)
-    png = _html._encode_png(rgba)
+    png = _draw._encode_png(rgba)
     assert Image.open(io.BytesIO(png)).mode == ("RGB" if opaque else "RGBA")
     assert np.array_equal(_pixels(png), rgba)

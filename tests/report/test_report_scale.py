@@ -7,8 +7,8 @@ import pytest
 
 from ccanalytics.frames import gpus_frame, pods_frame
 from ccanalytics.report import render_report
+from ccanalytics.report._draw import DPI
 from ccanalytics.report._figures import MAX_COST_BARS, MAX_NAMED_UNDRAWN
-from ccanalytics.report._html import DPI
 from ccanalytics.sandbox import make_cluster_pods
 
 CLUSTERS = 60

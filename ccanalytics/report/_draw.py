@@ -1,0 +1,283 @@
+"""The report's figures: what to draw, drawing it as an embedded PNG, on every core.
+
+A figure is a :class:`Plot` (a :mod:`ccanalytics.plots` function by name and the
+arguments it takes, all picklable) with its size, alt text and caption. While a page
+is rendered (:func:`drawn_together`), :func:`figure` only notes it and leaves a
+placeholder; :func:`fill_figures` then draws them all.
+
+Where they are drawn (the bytes are the same either way, tested):
+
+- in :class:`Drawers`, worker processes started before the report loads anything.
+  They are forked while the process is still single-threaded (so no lock held by
+  another thread is copied into them) and import matplotlib and draw a first figure
+  while the parent loads the fleet on the other core, so the parent never imports
+  matplotlib. A plot reaches them pickled, which is why a fleet-wide plot is sent
+  only the columns it reads (:mod:`ccanalytics.plots._reads`) and a plot of one
+  cluster only that cluster's rows. Drawing is CPU-bound Python holding the GIL, so
+  threads would not help.
+- here, one after another, when workers cannot be forked safely (other threads
+  running: an in-process sandbox, Jupyter) or would not pay for themselves.
+
+The PNG is encoded here (:func:`_encode_png`): one draw of the figure on a
+``FigureCanvasAgg``, "Up"-filtered rows, no metadata.
+"""
+
+from __future__ import annotations
+
+import base64
+import multiprocessing
+import os
+import signal
+import struct
+import threading
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from ccanalytics.errors import NoDataError
+from ccanalytics.report._html import _text
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+# Underscored names are for ``report``, not public API.
+__all__ = [
+    "DPI",
+    "PIXEL_RATIO",
+    "Drawers",
+    "Plot",
+    "drawn_together",
+    "figure",
+    "fill_figures",
+]
+
+#: CSS pixels per inch of a figure: the size it takes on the page.
+DPI: Final = 100
+#: Image pixels per CSS pixel: 2 makes the figures sharp on high-DPI ("retina") screens.
+PIXEL_RATIO: Final = 2
+#: Figures below which workers cost more than they save (forks and their start).
+MIN_FIGURES_FOR_POOL: Final = 4
+
+PlotName = Literal[
+    "cost_breakdown",
+    "cost_vs_utilization",
+    "gpu_heatmap",
+    "idle_cost_by_day",
+    "rank_time_heatmap",
+    "utilization_by_rank",
+    "utilization_over_time",
+    "waste_breakdown",
+]
+
+
+class Plot:
+    """A :mod:`ccanalytics.plots` function by name, with its arguments but ``ax``.
+
+    Picklable as long as its arguments are (frames, strings, numbers), unlike a
+    closure: a worker process can be sent one.
+    """
+
+    def __init__(self, name: PlotName, *args: Any, **kwargs: Any) -> None:
+        self.name, self.args, self.kwargs = name, args, kwargs
+
+    def __call__(self, ax: Axes) -> object:
+        from ccanalytics import plots
+
+        return getattr(plots, self.name)(*self.args, ax=ax, **self.kwargs)
+
+
+class _Job(NamedTuple):
+    """A figure to draw: the plot, its size in inches, its alt text and caption."""
+
+    plot: Callable[[Axes], object]  # a Plot, whenever it may go to a worker
+    size: tuple[float, float]
+    alt: str
+    caption: str
+
+
+#: Figures of the page being rendered, drawn together at the end (see ``drawn_together``).
+_pending: ContextVar[list[_Job] | None] = ContextVar("_pending", default=None)
+
+
+def _placeholder(index: int) -> str:
+    return f"\x00figure {index}\x00"
+
+
+def figure(plot: Plot, size: tuple[float, float], alt: str, caption: str) -> str:
+    """The figure's HTML, or, while a page is rendered, a placeholder for it."""
+    jobs = _pending.get()
+    if jobs is None:
+        return _figure_now(_Job(plot, size, alt, caption))
+    jobs.append(_Job(plot, size, alt, caption))
+    return _placeholder(len(jobs) - 1)
+
+
+@contextmanager
+def drawn_together() -> Iterator[list[_Job]]:
+    """Within this block :func:`figure` only notes its figure and returns a placeholder;
+    :func:`fill_figures` then draws them all, on every core when it may."""
+    jobs: list[_Job] = []
+    token = _pending.set(jobs)
+    try:
+        yield jobs
+    finally:
+        _pending.reset(token)
+
+
+def fill_figures(document: str, jobs: Sequence[_Job], drawers: Drawers | None = None) -> str:
+    """``document`` with each placeholder replaced by its drawn figure, in page order.
+
+    ``drawers``: workers started earlier (:class:`Drawers`); ``None`` starts them now
+    when that is safe and worth it.
+    """
+    if drawers is None:
+        with Drawers(len(jobs)) as own:
+            return fill_figures(document, jobs, own)
+    for index, snippet in enumerate(drawers.draw(jobs)):
+        document = document.replace(_placeholder(index), snippet, 1)
+    return document
+
+
+class Drawers:
+    """Worker processes, one per core, that draw figures; none where unsafe or not worth it.
+
+    Start them as early as possible (before loading anything: see the module
+    docstring), use :meth:`draw` once, and close them (a context manager).
+    ``expected``: how many figures will be drawn, if known.
+    """
+
+    def __init__(self, expected: int | None = None) -> None:
+        workers = len(os.sched_getaffinity(0))
+        self._pool: ProcessPoolExecutor | None = None
+        if (
+            workers < 2
+            or (expected is not None and expected < MIN_FIGURES_FOR_POOL)
+            or threading.active_count() > 1
+            or "fork" not in multiprocessing.get_all_start_methods()
+        ):
+            return
+        self._pool = ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=_warm_up,
+        )
+        # Forked now, at the first submit, while this process has no other thread.
+        self._pool.submit(int)
+
+    def __enter__(self) -> Drawers:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def draw(self, jobs: Sequence[_Job]) -> list[str]:
+        """Every figure's HTML, in order: by the workers, or here without them."""
+        if self._pool is None or len(jobs) < MIN_FIGURES_FOR_POOL:
+            return [_figure_now(job) for job in jobs]
+        # Largest first (the figure's area stands for its cost), so that no worker is
+        # left with a big figure at the end while the other idles.
+        order = sorted(range(len(jobs)), key=lambda i: -jobs[i].size[0] * jobs[i].size[1])
+        futures: dict[int, Future[str]] = {
+            i: self._pool.submit(_figure_now, jobs[i]) for i in order
+        }
+        try:
+            return [futures[i].result() for i in range(len(jobs))]
+        except BrokenProcessPool:
+            # A worker died (killed, out of memory): the figures are drawn here instead.
+            self.close()
+            return [_figure_now(job) for job in jobs]
+
+
+def _warm_up() -> None:
+    """A worker's start: Ctrl-C is the parent's to handle (which then stops the pool),
+    and matplotlib is imported and its fonts loaded while the parent loads the data."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _png(_warm_up_plot, (1.0, 1.0))
+
+
+def _warm_up_plot(ax: Axes) -> None:
+    ax.set_title("warm-up")
+    ax.plot([0, 1])
+
+
+def _figure_now(job: _Job) -> str:
+    image = _png(job.plot, job.size)
+    if image is None:
+        return f'<p class="empty">{_text(job.alt)}: no data to draw.</p>'
+    data, width, height = image
+    return (
+        f'<figure><img src="data:image/png;base64,{data}" width="{width}" height="{height}" '
+        f'alt="{_text(job.alt)}"><figcaption>{_text(job.caption)}</figcaption></figure>'
+    )
+
+
+def _png(draw: Callable[[Axes], object], size: tuple[float, float]) -> tuple[str, int, int] | None:
+    """Draw on a fresh figure and return it as base64 PNG and pixel size; ``None``: no data.
+
+    ``draw`` is called with the axes. ``Figure`` directly, not ``pyplot``: no global
+    figure registry, no backend selection, safe in a cron job without a display.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=size, layout="constrained")
+    try:
+        draw(figure.add_subplot())
+    except NoDataError:
+        return None
+    # Drawn at PIXEL_RATIO x the page size, shown at the page size: sharp on high-DPI screens.
+    # One draw, not ``savefig``: with a layout engine savefig draws the whole figure twice
+    # (once with rendering disabled, to lay it out), and its PNG encoder filters every row
+    # five ways; the pixels are the same (tests/report/test_report_png.py).
+    figure.dpi = DPI * PIXEL_RATIO
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()  # type: ignore[no-untyped-call]
+    png = _encode_png(np.asarray(canvas.buffer_rgba()))  # type: ignore[no-untyped-call]
+    width, height = (round(v * DPI) for v in size)
+    return base64.b64encode(png).decode("ascii"), width, height
+
+
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def _encode_png(rgba: npt.NDArray[np.uint8]) -> bytes:
+    """``rgba`` (height x width x 4) as a lossless PNG: RGB when every pixel is opaque.
+
+    Every row is stored with the PNG "Up" filter (its difference from the row above,
+    mostly zeros in a chart), which compresses as well as adaptive filtering at a third
+    of the cost. No text chunks: the bytes depend only on the pixels.
+    """
+    height, width, _ = rgba.shape
+    opaque = bool((rgba[..., 3] == 255).all())
+    pixels = rgba[..., :3] if opaque else rgba
+    channels = pixels.shape[2]
+    # Each row: the filter type byte, then the row's bytes minus the row above's
+    # (modulo 256, as PNG wants; the first row's "above" is zeros). Written straight
+    # from the strided pixels into the buffer zlib reads: no intermediate copy.
+    filtered = np.empty((height, 1 + width * channels), dtype=np.uint8)
+    filtered[:, 0] = 2  # filter type "Up"
+    rows = filtered[:, 1:].reshape(height, width, channels)
+    rows[:1] = pixels[:1]
+    np.subtract(pixels[1:], pixels[:-1], out=rows[1:])
+    header = struct.pack(">IIBBBBB", width, height, 8, 2 if opaque else 6, 0, 0, 0)
+    return b"".join(
+        (
+            b"\x89PNG\r\n\x1a\n",
+            _png_chunk(b"IHDR", header),
+            _png_chunk(b"IDAT", zlib.compress(filtered.data, 6)),
+            _png_chunk(b"IEND", b""),
+        )
+    )
