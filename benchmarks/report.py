@@ -1,7 +1,8 @@
 """Figure 5: ``ccanalytics report`` on 500 clusters x 100 pods, whole process.
 
-Target (issue 16): <= 6 s for the whole process, against a loopback sandbox with those
-clusters and no rate limits, with an output that stays readable (charts capped).
+Target (issues 16, 19.10, 25.7): <= 6 s for the whole process on this 2-core machine,
+against a loopback sandbox with those clusters and no rate limits, with an output that
+stays readable (charts capped).
 
 Baselines, run interleaved with it in the same session:
 
@@ -10,53 +11,18 @@ Baselines, run interleaved with it in the same session:
   before it can say anything. ``report / load`` is the cost of the analysis, the
   figures and the file, as a multiple of the load;
 - **the small report**: the same command on the sandbox's own fleet (7 clusters,
-  70 pods): how the report's time grows from a small fleet to a large one (its fixed
-  part being imports and the figures that do not grow with the fleet).
+  70 pods): the report's fixed part (imports, the figures that do not grow).
 
-A run on the shared 2-core machine (12:25 UTC, after the other sessions' load fell):
-report 19.96 s wall, load alone 14.10 s (1.42x), 7-cluster report 5.32 s; CPU time of
-one run: report 11.3 s, load alone 6.3 s. Target MISSED, and why:
-
-- the load alone is over the budget: ~6.3 s of client CPU for 50,000 pods, most of it
-  per cluster (``pods_frame`` + ``gpus_frame`` + the ``observed_at`` stamp on 500
-  frames of 100 pods, ~20 ms each, then ``concat``), against ~2 s for the same pods
-  framed in one call; the rest of the wall time is the sandbox serialising 500
-  listings in Python in this process (14.1 s wall for 6.3 s of client CPU);
-- the report's own part is ~4.5 s of CPU: the figures (15 PNGs at 2x for high-DPI
-  screens: the 6 clusters drawn rank by rank cost ~0.45 s each, the fleet charts
-  ~0.7 s together); findings and tables are ~0.1 s (vectorised, computed once).
-
-Issue 19.10 (16:20 UTC, the machine loaded by seven other sessions, load average 3):
-the figures (now 17, with the two waste charts) are drawn together at the end of the
-render, in forked workers, one per core (``report._html._draw_all``; threads would not
-help, drawing holds the GIL). Their CPU time measured one by one: 3.8 s (0.2-0.3 s
-each). Rendering 500 x 100 in process, interleaved: one by one 4.27 s / 3.26 s,
-on both cores 3.84 s / 2.91 s (about 10 % faster on this busy machine; on a quiet
-2-core machine the figures' wall time should halve, -1.9 s). Whole process: report
-11.62 s, load alone 5.09 s (2.28x), 7-cluster report 3.51 s; CPU of one run: report
-9.32 s, load alone 4.23 s. Target still MISSED on this busy machine; the remaining
-lever is the load's per-cluster framing (the ``client`` session frames all listings
-in one call in ``frames/_loader.py``).
-
-2026-11-25, 16:05-17:00 UTC (the machine shared with other sessions' test runs, load
-average 5-8: every wall time below is about 2.5x a quiet one). Profiled: of the 17
-figures' ~4.2 s of CPU, ~0.4 s was savefig drawing each figure a second time (with
-rendering disabled, to lay it out) and ~0.87 s PIL's PNG encoder (five filters tried
-per row); a further 0.3-0.6 s went after the last line of Python, in the interpreter's
-finalization (cyclic GC passes over everything pandas, pyarrow and matplotlib left).
-Taken: one draw on a ``FigureCanvasAgg`` and our own PNG ("Up"-filtered rows, RGB when
-opaque: 0.55 s, pixel-identical, HTML 2.18 -> 1.98 MB), the largest figures first in
-the pool, and ``gc.freeze`` at exit in ``ccanalytics report``. Measured and rejected:
-a cached font-height hook for matplotlib's text layout (no gain outside the profiler),
-pre-warmed workers forked before the load (matplotlib's import and the first figure
-are only ~0.4 s, and pickling the frames to them costs as much), zlib level 1 or RLE
-(faster by 0.2 s of CPU but 25-150 % larger images). An interleaved A/B of the whole
-``ccanalytics report`` process, 5 runs each on this busy machine: CPU (all processes)
-median 9.74 s before, 7.99 s after; wall medians 19.2 s and 18.2 s (noise). Three
-``python benchmarks/run.py report`` runs: report 16.06 / 15.32 / 16.60 s, load alone
-7.07 / 7.99 / 8.33 s (2.27x / 1.92x / 1.99x; 2.14x in a run before these changes at
-the same load). Target MISSED on this busy machine; on a quiet one the CPU saved
-should bring the 6.4-6.8 s measured before to around 6 s, to be confirmed there.
+Where the time goes (profiled, 2026-11-25): the load is ~2.4 s of client CPU on a quiet
+machine (HTTP ~0.6 s, framing 50,000 pods and 400,000 GPU rows ~1.1 s in one pass,
+collections, asyncio), the analysis ~0.2 s, and 17 figures ~3.1-3.4 s of CPU at 2x
+DPI (constrained layout ~10 % of it, PNG encoding ~15 %). What the report does about
+it: one pass of framing for the whole fleet (``frames._build.FleetFrames``); the
+objects older than the load frozen out of its collections; each figure drawn once on
+a ``FigureCanvasAgg`` and encoded by our own "Up"-filter PNG writer; the figures drawn
+by one worker per core, forked before the load so that they import matplotlib while
+the parent loads (the report process never imports it) and sent only what each figure
+reads; ``gc.freeze`` at exit (the interpreter's last collections).
 """
 
 from __future__ import annotations
