@@ -189,10 +189,10 @@ class Drawers:
         # Largest first (the figure's area stands for its cost), so that no worker is
         # left with a big figure at the end while the other idles.
         order = sorted(range(len(jobs)), key=lambda i: -jobs[i].size[0] * jobs[i].size[1])
-        futures: dict[int, Future[str]] = {
-            i: self._pool.submit(_figure_now, jobs[i]) for i in order
-        }
         try:
+            futures: dict[int, Future[str]] = {
+                i: self._pool.submit(_figure_now, jobs[i]) for i in order
+            }
             return [futures[i].result() for i in range(len(jobs))]
         except BrokenProcessPool:
             # A worker died (killed, out of memory): the figures are drawn here instead.

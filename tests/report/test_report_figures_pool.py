@@ -128,3 +128,19 @@ def test_write_report_draws_in_workers_started_before_the_load(sandbox, tmp_path
         pods, gpus = ccanalytics.load_cluster_frames(ids, client=client)
     here = render_report(pods, gpus, cluster_ids=ids)
     assert _images(out.read_text()) == _images(here) and len(_images(here)) >= 10
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one core: no pool")
+def test_a_worker_that_dies_leaves_the_figures_to_be_drawn_here() -> None:
+    """A killed worker (the OOM killer, a signal) costs time, not the report."""
+    import signal
+    import threading
+
+    if threading.active_count() > 1:
+        pytest.skip("other threads running: no pool to break")
+    with _draw.Drawers() as drawers:
+        assert drawers._pool is not None
+        for pid in list(drawers._pool._processes):
+            os.kill(pid, signal.SIGKILL)
+        drawn = drawers.draw([_draw._Job(_line, (2.0, 1.0), "a", "b")] * 5)
+    assert len(drawn) == 5 and all(d.startswith("<figure>") for d in drawn)
