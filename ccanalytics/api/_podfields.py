@@ -173,9 +173,9 @@ POD_TABLE: Final[tuple[PodField, ...]] = (
     PodField("runtime_ports", "runtime.ports[]", _I, "", "port mappings", read="count"),
     PodField("env_vars", "env", _S, "", "environment variable NAMES", read="names", value=_ENV),
     PodField("actions", "actions[]", _S, "", "the transitions valid now", read="join", value=_ANY),
+    PodField("network_volume_paths", "mounts.network[].path", _S, "", "", read="join"),
     # The document's fields that no column reads: the model declares them all the same.
     PodField("", "args", "", "", "the container's arguments", value="str"),
-    PodField("", "mounts.network[].path", "", "", "where the volume is mounted", value="str"),
     PodField("", "ssh.proxy.username", "", "", "", value="str"),
     PodField("", "ssh.proxy.command", "", "", "", value="str"),
     PodField("", "ssh.direct.username", "", "", "", value="str"),

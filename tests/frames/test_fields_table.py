@@ -33,7 +33,6 @@ from ccanalytics.sandbox import make_data
 #: Paths of the document's Pod that are deliberately not columns, and why.
 NOT_COLUMNS = {
     "args": "command lines often carry tokens",
-    "mounts.network[].path": "where a volume is mounted, not which one",
     "ssh.proxy.username": "an opaque routing token",
     "ssh.proxy.command": "ssh.proxy.host and port, as a command",
     "ssh.direct.username": "a user name: ssh.direct.host and port say where",
