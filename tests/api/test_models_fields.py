@@ -59,7 +59,7 @@ def _declared_paths(model: type[BaseModel], prefix: str = "") -> set[str]:
 
 
 def test_every_path_the_frames_read_is_a_field_of_pod() -> None:
-    """The pods frame's table and the Pod model agree (the model is not derived from it)."""
+    """The pods frame's columns and the Pod model agree (both come from POD_TABLE)."""
     declared = _declared_paths(Pod)
     assert {"cost", "runtime.gpus[].util", "mounts.network[].volumeId", "env"} <= declared
     undeclared = {f.path for f in POD_FIELDS} - declared

@@ -33,7 +33,6 @@ from ccanalytics.sandbox import make_data
 #: Paths of the document's Pod that are deliberately not columns, and why.
 NOT_COLUMNS = {
     "args": "command lines often carry tokens",
-    "mounts.network[].path": "where a volume is mounted, not which one",
     "ssh.proxy.username": "an opaque routing token",
     "ssh.proxy.command": "ssh.proxy.host and port, as a command",
     "ssh.direct.username": "a user name: ssh.direct.host and port say where",
@@ -150,11 +149,11 @@ def test_the_sandbox_serves_every_table_path(path: str) -> None:
 _ONE_MORE_LINE = """
 import importlib.util, json, pathlib, sys
 
-# _columns.py as it would read with a line added at the end of POD_FIELDS, imported
-# in place of the real one before anything derives from it.
-spec = importlib.util.find_spec("ccanalytics.frames._columns")
+# The pod field table as it would read with a line added after its last column,
+# imported in place of the real one before anything derives from it.
+spec = importlib.util.find_spec("ccanalytics.api._podfields")
 text = pathlib.Path(spec.origin).read_text(encoding="utf-8")
-end = "\\n)\\n\\n#: Columns of :func:`pods_frame`"
+end = "\\n    # The document's fields that no column reads"
 assert text.count(end) == 1
 text = text.replace(end, "\\n" + sys.argv[1] + end)
 module = importlib.util.module_from_spec(spec)
@@ -181,8 +180,9 @@ for listing in (json.dumps({"pods": [pod]}).encode(), [pod]):  # structs, then d
     ],
 )
 def test_a_new_field_is_one_line_of_the_table(line: str, cells: str) -> None:
-    """One line added to POD_FIELDS, and nothing else, is a column on both reading
-    paths (the struct decoder and the dict reader), in the table's place."""
+    """One line added to the pod field table (api/_podfields.py), and nothing else, is
+    a column on both reading paths (the struct decoder and the dict reader), in the
+    table's place."""
     run = subprocess.run(
         [sys.executable, "-c", _ONE_MORE_LINE, line], capture_output=True, text=True, check=False
     )

@@ -40,7 +40,7 @@ GPU_ONLY = {
     "cuda_version",
 }
 PERSISTENT_ONLY = {"persistent_size", "persistent_path"}
-NETWORK_ONLY = {"network_volumes"}
+NETWORK_ONLY = {"network_volumes", "network_volume_paths"}
 
 
 def load(path: Path) -> dict[str, Any]:
