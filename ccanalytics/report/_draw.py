@@ -155,7 +155,7 @@ class Drawers:
 
     def __init__(self, expected: int | None = None) -> None:
         workers = len(os.sched_getaffinity(0))
-        self._pool: ProcessPoolExecutor | None = None
+        self._workers: ProcessPoolExecutor | None = None
         if (
             workers < 2
             or (expected is not None and expected < MIN_FIGURES_FOR_POOL)
@@ -163,13 +163,13 @@ class Drawers:
             or "fork" not in multiprocessing.get_all_start_methods()
         ):
             return
-        self._pool = ProcessPoolExecutor(
+        self._workers = ProcessPoolExecutor(
             max_workers=workers,
             mp_context=multiprocessing.get_context("fork"),
             initializer=_warm_up,
         )
         # Forked now, at the first submit, while this process has no other thread.
-        self._pool.submit(int)
+        self._workers.submit(int)
 
     def __enter__(self) -> Drawers:
         return self
@@ -178,20 +178,20 @@ class Drawers:
         self.close()
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        if self._workers is not None:
+            self._workers.shutdown(wait=True, cancel_futures=True)
+            self._workers = None
 
     def draw(self, jobs: Sequence[_Job]) -> list[str]:
         """Every figure's HTML, in order: by the workers, or here without them."""
-        if self._pool is None or len(jobs) < MIN_FIGURES_FOR_POOL:
+        if self._workers is None or len(jobs) < MIN_FIGURES_FOR_POOL:
             return [_figure_now(job) for job in jobs]
         # Largest first (the figure's area stands for its cost), so that no worker is
         # left with a big figure at the end while the other idles.
         order = sorted(range(len(jobs)), key=lambda i: -jobs[i].size[0] * jobs[i].size[1])
         try:
             futures: dict[int, Future[str]] = {
-                i: self._pool.submit(_figure_now, jobs[i]) for i in order
+                i: self._workers.submit(_figure_now, jobs[i]) for i in order
             }
             return [futures[i].result() for i in range(len(jobs))]
         except BrokenProcessPool:
