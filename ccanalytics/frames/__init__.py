@@ -1,9 +1,10 @@
 """Pod listings as flat, nullable pandas DataFrames: one cluster or a whole fleet.
 
 - ``_columns``: every column's name, dtype, unit and meaning (``POD_COLUMNS``,
-  ``GPU_COLUMNS``, ``LOAD_COLUMNS``), the one place units are written down; the
-  pods frame's as ``POD_FIELDS``, one line per column with its JSON path, from
-  which the readers and column builders are derived;
+  ``GPU_COLUMNS``, ``LOAD_COLUMNS``); the pods frame's as ``POD_FIELDS``, the column
+  lines of the pod field table (:mod:`ccanalytics.api._podfields`, where units are
+  written down and the pydantic models are generated from), from which the readers
+  and column builders are derived;
 - ``_build``: ``pods_frame`` and ``gpus_frame``, pure functions of a listing, built
   chunk by chunk from
   ``_input`` (the accepted input forms), ``_decode`` (raw JSON, typed and fast),
