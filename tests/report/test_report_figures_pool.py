@@ -22,6 +22,19 @@ from ccanalytics.frames import gpus_frame, pods_frame
 from ccanalytics.report import _draw, render_report
 from ccanalytics.sandbox import SandboxApp
 
+
+def _in_a_fresh_process(script: str, *args: str, env: dict[str, str] | None = None) -> str:
+    """What ``script`` prints, run by a new interpreter: a process with no other thread,
+    where the figures' workers may be forked."""
+    return subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env or {**os.environ, "MPLBACKEND": "Agg"},
+    ).stdout.strip()
+
+
 _RENDER = textwrap.dedent(
     """
     import hashlib, threading
@@ -46,14 +59,7 @@ def test_the_pool_draws_the_same_bytes_as_one_by_one(monkeypatch: pytest.MonkeyP
     gpus = pd.concat([gpus_frame(p, cluster_id=c) for c, p in clusters.items()], ignore_index=True)
     monkeypatch.setattr(_draw, "MIN_FIGURES_FOR_POOL", 10**6)  # one by one, here
     serial = hashlib.sha256(render_report(pods, gpus).encode()).hexdigest()
-    pooled = subprocess.run(
-        [sys.executable, "-c", _RENDER],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "MPLBACKEND": "Agg"},
-    ).stdout.strip()
-    assert pooled == serial
+    assert _in_a_fresh_process(_RENDER) == serial
 
 
 def _line(ax: object) -> None:
@@ -115,14 +121,7 @@ def test_write_report_draws_in_workers_started_before_the_load(sandbox, tmp_path
         "CCANALYTICS_BASE_URL": sandbox.url,
         "CCANALYTICS_API_KEY": FULL_ACCESS_KEY,
     }
-    done = subprocess.run(
-        [sys.executable, "-c", _WRITE, ",".join(ids), str(out)],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=env,
-    )
-    seen = json.loads(done.stdout)
+    seen = json.loads(_in_a_fresh_process(_WRITE, ",".join(ids), str(out), env=env))
     assert seen == {"started": [["workers", False], "load"], "matplotlib": False}
     with sandbox.client() as client:
         pods, gpus = ccanalytics.load_cluster_frames(ids, client=client)
@@ -151,11 +150,4 @@ _KILL = textwrap.dedent(
 def test_a_worker_that_dies_leaves_the_figures_to_be_drawn_here() -> None:
     """A killed worker (the OOM killer, a signal) costs time, not the report. In a
     fresh process: here other tests' threads may be running, and then there is no pool."""
-    done = subprocess.run(
-        [sys.executable, "-c", _KILL],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "MPLBACKEND": "Agg"},
-    )
-    assert done.stdout.strip() == "5"
+    assert _in_a_fresh_process(_KILL) == "5"
