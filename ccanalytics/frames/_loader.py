@@ -108,7 +108,7 @@ async def _aload(
     """The fleet load itself; the GPU frame is built only when asked for (else empty)."""
 
     from ccanalytics.frames._build import FleetFrames
-    from ccanalytics.frames._input import older_objects_frozen
+    from ccanalytics.frames._input import full_collections_deferred
 
     ids = _cluster_ids(cluster_ids)
     if errors not in ("raise", "collect"):
@@ -141,7 +141,7 @@ async def _aload(
             bar.update(1)
 
     try:
-        with older_objects_frozen():
+        with full_collections_deferred():
             # The first request alone: its headers tell the pacer the quota before we fan out.
             await one(ids[0])
             async with asyncio.TaskGroup() as group:

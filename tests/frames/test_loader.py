@@ -215,34 +215,26 @@ def test_the_clients_rate_limit_is_the_loads_last(sandbox, kind) -> None:
     assert status.windows  # the sandbox announces its quota on every response
 
 
-def test_a_fleet_load_keeps_older_objects_out_of_its_collections(client, monkeypatch) -> None:
-    """During the load the objects that existed before it are frozen (gc.freeze), so
-    the collections the load triggers do not traverse them; afterwards they are not."""
+def test_a_fleet_load_defers_full_collections_until_it_ends(client, monkeypatch) -> None:
+    """During the load the oldest generation's threshold is out of reach, so no
+    collection traverses every object of the process; afterwards it is as it was."""
     import gc
 
     from ccanalytics.frames._build import FleetFrames
 
-    seen: list[int] = []
+    seen: list[tuple[int, int, int]] = []
     add = FleetFrames.add
 
     def spying_add(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        seen.append(gc.get_freeze_count())
+        seen.append(gc.get_threshold())
         return add(self, *args, **kwargs)
 
     monkeypatch.setattr(FleetFrames, "add", spying_add)
-    assert gc.get_freeze_count() == 0
-    ccanalytics.load_cluster_pods(["cl-etl-cpu", "cl-infer-prod"], client=client)
-    assert seen and min(seen) > 0
-    assert gc.get_freeze_count() == 0
-
-
-def test_a_fleet_load_leaves_a_freeze_of_the_callers_alone(client) -> None:
-    import gc
-
-    gc.freeze()
+    before = gc.get_threshold()
+    gc.set_threshold(500, 7, 9)  # a caller's own settings: kept, and given back
     try:
         ccanalytics.load_cluster_pods(["cl-etl-cpu", "cl-infer-prod"], client=client)
-        # Still frozen (an unfreeze would leave 0; some frozen objects may be freed).
-        assert gc.get_freeze_count() > 0
+        assert seen and all(t[:2] == (500, 7) and t[2] >= 1_000_000 for t in seen)
+        assert gc.get_threshold() == (500, 7, 9)
     finally:
-        gc.unfreeze()
+        gc.set_threshold(*before)
