@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import duckdb
 import pandas as pd
 
 from ccanalytics._rules import IDLE_SQL, JUDGED_SQL
@@ -41,6 +42,7 @@ __all__ = [
     "IDLE",
     "INSTANT_FILES",
     "JUDGED",
+    "ONE_FILE_VIEW",
     "POD_ROWS_ONCE",
     "US_PER_DAY",
     "US_PER_HOUR",
@@ -48,6 +50,7 @@ __all__ = [
     "duration_us",
     "interval_ctes",
     "max_gap_us",
+    "one_file_per_instant",
     "run",
     "snapshot_instants",
     "split_sql",
@@ -75,6 +78,23 @@ POD_ROWS_ONCE = f"""{INSTANT_FILES},
     pods_once AS (
         SELECT p.* FROM pods p JOIN instant_files f USING (cluster_id, observed_at, file_index)
     )"""
+
+
+#: The view History defines beside ``pods``: one row, ``one_file``, true when no
+#: ``observed_at`` can lie in two of the pods view's files (their footers' time ranges
+#: do not overlap), so no cluster snapshot instant is held by two files and the
+#: queries may skip finding each instant's first file (a per-instant min/max of
+#: ``file_index`` and a second read of the pod rows). False when any range is unknown.
+ONE_FILE_VIEW = "_one_file_per_instant"
+
+
+def one_file_per_instant(con: Any) -> bool:
+    """Whether :data:`ONE_FILE_VIEW` says every instant lies in one file (False if absent)."""
+    try:
+        rows = con.execute(f"SELECT one_file FROM {ONE_FILE_VIEW}").fetchall()
+    except duckdb.CatalogException:  # a connection History did not set up
+        return False
+    return bool(rows and rows[0][0] is True)
 
 
 def snapshot_instants(

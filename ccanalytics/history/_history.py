@@ -34,6 +34,7 @@ import uuid
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from itertools import pairwise
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
@@ -211,6 +212,16 @@ class History:
         if self._viewed.get(BOUNDS_VIEW) != bounds:
             self._con.execute(f"CREATE OR REPLACE VIEW {BOUNDS_VIEW} AS {bounds}")
             self._viewed[BOUNDS_VIEW] = bounds
+        # After the views: the queries' accounting module (pandas) is loaded by then anyway.
+        from ccanalytics.history._accounting import ONE_FILE_VIEW
+
+        pods = [verdicts.get(path) for path in listings["pods"].files]
+        one_file = _spans_disjoint([None if v is None else v[1] for v in pods])
+        if self._viewed.get(ONE_FILE_VIEW) != one_file:
+            self._con.execute(
+                f"CREATE OR REPLACE VIEW {ONE_FILE_VIEW} AS SELECT {one_file} AS one_file"
+            )
+            self._viewed[ONE_FILE_VIEW] = one_file
 
     def _view_sql(self, table: str, files: tuple[tuple[Path, str], ...]) -> str:
         """The view of ``table`` over ``files`` (in listing order, each with its schema key)."""
@@ -610,6 +621,23 @@ def _bounds_sql(spans: list[TimeSpan]) -> str:
     low = min(span[0] for span in known)
     high = max(span[1] for span in known)
     return f"SELECT CAST({int(low)} AS BIGINT) AS lo_us, CAST({int(high)} AS BIGINT) AS hi_us"
+
+
+def _spans_disjoint(spans: list[TimeSpan]) -> bool:
+    """Whether no ``observed_at`` can lie in two of the files with these spans.
+
+    From the footers' statistics (exact, and free once vetted): sorted by start, each
+    range begins after every earlier one ended. A file without times cannot share one;
+    a file whose range is unknown (or that vanished) might, so the answer is then False.
+    """
+    ranges: list[tuple[int, int]] = []
+    for span in spans:
+        if span is None:
+            return False
+        if span:
+            ranges.append((span[0], span[1]))
+    ranges.sort()
+    return all(later[0] > earlier[1] for earlier, later in pairwise(ranges))
 
 
 def _empty_frame() -> pd.DataFrame:
