@@ -17,8 +17,8 @@ Where the time goes (profiled, 2026-11-25): the load is ~2.4 s of client CPU on 
 machine (HTTP ~0.6 s, framing 50,000 pods and 400,000 GPU rows ~1.1 s in one pass,
 collections, asyncio), the analysis ~0.2 s, and 17 figures ~3.1-3.4 s of CPU at 2x
 DPI (constrained layout ~10 % of it, PNG encoding ~15 %). What the report does about
-it: one pass of framing for the whole fleet (``frames._build.FleetFrames``); the
-objects older than the load frozen out of its collections; each figure drawn once on
+it: one pass of framing for the whole fleet (``frames._build.FleetFrames``); no full
+collection during the load (the oldest generation's threshold raised); each figure drawn once on
 a ``FigureCanvasAgg`` and encoded by our own "Up"-filter PNG writer; the figures drawn
 by one worker per core, forked before the load so that they import matplotlib while
 the parent loads (the report process never imports it) and sent only what each figure
