@@ -348,14 +348,11 @@ def render_window_section(f: WindowFindings) -> str:
         ),
     ]
     ranks = f.rank_utilization
-    for cluster_id in dict.fromkeys(ranks["cluster_id"].astype(str)):
+    # One cluster's rows per figure (pickled to a worker), in the order they first appear.
+    for cluster_id, rows in ranks.groupby(ranks["cluster_id"].astype(str), sort=False):
         parts.append(
             figure(
-                Plot(
-                    "rank_time_heatmap",
-                    ranks[ranks["cluster_id"].astype(str).eq(cluster_id)],  # pickled to a worker
-                    cluster_id=cluster_id,
-                ),
+                Plot("rank_time_heatmap", rows, cluster_id=cluster_id),
                 (10.0, 5.0),
                 f"{cluster_id}: ranks over time",
                 "One row per rank; a dark row all along is a chronic straggler, "
