@@ -59,6 +59,7 @@ from ccanalytics.history._layout import (
     store_folder,
     temp_path,
 )
+from ccanalytics.history._merge import merge_files
 from ccanalytics.history._schema import TABLES, file_problem
 from ccanalytics.history._write import write_synced
 
@@ -152,33 +153,6 @@ def _remove_orphans(folder: Path, now: float) -> list[Path]:
     return removed
 
 
-def _merged_table(files: list[Path], table: str) -> pa.Table:
-    """Every row of ``files``; columns a file lacks are null (schemas only grow).
-
-    A file that is not a snapshot of ours (:func:`file_problem`) is never merged: its
-    rows would be in the day's file for good.
-    """
-    tables = []
-    for path in files:
-        problem = file_problem(path, table)
-        if problem is not None:
-            raise StoreError(f"cannot compact: store file {path}: {problem}", path)
-        try:
-            tables.append(pq.read_table(path))
-        except Exception as err:  # never merge around a file we could not read
-            raise StoreError(f"cannot compact: unreadable store file {path}: {err}", path) from None
-    try:
-        merged = pa.concat_tables(tables, promote_options="permissive")
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as err:  # widths the footers allowed
-        folder = files[0].parent
-        raise StoreError(f"cannot compact {folder}: {' '.join(str(err).split())}", folder) from None
-    return (
-        merged.sort_by([("observed_at", "ascending")])
-        if "observed_at" in merged.column_names
-        else merged
-    )
-
-
 def _write_marker(folder: Path, merged: str, replaces: list[str]) -> Path:
     marker = folder / f"{MARKER_PREFIX}{uuid.uuid4().hex}.json"
     content = json.dumps({"merged": merged, "replaces": replaces}).encode()
@@ -194,7 +168,7 @@ def _compact_folder(folder: Path, table_name: str) -> tuple[int, int, int]:
     if len(files) <= 1:
         rows = pq.read_metadata(files[0]).num_rows if files else 0
         return len(files), len(files), rows
-    table = _merged_table(files, table_name)  # 1.
+    table = merge_files(files, table_name)  # 1. (each instant once: _merge)
     final = folder / data_file_name(_first_time(table))
     temp = temp_path(final)
     try:
@@ -224,6 +198,9 @@ def _first_time(table: pa.Table) -> datetime:
 
 def compact(store: str | PathLike[str], day: str | date | datetime) -> CompactResult:
     """Merge one UTC day's files into one file per table, keeping every row exactly once.
+
+    An instant two files hold (two collects within one second) is kept from the first
+    file only, the copy every reader counts (:mod:`._merge`).
 
     ``day``: a date, a datetime (its UTC date) or ``"YYYY-MM-DD"``. Safe while
     collectors write (their new files are kept) and while :class:`History` reads (see

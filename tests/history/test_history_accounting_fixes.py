@@ -135,3 +135,29 @@ def test_half_a_snapshot_moves_spends_now_as_it_moves_the_window(tmp_path: Path)
         spent = h.spend()
     assert newest == ts("2026-11-20T02:00:00Z")
     assert set(spent["now"]) == {newest}
+
+
+def test_an_instant_held_by_two_files_counts_once_after_compaction(tmp_path: Path) -> None:
+    """Compaction merges a day's files into one, so the reader can no longer tell the
+    copies of an instant apart by file: the merge keeps each instant's rows from the
+    first file holding it (the file a reader counts), and the figures stay 4.64 USD."""
+    from ccanalytics.history import compact
+
+    rows = [pod_row("cl-a", f"2026-11-20T0{h}:00:00Z", "p1", cost=2.32) for h in (0, 1, 2)]
+    write_store(tmp_path, rows)
+    _duplicate_file(tmp_path)
+    with History(tmp_path) as h:
+        before = h.idle_cost(by="pod")
+        gpus_before = len(h.gpus())
+    result = compact(tmp_path, "2026-11-20")
+    assert result.files_after["pods"] == 1
+    with History(tmp_path) as h:
+        after = h.idle_cost(by="pod")
+        stored = h.pods()
+        gpus_after = len(h.gpus())
+    assert after["total_cost"].iloc[0] == pytest.approx(4.64)
+    assert after["observed_hours"].iloc[0] == pytest.approx(2.0)
+    pd.testing.assert_frame_equal(after, before)
+    assert len(stored) == 3  # one row per instant, the copies left out
+    assert gpus_before > 0 and gpus_after * 2 == gpus_before  # the GPU rows of each instant from one file too
+    assert result.rows["pods"] == 3

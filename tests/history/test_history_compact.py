@@ -6,27 +6,41 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
 from ccanalytics import History, collect
 from ccanalytics.history import compact, verify
-from ccanalytics.sandbox import Sandbox
+from ccanalytics.sandbox import EXEMPT_KEY, Sandbox, SandboxApp, SimulatedClock
 
 CLUSTERS = ["cl-infer-prod", "cl-llama70b-train", "cl-bringup"]
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Path:
-    """A store with four snapshots of three clusters, all on one day."""
-    with Sandbox() as sb, sb.client() as client:
-        for _ in range(4):
-            collect(CLUSTERS, tmp_path, client=client)
+def clock() -> SimulatedClock:
+    return SimulatedClock(datetime(2026, 11, 20, 10, tzinfo=UTC))
+
+
+def collect_at(clock: SimulatedClock, store: Path, clusters: list[str]) -> Any:
+    """One collect on the simulated clock: distinct instants, unlike four collects
+    within one wall-clock second (which compact() merges into one instant each)."""
+    with Sandbox(SandboxApp(clock=clock)) as sb, sb.client(EXEMPT_KEY) as client:
+        return collect(clusters, store, client=client, trust_service_clock=True)
+
+
+@pytest.fixture
+def store(tmp_path: Path, clock: SimulatedClock) -> Path:
+    """A store with four snapshots of three clusters, five minutes apart, all on one day."""
+    for _ in range(4):
+        collect_at(clock, tmp_path, CLUSTERS)
+        clock.advance(timedelta(minutes=5))
     return tmp_path
 
 
@@ -216,7 +230,7 @@ def test_a_crash_before_the_merged_file_appears_loses_nothing(
 
 
 def test_files_collected_during_a_compaction_are_kept(
-    store: Path, monkeypatch: pytest.MonkeyPatch
+    store: Path, clock: SimulatedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     expected = history_rows(store)
     with History(store) as h:
@@ -228,8 +242,7 @@ def test_files_collected_during_a_compaction_are_kept(
     def collect_once(step: str, path: Path) -> None:
         if not started.is_set() and step == "replace" and path.suffix == ".parquet":
             started.set()
-            with Sandbox() as sb, sb.client() as client:
-                late.append(collect(CLUSTERS[:1], store, client=client))
+            late.append(collect_at(clock, store, CLUSTERS[:1]))
 
     watch_steps(monkeypatch, store, collect_once)
     compact(store, the_day(store))
@@ -246,6 +259,8 @@ def test_files_collected_during_a_compaction_are_kept(
 def test_compact_keeps_a_newer_schemas_column(store: Path) -> None:
     first = data_files(store)[0]
     table = pq.read_table(first)
+    later = pc.add(table.column("observed_at"), pa.scalar(timedelta(minutes=1)))
+    table = table.set_column(table.schema.get_field_index("observed_at"), "observed_at", later)
     extra = table.append_column("power_watts", pa.array([300.0] * table.num_rows))
     pq.write_table(extra, first.with_name("29990101T000000000000Z-newer.parquet"))
     compact(store, the_day(store))
