@@ -159,5 +159,6 @@ def test_an_instant_held_by_two_files_counts_once_after_compaction(tmp_path: Pat
     assert after["observed_hours"].iloc[0] == pytest.approx(2.0)
     pd.testing.assert_frame_equal(after, before)
     assert len(stored) == 3  # one row per instant, the copies left out
-    assert gpus_before > 0 and gpus_after * 2 == gpus_before  # the GPU rows of each instant from one file too
+    # The GPU rows of each instant from one file too.
+    assert gpus_before > 0 and gpus_after * 2 == gpus_before
     assert result.rows["pods"] == 3
