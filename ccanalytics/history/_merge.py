@@ -18,18 +18,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from ccanalytics.errors import StoreError
 from ccanalytics.history._schema import file_problem
 
-__all__ = ["INSTANT_KEY", "merge_files"]
+__all__ = ["FILE_ORDER", "INSTANT_KEY", "first_copies", "merge_files"]
 
 #: The columns that name one snapshot instant of one cluster.
 INSTANT_KEY = ("cluster_id", "observed_at")
 #: The tables whose copies of an instant are left out (see the module docstring).
 _ONE_COPY_TABLES = frozenset({"pods", "gpus"})
+#: The column that says which file a row came from, in the files' order (DuckDB's
+#: virtual column is named so too): only while merging, never written.
+FILE_ORDER = "file_index"
 
 
 def merge_files(files: list[Path], table: str, *, vetted: bool = False) -> pa.Table:
@@ -39,19 +43,45 @@ def merge_files(files: list[Path], table: str, *, vetted: bool = False) -> pa.Ta
     so their footers are not read twice. Raises :class:`StoreError` naming a file that
     is foreign or unreadable, or the folder when the files' types cannot be combined.
     """
-    tables = [_read(path, table, vetted=vetted) for path in files]
-    if table in _ONE_COPY_TABLES:
-        tables = _first_copies(tables)
+    tables = []
+    for number, path in enumerate(files):
+        rows = _read(path, table, vetted=vetted)
+        order = pa.array(np.full(rows.num_rows, number, dtype=np.uint64))
+        tables.append(rows.append_column(FILE_ORDER, order))
     try:
         merged = pa.concat_tables(tables, promote_options="permissive")
     except (pa.ArrowInvalid, pa.ArrowTypeError) as err:  # widths the footers allowed
         folder = files[0].parent
         raise StoreError(f"cannot merge {folder}: {' '.join(str(err).split())}", folder) from None
-    return (
-        merged.sort_by([("observed_at", "ascending")])  # stable: a file's order is kept
-        if "observed_at" in merged.column_names
-        else merged
-    )
+    return first_copies(merged, table)
+
+
+def first_copies(rows: pa.Table, table: str) -> pa.Table:
+    """``rows`` (with :data:`FILE_ORDER`) without the copies of an instant, sorted by
+    ``observed_at`` (stable: a file's own order is kept), :data:`FILE_ORDER` dropped."""
+    if table in _ONE_COPY_TABLES and all(name in rows.column_names for name in INSTANT_KEY):
+        rows = _without_copies(rows)
+    rows = rows.drop_columns([FILE_ORDER])
+    if "observed_at" in rows.column_names:
+        rows = rows.sort_by([("observed_at", "ascending")])
+    return rows
+
+
+def _without_copies(rows: pa.Table) -> pa.Table:
+    keys = list(INSTANT_KEY)
+    spans = rows.group_by(keys).aggregate([(FILE_ORDER, "min"), (FILE_ORDER, "max")])
+    low, high = spans.column(f"{FILE_ORDER}_min"), spans.column(f"{FILE_ORDER}_max")
+    if low.equals(high):
+        return rows  # the usual case: every instant in one file
+    # Rare (two collects within one second): each instant's first file, row by row.
+    first = {}
+    names = (spans.column(n).to_pylist() for n in keys)
+    for *key, order in zip(*names, low.to_pylist(), strict=True):
+        if None not in key:  # an instant with a null part names nothing: never a copy
+            first[tuple(key)] = order
+    columns = [rows.column(n).to_pylist() for n in (*keys, FILE_ORDER)]
+    keep = [first.get((c, t), f) == f for c, t, f in zip(*columns, strict=True)]
+    return rows.filter(pa.array(keep, type=pa.bool_()))
 
 
 def _read(path: Path, table: str, *, vetted: bool) -> pa.Table:
@@ -65,24 +95,3 @@ def _read(path: Path, table: str, *, vetted: bool) -> pa.Table:
         raise
     except Exception as err:  # never merge around a file we could not read
         raise StoreError(f"cannot merge unreadable store file {path}: {err}", path) from None
-
-
-def _first_copies(tables: list[pa.Table]) -> list[pa.Table]:
-    """Each table without the rows of instants an earlier table already holds."""
-    seen: set[tuple[object, object]] = set()
-    kept = []
-    for table in tables:
-        if not all(name in table.column_names for name in INSTANT_KEY):
-            kept.append(table)  # no instant to tell apart (never in a file of ours)
-            continue
-        # The distinct instants first (about one per cluster a file): cheap, where
-        # every row's key in Python would cost seconds for a large fleet's day.
-        distinct = table.select(list(INSTANT_KEY)).group_by(list(INSTANT_KEY)).aggregate([])
-        instants = set(zip(*(distinct.column(n).to_pylist() for n in INSTANT_KEY), strict=True))
-        if instants & seen:  # rare: two collects within one second
-            keys = zip(*(table.column(n).to_pylist() for n in INSTANT_KEY), strict=True)
-            table = table.filter(pa.array([k not in seen for k in keys], type=pa.bool_()))
-        # An instant with a null part names nothing, so it is never taken for a copy.
-        seen |= {k for k in instants if None not in k}
-        kept.append(table)
-    return kept
