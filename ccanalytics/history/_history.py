@@ -15,8 +15,10 @@ honours a compaction in progress), and a query that finds a listed file gone (a
 compaction finished meanwhile) is run again on a fresh listing. Each listed file is
 vetted first (a snapshot file of ours, or a StoreError naming it); the verdicts are
 kept in the store's readers' cache (:mod:`~ccanalytics.history._vetted`), so a fresh
-History reads only the footers of files new or changed since a reader last saw them. The views always have
-at least the columns a file written now would have, with their types: an empty or
+History reads only the footers of files new or changed since a reader last saw them. A
+quiet day of many small files is read from one merged copy of exactly those files
+(:mod:`~ccanalytics.history._daycache`), which the first reader writes outside the
+tables. The views always have at least the columns a file written now would have, with their types: an empty or
 missing store gives empty frames with the right columns, and a column that older files
 lack reads as null in their rows.
 
@@ -44,6 +46,7 @@ import duckdb
 
 from ccanalytics._rules import idle_threshold_given
 from ccanalytics.errors import StoreError
+from ccanalytics.history._daycache import DayCache
 from ccanalytics.history._layout import Listing, list_store, store_folder
 from ccanalytics.history._schema import TABLES, TimeSpan, empty_table, to_pandas, vet_file
 from ccanalytics.history._vetted import FileKey, Verdict, VetCache, file_key
@@ -140,6 +143,8 @@ class History:
         self._finalizer = weakref.finalize(self, _close, self._con, spill)
         #: Verdicts on the store's files, kept while each file is unchanged (_vetted).
         self._cache: VetCache | None = None
+        #: Merged copies of quiet days of many files, read in their place (_daycache).
+        self._days = DayCache(self._store, self._read_files)
         #: The files each view reads now (a refresh that lists the same keeps the view).
         self._viewed: dict[str, object] = {}
         for table in TABLES:
@@ -194,7 +199,7 @@ class History:
                     "folder: move the data in",
                     where,
                 )
-        verdicts = self._vet(listings)
+        verdicts, keys = self._vet(listings)
         spans = []
         for table, listing in listings.items():
             found = [verdicts.get(path) for path in listing.files]
@@ -203,6 +208,8 @@ class History:
                 (path, "" if verdict is None else verdict[0])
                 for path, verdict in zip(listing.files, found, strict=True)
             )
+            # A quiet day of many small files is read from its one merged copy (_daycache).
+            files = self._days.substitute(table, files, keys)
             if self._viewed.get(table) != files:  # else the view reads these files already
                 self._con.execute(
                     f"CREATE OR REPLACE VIEW {table} AS {self._view_sql(table, files)}"
@@ -222,6 +229,7 @@ class History:
                 f"CREATE OR REPLACE VIEW {ONE_FILE_VIEW} AS SELECT {one_file} AS one_file"
             )
             self._viewed[ONE_FILE_VIEW] = one_file
+        self._days.sweep()
 
     def _view_sql(self, table: str, files: tuple[tuple[Path, str], ...]) -> str:
         """The view of ``table`` over ``files`` (in listing order, each with its schema key)."""
@@ -256,10 +264,20 @@ class History:
             )
         return " UNION ALL BY NAME ".join(parts)
 
-    def _vet(self, listings: dict[str, Listing]) -> dict[Path, Verdict]:
+    def _read_files(self, paths: list[Path], by_name: bool) -> pa.Table | None:
+        """Every row of ``paths`` with ``file_index`` (for the day cache); None if one is gone."""
+        options = ", union_by_name = true" if by_name else ""
+        query = f"SELECT *, file_index FROM read_parquet(?, hive_partitioning = false{options})"
+        try:
+            return self._con.sql(query, params=[[str(p) for p in paths]]).to_arrow_table()
+        except duckdb.Error:
+            return None  # a file gone or unreadable: read from the files, which says why
+
+    def _vet(self, listings: dict[str, Listing]) -> tuple[dict[Path, Verdict], dict[Path, FileKey]]:
         """Refuse a file that is not a snapshot of ours, before DuckDB reads it as nulls.
 
-        Returns each listed file's schema key and time span. A verdict is reused while the file is
+        Returns each listed file's schema key and time span, and its
+        :data:`~ccanalytics.history._vetted.FileKey`. A verdict is reused while the file is
         unchanged (:mod:`~ccanalytics.history._vetted`: in this History and across
         processes, through the store's cache); files new to it are vetted in threads
         (reading a footer releases the GIL).
@@ -268,6 +286,7 @@ class History:
             self._cache = VetCache.load(self._store)
         cache = self._cache
         keys: dict[Path, Verdict] = {}
+        stats: dict[Path, FileKey] = {}
         todo: list[tuple[str, Path, str, FileKey]] = []
         listed: set[str] = set()
         prefix = len(str(self._store)) + 1  # listed paths are the store's + "/" + relative
@@ -279,6 +298,7 @@ class History:
                     stat = file_key(path)
                 except FileNotFoundError:
                     continue  # a compaction removed it: the query lists again
+                stats[path] = stat
                 known = cache.lookup(relative, stat)
                 if known is not None:
                     keys[path] = known
@@ -295,7 +315,10 @@ class History:
             cache.record(relative, stat, (key, span))
             keys[path] = (key, span)
         cache.keep_only(listed)
-        return keys  # saved once the query has run (_retrying): not between listing and reading
+        return (
+            keys,
+            stats,
+        )  # saved once the query has run (_retrying): not between listing and reading
 
     @staticmethod
     def _judge(

@@ -1,0 +1,209 @@
+"""The readers' day cache: a quiet day of many small files is read from one file.
+
+A collector that does not compact (``compact_closed_days=False``, ``--no-compact``)
+leaves 288 small files per table per day of 5-minute snapshots. DuckDB pays a fixed
+cost per file it opens (its footer: about 0.3 ms for a pods file, whatever the
+settings), so a month of them took seconds per query where the compacted month takes
+half a second. A reader that finds such a day keeps a merged copy of it here::
+
+    STORE/.day-cache/v1/<table>/date=YYYY-MM-DD/<digest>.parquet
+
+and the views read that one file in place of the day's files. The copy is
+:func:`~ccanalytics.history._merge.merge_files` of exactly those files, the rows
+:func:`compact` would write, so every answer is the same as from the files
+themselves. ``digest`` names the exact files it was made from (each one's name, size,
+times and inode: :func:`~ccanalytics.history._vetted.file_key`), so a file added,
+removed, replaced or rewritten makes a new digest, and the old copy is simply not
+used again. Nothing in the store's tables is ever changed: this is a cache, built by
+the first reader that needs it and removable at any time (``rm -r STORE/.day-cache``).
+
+Which days: at least :data:`CACHE_FROM_FILES` files (fewer read as fast as one) whose
+newest was written :data:`QUIET_SECONDS` ago or more, so the day a collector is still
+writing to is read from its files rather than copied again after every snapshot. A
+store the reader may not write (read-only, another user's, a full disk) simply has no
+copies: its files are read as they are. A copy that cannot be read, or names other
+files than its digest says, is made again. Copies no view has used for
+:data:`KEEP_SECONDS` (their day compacted, or its files changed) are removed by the
+next reader.
+
+Like ``.vetted.json``, the cache lies at the store's top level, outside every table's
+folder: no listing, ``verify`` or ``compact`` sees it, and other engines' globs
+(``STORE/pods/**/*.parquet``) skip it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from itertools import groupby
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ccanalytics.errors import StoreError
+from ccanalytics.history._layout import DATA_SUFFIX, partition_day, partition_dir
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import pyarrow as pa  # type: ignore[import-untyped]
+
+    from ccanalytics.history._vetted import FileKey
+
+__all__ = ["CACHE_DIR", "CACHE_FROM_FILES", "QUIET_SECONDS", "DayCache"]
+
+#: The cache's folder in the store's top folder (a version inside: a change of the
+#: copies' meaning moves them, and the old ones are swept like any unused copy).
+CACHE_DIR = ".day-cache"
+_VERSION = "v1"
+#: A day with fewer files than this is read from its files.
+CACHE_FROM_FILES = 32
+#: A day whose newest file is younger than this may still grow: read from its files.
+QUIET_SECONDS = 600.0
+#: A copy no reader used for this long is removed (a reader mid-query may still read
+#: one that a newer listing no longer uses).
+KEEP_SECONDS = 3600.0
+#: The copy's key-value metadata that names the files it holds.
+_DIGEST_KEY = b"ccanalytics.day_cache.digest"
+
+#: What a view reads: a file and its schema key (``""``: unknown, read on its own).
+Source = tuple[Path, str]
+#: Reads files' rows with :data:`~ccanalytics.history._merge.FILE_ORDER` (matching
+#: columns by name when the flag says their schemas differ); None when it cannot.
+Reader = Callable[[list[Path], bool], "pa.Table | None"]
+
+
+class DayCache:
+    """One History's use of its store's day cache."""
+
+    def __init__(self, store: Path, read: Reader) -> None:
+        self._root = store / CACHE_DIR / _VERSION
+        self._read = read
+        #: The copies this History's views have used (never swept by it).
+        self._used: set[Path] = set()
+        self._swept = False
+
+    def substitute(
+        self, table: str, sources: Sequence[Source], keys: dict[Path, FileKey]
+    ) -> tuple[Source, ...]:
+        """``sources`` with each quiet day of many files replaced by its copy.
+
+        ``sources`` are in listing order (by day folder, then name), each vetted;
+        ``keys`` holds each one's :data:`FileKey`. A day whose copy cannot be had is
+        left as its files.
+        """
+        days = [
+            (folder, list(group)) for folder, group in groupby(sources, key=lambda s: s[0].parent)
+        ]
+        wanted = [
+            (index, folder, group)
+            for index, (folder, group) in enumerate(days)
+            if self._eligible(group, keys)
+        ]
+        copies = self._copies(table, wanted, keys)
+        out: list[Source] = []
+        for index, (_, group) in enumerate(days):
+            copy = copies.get(index)
+            if copy is None:
+                out.extend(group)
+            else:
+                self._used.add(copy[0])
+                out.append(copy)
+        return tuple(out)
+
+    def sweep(self) -> None:
+        """Remove copies this History's views do not use, written :data:`KEEP_SECONDS`
+        ago or more, and crashed writes' leftovers (once per History)."""
+        if self._swept or not self._root.is_dir():
+            return
+        self._swept = True
+        cutoff = time.time() - KEEP_SECONDS
+        for path in self._root.glob("*/date=*/*"):
+            try:
+                if path not in self._used and path.stat().st_mtime < cutoff:
+                    path.unlink()
+                    path.parent.rmdir()  # fails while the folder holds another copy
+            except OSError:
+                continue  # gone already, in use, or not ours to remove: harmless
+
+    # -- steps ----------------------------------------------------------------------
+
+    @staticmethod
+    def _eligible(group: list[Source], keys: dict[Path, FileKey]) -> bool:
+        if len(group) < CACHE_FROM_FILES or partition_day(group[0][0]) is None:
+            return False
+        if any(not schema or path not in keys for path, schema in group):
+            return False  # not vetted as ours (never happens for a listed file)
+        newest_ns = max(keys[path][1] for path, _ in group)
+        return time.time() - newest_ns / 1e9 >= QUIET_SECONDS
+
+    def _copies(
+        self,
+        table: str,
+        wanted: list[tuple[int, Path, list[Source]]],
+        keys: dict[Path, FileKey],
+    ) -> dict[int, Source]:
+        """The copy of each wanted day (index -> source), made where missing."""
+        found: dict[int, Source] = {}
+        missing: list[tuple[int, Path, list[Source], str]] = []
+        for index, folder, group in wanted:
+            digest = _digest(table, folder, group, keys)
+            path = self._path(table, group, digest)
+            schema = _valid_copy(path, table, digest)
+            if schema is not None:
+                found[index] = (path, schema)
+            else:
+                missing.append((index, folder, group, digest))
+        for index, _, group, digest in missing:  # the reader uses every core itself
+            source = self._make(table, group, digest)
+            if source is not None:
+                found[index] = source
+        return found
+
+    def _path(self, table: str, group: list[Source], digest: str) -> Path:
+        day = partition_day(group[0][0])
+        assert day is not None  # _eligible checked it
+        return partition_dir(self._root, table, day) / f"{digest}{DATA_SUFFIX}"
+
+    def _make(self, table: str, group: list[Source], digest: str) -> Source | None:
+        """Write the day's copy; None when it cannot be (its files are read instead)."""
+        from ccanalytics.history._merge import first_copies
+        from ccanalytics.history._write import write_atomically
+
+        path = self._path(table, group, digest)
+        rows = self._read([p for p, _ in group], len({schema for _, schema in group}) > 1)
+        if rows is None:
+            return None  # a file gone (compacted meanwhile): the query lists again
+        merged = first_copies(rows, table)
+        metadata = dict(merged.schema.metadata or {})
+        metadata[_DIGEST_KEY] = digest.encode()
+        try:
+            write_atomically(merged.replace_schema_metadata(metadata), path)
+        except StoreError:
+            return None  # a read-only or full store: no copy, and nothing is wrong
+        schema = _valid_copy(path, table, digest)
+        return None if schema is None else (path, schema)
+
+
+def _digest(table: str, folder: Path, group: list[Source], keys: dict[Path, FileKey]) -> str:
+    """What names the exact files of one day (see the module docstring)."""
+    h = hashlib.sha256(f"{_VERSION}\0{table}\0{folder.name}".encode())
+    for path, _ in group:
+        h.update(f"\0{path.name}\0{keys[path]}".encode())
+    return h.hexdigest()[:32]
+
+
+def _valid_copy(path: Path, table: str, digest: str) -> str | None:
+    """The copy's schema key when ``path`` is a readable copy of ``digest``; else None."""
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    from ccanalytics.history._schema import vet_file
+
+    try:
+        problem, schema, _ = vet_file(path, table)
+        if problem is not None:
+            return None
+        metadata = pq.read_schema(path).metadata or {}
+    except Exception:  # missing, truncated, not Parquet: made again
+        return None
+    return schema if metadata.get(_DIGEST_KEY) == digest.encode() else None

@@ -1,0 +1,194 @@
+"""The readers' day cache (history._daycache): a quiet day of many small files is read
+from one merged copy outside the tables, with exactly the answers its files give; a
+change to the day's files is never hidden by an old copy; the store's tables are never
+touched; a store that cannot hold copies, or a broken copy, only costs time."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from history_helpers import pod_row, pods_table
+
+from ccanalytics import History
+from ccanalytics.errors import StoreError
+from ccanalytics.history import _daycache
+from ccanalytics.history._write import append_frame
+
+DAYS = ("2026-11-20", "2026-11-21")
+HOURS = range(0, 12)
+
+
+def _snapshot(store: Path, day: str, hour: int, minute: int = 0) -> list[Path]:
+    """One collect's pods file: cl-a's two pods (p2 idle) and cl-b's rank pair."""
+    at = f"{day}T{hour:02d}:{minute:02d}:00Z"
+    rows = [
+        pod_row("cl-a", at, "p1", cost=2.5),
+        pod_row("cl-a", at, "p2", cost=1.25, gpu_util_mean=1.0, gpu_util_max=2.0),
+        pod_row("cl-b", at, "r0", rank=0, cost=4.0, gpu_util_mean=90.0, gpu_util_max=95.0),
+        pod_row("cl-b", at, "r1", rank=1, cost=4.0, gpu_util_mean=20.0 + hour, gpu_util_max=30.0),
+    ]
+    return append_frame(store, "pods", pods_table(rows).drop(columns="schema_version"))
+
+
+def _age(store: Path, seconds: float, paths: list[Path] | None = None) -> None:
+    """Make the data files (every one by default) ``seconds`` old, as a collector left them."""
+    then = time.time() - seconds
+    for path in store.glob("*/date=*/*.parquet") if paths is None else paths:
+        os.utime(path, (then, then))
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Two days of 12 hourly snapshots (one held by two files), written an hour ago."""
+    monkeypatch.setattr(_daycache, "CACHE_FROM_FILES", 8)
+    for day in DAYS:
+        for hour in HOURS:
+            _snapshot(tmp_path, day, hour)
+    _snapshot(tmp_path, DAYS[0], 5)  # a second collect within the same second
+    _age(tmp_path, 2 * _daycache.QUIET_SECONDS)
+    return tmp_path
+
+
+def _answers(store: Path) -> dict[str, pd.DataFrame]:
+    with History(store) as h:
+        return {
+            "idle_by_day": h.idle_cost(by="day"),
+            "idle_by_pod": h.idle_cost(by="pod"),
+            "stragglers": h.stragglers(min_share=0.0),
+            "utilization": h.utilization(by="cluster", freq="1h"),
+            "coverage": h.coverage(),
+        }
+
+
+def _uncached(store: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, pd.DataFrame]:
+    with monkeypatch.context() as patch:
+        patch.setattr(_daycache, "CACHE_FROM_FILES", 10**9)
+        return _answers(store)
+
+
+def _copies(store: Path) -> list[Path]:
+    return sorted((store / _daycache.CACHE_DIR).rglob("*.parquet"))
+
+
+def _tables(store: Path) -> dict[Path, tuple[int, int]]:
+    return {
+        p: (p.stat().st_size, p.stat().st_mtime_ns)
+        for t in ("pods", "gpus", "snapshots")
+        for p in (store / t).rglob("*")
+    }
+
+
+def _assert_same(got: dict[str, pd.DataFrame], want: dict[str, pd.DataFrame]) -> None:
+    for name in want:
+        pd.testing.assert_frame_equal(got[name], want[name], obj=name)
+
+
+def test_a_quiet_day_is_read_from_one_copy_with_the_same_answers(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    want = _uncached(store, monkeypatch)
+    tables = _tables(store)
+    assert not _copies(store)
+
+    got = _answers(store)
+
+    _assert_same(got, want)
+    # One copy per day (pods only: this store has no gpus or snapshots files), outside
+    # the tables, which are exactly as they were.
+    copies = _copies(store)
+    assert [p.parent.name for p in copies] == [f"date={d}" for d in DAYS]
+    assert _tables(store) == tables
+    # By hand: cl-a's idle p2 costs 1.25 USD/h over the 24 hours cl-a is observed
+    # (11 h each day, and 2 h after 11:00 on the first: the gap to the next day is
+    # capped at twice the 1-hour spacing); the instant written twice counts once.
+    assert got["idle_by_day"]["idle_cost"].sum() == pytest.approx(24 * 1.25)
+    # A second reader uses the copies as they are.
+    made = {p: p.stat().st_mtime_ns for p in copies}
+    _assert_same(_answers(store), want)
+    assert {p: p.stat().st_mtime_ns for p in _copies(store)} == made
+
+
+def test_the_views_read_the_copies_not_the_days_files(store: Path) -> None:
+    _answers(store)  # makes the copies
+    with History(store) as h:
+        # The list of files the pods view reads (History._view_sql keeps it there).
+        (listed,) = h.connection.sql("SELECT getvariable('_files_pods_0')").fetchall()[0]
+    assert [Path(p) for p in listed] == _copies(store)
+
+
+def test_a_file_added_to_a_day_makes_a_new_copy_with_its_rows(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = _answers(store)["idle_by_day"]
+    (old_day0, _) = _copies(store)
+    late = _snapshot(store, DAYS[0], 12)  # a late collect into the first day
+    _age(store, 2 * _daycache.QUIET_SECONDS, late)
+    want = _uncached(store, monkeypatch)
+
+    got = _answers(store)
+
+    _assert_same(got, want)
+    # Each cluster's first day: 12 h then the 2-hour cap, not 11 h then the cap.
+    assert before["observed_hours"].iloc[0] == pytest.approx(2 * (11 + 2))
+    assert got["idle_by_day"]["observed_hours"].iloc[0] == pytest.approx(2 * (12 + 2))
+    assert len(_copies(store)) == 3  # the new copy beside the old (swept after an hour)
+    with History(store) as h:
+        (listed,) = h.connection.sql("SELECT getvariable('_files_pods_0')").fetchall()[0]
+    assert old_day0 not in [Path(p) for p in listed]
+
+
+def test_a_day_still_being_written_is_read_from_its_files(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _age(store, 0)  # every file just written: a collector may add more any minute
+    want = _uncached(store, monkeypatch)
+    _assert_same(_answers(store), want)
+    assert not _copies(store)
+
+
+def test_a_store_that_cannot_hold_copies_still_answers(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    want = _uncached(store, monkeypatch)
+
+    def refuse(table: object, final: Path, **_: object) -> Path:
+        raise StoreError(f"cannot write {final}: Read-only file system", final)
+
+    monkeypatch.setattr("ccanalytics.history._write.write_atomically", refuse)
+    _assert_same(_answers(store), want)
+    assert not _copies(store)
+
+
+def test_a_broken_copy_is_made_again(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    want = _uncached(store, monkeypatch)
+    _answers(store)
+    broken = _copies(store)[0]
+    broken.write_bytes(broken.read_bytes()[:100])  # truncated (a full disk, a bad copy)
+
+    _assert_same(_answers(store), want)
+    assert len(_copies(store)) == 2
+    assert broken.stat().st_size > 100  # made again under its name
+
+
+def test_unused_copies_are_swept_after_an_hour(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _answers(store)
+    in_use = _copies(store)
+    stale = in_use[0].with_name("0" * 32 + ".parquet")
+    stale.write_bytes(in_use[0].read_bytes())  # a copy of files that changed since
+    young = in_use[0].with_name("1" * 32 + ".parquet")
+    young.write_bytes(stale.read_bytes())
+    old = time.time() - 2 * _daycache.KEEP_SECONDS
+    for path in [stale, *in_use]:  # the copies the views use are old too, and stay
+        os.utime(path, (old, old))
+
+    _answers(store)
+
+    assert not stale.exists()
+    assert young.exists()  # another reader may be reading it still
+    assert all(p.exists() for p in in_use)
