@@ -394,7 +394,12 @@ class History:
         until: TimeLike = None,
         cluster_ids: str | Iterable[str] | None = None,
     ) -> pd.DataFrame:
-        """Every snapshot's pod rows in the window, oldest first (see the class docstring)."""
+        """Every snapshot's pod rows in the window, oldest first (see the class docstring).
+
+        Rows as stored: a cluster instant two collects wrote within the same second is
+        here twice until :func:`~ccanalytics.history.compact` merges its day, which
+        keeps the first file's copy. Every figure of this class counts it once either way.
+        """
         return self._rows("pods", since, until, cluster_ids)
 
     def gpus(

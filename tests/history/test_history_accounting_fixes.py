@@ -148,17 +148,17 @@ def test_an_instant_held_by_two_files_counts_once_after_compaction(tmp_path: Pat
     _duplicate_file(tmp_path)
     with History(tmp_path) as h:
         before = h.idle_cost(by="pod")
-        gpus_before = len(h.gpus())
+        pods_before, gpus_before = h.pods(), h.gpus()
     result = compact(tmp_path, "2026-11-20")
     assert result.files_after["pods"] == 1
     with History(tmp_path) as h:
         after = h.idle_cost(by="pod")
-        stored = h.pods()
-        gpus_after = len(h.gpus())
+        stored, gpus_after = h.pods(), h.gpus()
     assert after["total_cost"].iloc[0] == pytest.approx(4.64)
     assert after["observed_hours"].iloc[0] == pytest.approx(2.0)
     pd.testing.assert_frame_equal(after, before)
-    assert len(stored) == 3  # one row per instant, the copies left out
-    # The GPU rows of each instant from one file too.
-    assert gpus_before > 0 and gpus_after * 2 == gpus_before
+    # pods() and gpus() give the rows as stored: both copies before, the first after.
+    assert len(pods_before) == 6 and len(stored) == 3
+    pd.testing.assert_frame_equal(stored, pods_before.iloc[::2].reset_index(drop=True))
+    assert len(gpus_after) > 0 and len(gpus_after) * 2 == len(gpus_before)
     assert result.rows["pods"] == 3
