@@ -249,6 +249,19 @@ def _png(draw: Callable[[Axes], object], size: tuple[float, float]) -> tuple[str
     return base64.b64encode(png).decode("ascii"), width, height
 
 
+#: An RGBA pixel seen as one 3-byte item (its colour) in 4 bytes: copying these is one
+#: memcpy per pixel, where dropping the alpha channel byte by byte (``rgba[..., :3]``)
+#: is a strided loop 2.5x slower, and subtracting rows of that strided view 30x.
+_RGB_OF_RGBA: Final = np.dtype({"names": ["rgb"], "formats": ["V3"], "offsets": [0], "itemsize": 4})
+
+
+def _rgb(rgba: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+    """The colour bytes of C-contiguous ``rgba`` (height x width x 4), contiguous."""
+    height, width, _ = rgba.shape
+    colours = np.ascontiguousarray(rgba.view(_RGB_OF_RGBA).reshape(height, width)["rgb"])
+    return colours.view(np.uint8).reshape(height, width, 3)
+
+
 def _png_chunk(kind: bytes, data: bytes) -> bytes:
     return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
@@ -261,12 +274,13 @@ def _encode_png(rgba: npt.NDArray[np.uint8]) -> bytes:
     of the cost. No text chunks: the bytes depend only on the pixels.
     """
     height, width, _ = rgba.shape
-    opaque = bool((rgba[..., 3] == 255).all())
-    pixels = rgba[..., :3] if opaque else rgba
+    rgba = np.ascontiguousarray(rgba)  # what the canvas gives already: no copy
+    opaque = bool(rgba[..., 3].min() == 255)
+    pixels = _rgb(rgba) if opaque else rgba
     channels = pixels.shape[2]
     # Each row: the filter type byte, then the row's bytes minus the row above's
-    # (modulo 256, as PNG wants; the first row's "above" is zeros). Written straight
-    # from the strided pixels into the buffer zlib reads: no intermediate copy.
+    # (modulo 256, as PNG wants; the first row's "above" is zeros), written into the
+    # buffer zlib reads.
     filtered = np.empty((height, 1 + width * channels), dtype=np.uint8)
     filtered[:, 0] = 2  # filter type "Up"
     rows = filtered[:, 1:].reshape(height, width, channels)
