@@ -42,13 +42,13 @@ from typing import TYPE_CHECKING
 
 from ccanalytics.errors import StoreError
 from ccanalytics.history._layout import DATA_SUFFIX, partition_day, partition_dir
+from ccanalytics.history._vetted import FileKey, file_key
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     import pyarrow as pa  # type: ignore[import-untyped]
 
-    from ccanalytics.history._vetted import FileKey
 
 __all__ = ["CACHE_DIR", "CACHE_FROM_FILES", "QUIET_SECONDS", "DayCache"]
 
@@ -81,6 +81,12 @@ class DayCache:
         self._read = read
         #: The copies this History's views have used (never swept by it).
         self._used: set[Path] = set()
+        #: Copies found readable, with the file's key then: each is checked once.
+        self._checked: dict[Path, tuple[FileKey, str]] = {}
+        #: False once a copy could not be written: the store takes none (read-only,
+        #: full), and reading a day's files twice a query to learn that again would
+        #: cost more than the copies save.
+        self._writable = True
         self._swept = False
 
     def substitute(
@@ -145,20 +151,34 @@ class DayCache:
     ) -> dict[int, Source]:
         """The copy of each wanted day (index -> source), made where missing."""
         found: dict[int, Source] = {}
-        missing: list[tuple[int, Path, list[Source], str]] = []
+        missing: list[tuple[int, list[Source], str]] = []
         for index, folder, group in wanted:
             digest = _digest(table, folder, group, keys)
             path = self._path(table, group, digest)
-            schema = _valid_copy(path, table, digest)
+            schema = self._checked_copy(path, table, digest)
             if schema is not None:
                 found[index] = (path, schema)
             else:
-                missing.append((index, folder, group, digest))
-        for index, _, group, digest in missing:  # the reader uses every core itself
-            source = self._make(table, group, digest)
+                missing.append((index, group, digest))
+        for index, group, digest in missing:  # the reader uses every core itself
+            source = self._make(table, group, digest) if self._writable else None
             if source is not None:
                 found[index] = source
         return found
+
+    def _checked_copy(self, path: Path, table: str, digest: str) -> str | None:
+        """:func:`_valid_copy`, once per version of the file in this History."""
+        try:
+            key = file_key(path)
+        except OSError:
+            return None  # not made yet (or removed)
+        known = self._checked.get(path)
+        if known is not None and known[0] == key:
+            return known[1]
+        schema = _valid_copy(path, table, digest)
+        if schema is not None:
+            self._checked[path] = (key, schema)
+        return schema
 
     def _path(self, table: str, group: list[Source], digest: str) -> Path:
         day = partition_day(group[0][0])
@@ -171,6 +191,11 @@ class DayCache:
         from ccanalytics.history._write import write_atomically
 
         path = self._path(table, group, digest)
+        try:  # before reading anything: a store that cannot take the copy says so here
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            self._writable = False
+            return None
         rows = self._read([p for p, _ in group], len({schema for _, schema in group}) > 1)
         if rows is None:
             return None  # a file gone (compacted meanwhile): the query lists again
@@ -180,8 +205,9 @@ class DayCache:
         try:
             write_atomically(merged.replace_schema_metadata(metadata), path)
         except StoreError:
-            return None  # a read-only or full store: no copy, and nothing is wrong
-        schema = _valid_copy(path, table, digest)
+            self._writable = False  # a read-only or full store: no copies, nothing wrong
+            return None
+        schema = self._checked_copy(path, table, digest)
         return None if schema is None else (path, schema)
 
 

@@ -154,13 +154,35 @@ def test_a_store_that_cannot_hold_copies_still_answers(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     want = _uncached(store, monkeypatch)
+    attempts: list[Path] = []
 
     def refuse(table: object, final: Path, **_: object) -> Path:
+        attempts.append(final)
         raise StoreError(f"cannot write {final}: Read-only file system", final)
 
     monkeypatch.setattr("ccanalytics.history._write.write_atomically", refuse)
-    _assert_same(_answers(store), want)
+    _assert_same(_answers(store), want)  # five queries in one History
     assert not _copies(store)
+    # One try per History: reading a day's files to learn again that the copy cannot
+    # be written would double every query's reading.
+    assert len(attempts) == 1
+
+
+def test_a_read_only_cache_folder_is_not_read_for_nothing(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    want = _uncached(store, monkeypatch)
+    (store / _daycache.CACHE_DIR).write_text("not a folder")  # mkdir fails, as read-only
+    reads: list[int] = []
+    real = History._read_files
+
+    def counted(self: History, paths: list[Path], by_name: bool) -> object:
+        reads.append(len(paths))
+        return real(self, paths, by_name)
+
+    monkeypatch.setattr(History, "_read_files", counted)
+    _assert_same(_answers(store), want)
+    assert reads == []  # the folder refused before a day's files were read
 
 
 def test_a_broken_copy_is_made_again(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
