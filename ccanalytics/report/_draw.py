@@ -102,8 +102,15 @@ class _Job(NamedTuple):
     caption: str
 
 
-#: Figures of the page being rendered, drawn together at the end (see ``drawn_together``).
-_pending: ContextVar[list[_Job] | None] = ContextVar("_pending", default=None)
+class _Page(NamedTuple):
+    """The figures of a page being rendered, and the workers that may start on them."""
+
+    jobs: list[_Job]
+    drawers: Drawers | None
+
+
+#: The page being rendered (see ``drawn_together``).
+_pending: ContextVar[_Page | None] = ContextVar("_pending", default=None)
 
 
 def _placeholder(index: int) -> str:
@@ -111,20 +118,28 @@ def _placeholder(index: int) -> str:
 
 
 def figure(plot: Plot, size: tuple[float, float], alt: str, caption: str) -> str:
-    """The figure's HTML, or, while a page is rendered, a placeholder for it."""
-    jobs = _pending.get()
-    if jobs is None:
-        return _figure_now(_Job(plot, size, alt, caption))
-    jobs.append(_Job(plot, size, alt, caption))
-    return _placeholder(len(jobs) - 1)
+    """The figure's HTML, or, while a page is rendered, a placeholder for it.
+
+    With the page's workers, the figure is sent to them at once: they draw it while
+    the rest of the page is rendered here.
+    """
+    page = _pending.get()
+    job = _Job(plot, size, alt, caption)
+    if page is None:
+        return _figure_now(job)
+    page.jobs.append(job)
+    if page.drawers is not None:
+        page.drawers.start(len(page.jobs) - 1, job)
+    return _placeholder(len(page.jobs) - 1)
 
 
 @contextmanager
-def drawn_together() -> Iterator[list[_Job]]:
+def drawn_together(drawers: Drawers | None = None) -> Iterator[list[_Job]]:
     """Within this block :func:`figure` only notes its figure and returns a placeholder;
-    :func:`fill_figures` then draws them all, on every core when it may."""
+    :func:`fill_figures` then draws them all, on every core when it may. ``drawers``
+    (the same given to :func:`fill_figures`) start on each figure as it is noted."""
     jobs: list[_Job] = []
-    token = _pending.set(jobs)
+    token = _pending.set(_Page(jobs, drawers))
     try:
         yield jobs
     finally:
@@ -156,6 +171,8 @@ class Drawers:
     def __init__(self, expected: int | None = None) -> None:
         workers = len(os.sched_getaffinity(0))
         self._workers: ProcessPoolExecutor | None = None
+        #: Figures sent as their page noted them (:meth:`start`), by their index.
+        self._started: dict[int, Future[str]] = {}
         if (
             workers < 2
             or (expected is not None and expected < MIN_FIGURES_FOR_POOL)
@@ -182,17 +199,25 @@ class Drawers:
             self._workers.shutdown(wait=True, cancel_futures=True)
             self._workers = None
 
+    def start(self, index: int, job: _Job) -> None:
+        """Send the page's figure ``index`` to the workers now (nothing without them)."""
+        if self._workers is not None:
+            try:
+                self._started[index] = self._workers.submit(_figure_now, job)
+            except BrokenProcessPool:
+                self.close()  # draw() draws them here
+
     def draw(self, jobs: Sequence[_Job]) -> list[str]:
         """Every figure's HTML, in order: by the workers, or here without them."""
-        if self._workers is None or len(jobs) < MIN_FIGURES_FOR_POOL:
+        started, self._started = self._started, {}
+        if self._workers is None or (not started and len(jobs) < MIN_FIGURES_FOR_POOL):
             return [_figure_now(job) for job in jobs]
-        # Largest first (the figure's area stands for its cost), so that no worker is
-        # left with a big figure at the end while the other idles.
-        order = sorted(range(len(jobs)), key=lambda i: -jobs[i].size[0] * jobs[i].size[1])
+        # The rest largest first (the figure's area stands for its cost), so that no
+        # worker is left with a big figure at the end while the other idles.
+        rest = [i for i in range(len(jobs)) if i not in started]
+        rest.sort(key=lambda i: -jobs[i].size[0] * jobs[i].size[1])
         try:
-            futures: dict[int, Future[str]] = {
-                i: self._workers.submit(_figure_now, jobs[i]) for i in order
-            }
+            futures = started | {i: self._workers.submit(_figure_now, jobs[i]) for i in rest}
             return [futures[i].result() for i in range(len(jobs))]
         except BrokenProcessPool:
             # A worker died (killed, out of memory): the figures are drawn here instead.

@@ -205,7 +205,7 @@ def _render(
         from ccanalytics.report import _window
 
         first = render_first_screen(_window.window_cards(window), ranked(window_actions(window)))
-    with drawn_together() as figures:
+    with drawn_together(drawers) as figures:
         if window is not None:
             window_html = _window.render_window_section(window)
         parts = [section(report) for section in sections]

@@ -151,3 +151,42 @@ def test_a_worker_that_dies_leaves_the_figures_to_be_drawn_here() -> None:
     """A killed worker (the OOM killer, a signal) costs time, not the report. In a
     fresh process: here other tests' threads may be running, and then there is no pool."""
     assert _in_a_fresh_process(_KILL) == "5"
+
+
+_EARLY = textwrap.dedent(
+    """
+    import json, sys, threading
+    from ccanalytics.report import _draw, _writer, write_report
+    events = []
+    send, fill = _draw.Drawers.start, _writer.fill_figures
+    def sent(self, index, job):
+        events.append("sent" if self._workers else "no workers")
+        return send(self, index, job)
+    def filling(document, jobs, drawers=None):
+        events.append(f"page of {len(jobs)}")
+        return fill(document, jobs, drawers)
+    _draw.Drawers.start, _writer.fill_figures = sent, filling
+    assert threading.active_count() == 1
+    write_report(sys.argv[1].split(","), sys.argv[2])
+    print(json.dumps(events))
+    """
+)
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one core: no pool")
+def test_each_figure_goes_to_the_workers_as_the_page_notes_it(sandbox, tmp_path) -> None:
+    """The workers draw while the rest of the page is rendered, not only once it is."""
+    from ccanalytics.sandbox import FULL_ACCESS_KEY
+
+    ids = sorted(sandbox.app.data.clusters)
+    out = tmp_path / "report.html"
+    env = {
+        **os.environ,
+        "MPLBACKEND": "Agg",
+        "CCANALYTICS_BASE_URL": sandbox.url,
+        "CCANALYTICS_API_KEY": FULL_ACCESS_KEY,
+    }
+    events = json.loads(_in_a_fresh_process(_EARLY, ",".join(ids), str(out), env=env))
+    figures = len(_images(out.read_text()))
+    assert figures >= 10
+    assert events == ["sent"] * figures + [f"page of {figures}"]
