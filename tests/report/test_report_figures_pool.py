@@ -102,6 +102,18 @@ _WRITE = textwrap.dedent(
 )
 
 
+def _sandbox_env(sandbox: object) -> dict[str, str]:
+    """A child's environment that reaches ``sandbox`` as the CLI and write_report do."""
+    from ccanalytics.sandbox import FULL_ACCESS_KEY
+
+    return {
+        **os.environ,
+        "MPLBACKEND": "Agg",
+        "CCANALYTICS_BASE_URL": sandbox.url,  # type: ignore[attr-defined]
+        "CCANALYTICS_API_KEY": FULL_ACCESS_KEY,
+    }
+
+
 def _images(document: str) -> list[str]:
     return re.findall(r'<img src="data:image/png;base64,([^"]+)"', document)
 
@@ -111,16 +123,9 @@ def test_write_report_draws_in_workers_started_before_the_load(sandbox, tmp_path
     """The workers are forked before anything is loaded, while the process is single-
     threaded, and draw every figure: the process itself never imports matplotlib, and
     the images are those drawn here, one by one (threads running: no pool)."""
-    from ccanalytics.sandbox import FULL_ACCESS_KEY
-
     ids = sorted(sandbox.app.data.clusters)
     out = tmp_path / "report.html"
-    env = {
-        **os.environ,
-        "MPLBACKEND": "Agg",
-        "CCANALYTICS_BASE_URL": sandbox.url,
-        "CCANALYTICS_API_KEY": FULL_ACCESS_KEY,
-    }
+    env = _sandbox_env(sandbox)
     seen = json.loads(_in_a_fresh_process(_WRITE, ",".join(ids), str(out), env=env))
     assert seen == {"started": [["workers", False], "load"], "matplotlib": False}
     with sandbox.client() as client:
@@ -176,16 +181,9 @@ _EARLY = textwrap.dedent(
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one core: no pool")
 def test_each_figure_goes_to_the_workers_as_the_page_notes_it(sandbox, tmp_path) -> None:
     """The workers draw while the rest of the page is rendered, not only once it is."""
-    from ccanalytics.sandbox import FULL_ACCESS_KEY
-
     ids = sorted(sandbox.app.data.clusters)
     out = tmp_path / "report.html"
-    env = {
-        **os.environ,
-        "MPLBACKEND": "Agg",
-        "CCANALYTICS_BASE_URL": sandbox.url,
-        "CCANALYTICS_API_KEY": FULL_ACCESS_KEY,
-    }
+    env = _sandbox_env(sandbox)
     events = json.loads(_in_a_fresh_process(_EARLY, ",".join(ids), str(out), env=env))
     figures = len(_images(out.read_text()))
     assert figures >= 10
