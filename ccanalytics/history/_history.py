@@ -18,9 +18,9 @@ kept in the store's readers' cache (:mod:`~ccanalytics.history._vetted`), so a f
 History reads only the footers of files new or changed since a reader last saw them. A
 quiet day of many small files is read from one merged copy of exactly those files
 (:mod:`~ccanalytics.history._daycache`), which the first reader writes outside the
-tables. The views always have at least the columns a file written now would have, with their types: an empty or
-missing store gives empty frames with the right columns, and a column that older files
-lack reads as null in their rows.
+tables. The views always have at least the columns a file written now would have, with
+their types: an empty or missing store gives empty frames with the right columns, and a
+column that older files lack reads as null in their rows.
 
 Queries over history belong here, as methods that call :meth:`History.sql`.
 """
@@ -315,10 +315,8 @@ class History:
             cache.record(relative, stat, (key, span))
             keys[path] = (key, span)
         cache.keep_only(listed)
-        return (
-            keys,
-            stats,
-        )  # saved once the query has run (_retrying): not between listing and reading
+        # The cache is saved once the query has run (_retrying): not between listing and reading.
+        return keys, stats
 
     @staticmethod
     def _judge(
