@@ -9,8 +9,9 @@ half a second. A reader that finds such a day keeps a merged copy of it here::
     STORE/.day-cache/v1/<table>/date=YYYY-MM-DD/<digest>.parquet
 
 and the views read that one file in place of the day's files. The copy is
-:func:`~ccanalytics.history._merge.merge_files` of exactly those files, the rows
-:func:`compact` would write, so every answer is the same as from the files
+exactly those files' rows, read by the History's DuckDB (about 0.3 ms a file against pyarrow's
+1.8 ms) and merged by :func:`~ccanalytics.history._merge.first_copies`, the rule
+:func:`compact` merges by, so every answer is the same as from the files
 themselves. ``digest`` names the exact files it was made from (each one's name, size,
 times and inode: :func:`~ccanalytics.history._vetted.file_key`), so a file added,
 removed, replaced or rewritten makes a new digest, and the old copy is simply not

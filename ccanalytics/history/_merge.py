@@ -36,16 +36,15 @@ _ONE_COPY_TABLES = frozenset({"pods", "gpus"})
 FILE_ORDER = "file_index"
 
 
-def merge_files(files: list[Path], table: str, *, vetted: bool = False) -> pa.Table:
+def merge_files(files: list[Path], table: str) -> pa.Table:
     """The rows of ``files`` (sorted by name) as one table, each instant from one file.
 
-    ``vetted``: the caller has already found every file to be ours (History's verdicts),
-    so their footers are not read twice. Raises :class:`StoreError` naming a file that
-    is foreign or unreadable, or the folder when the files' types cannot be combined.
+    Raises :class:`StoreError` naming a file that is foreign or unreadable, or the
+    folder when the files' types cannot be combined.
     """
     tables = []
     for number, path in enumerate(files):
-        rows = _read(path, table, vetted=vetted)
+        rows = _read(path, table)
         order = pa.array(np.full(rows.num_rows, number, dtype=np.uint64))
         tables.append(rows.append_column(FILE_ORDER, order))
     try:
@@ -84,11 +83,10 @@ def _without_copies(rows: pa.Table) -> pa.Table:
     return rows.filter(pa.array(keep, type=pa.bool_()))
 
 
-def _read(path: Path, table: str, *, vetted: bool) -> pa.Table:
-    if not vetted:
-        problem = file_problem(path, table)
-        if problem is not None:
-            raise StoreError(f"cannot merge store file {path}: {problem}", path)
+def _read(path: Path, table: str) -> pa.Table:
+    problem = file_problem(path, table)
+    if problem is not None:
+        raise StoreError(f"cannot merge store file {path}: {problem}", path)
     try:
         return pq.read_table(path)
     except FileNotFoundError:
