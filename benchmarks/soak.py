@@ -92,7 +92,7 @@ def bench(snapshots: int = SNAPSHOTS) -> None:
     client = ccanalytics.Client(EXEMPT_KEY, IN_PROCESS_URL, transport=SandboxTransport(app))
     fds_before = _open_fds()
     if not _reset_peak_rss():
-        print("  (cannot reset the peak RSS here: it may include earlier figures')")
+        print("  (cannot reset the peak RSS here: it may include earlier figures)")
     rss_before = _status_kb("VmRSS:") / 1024
     started = time.perf_counter()
     try:
