@@ -23,7 +23,7 @@ import math
 import re
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -111,6 +111,10 @@ class SandboxApp:
     #: On a simulated clock: from this instant cl-research-dev also runs a forgotten
     #: 8x H100 pod, idle, 23.92 USD/h (a budget story for notebooks and tests).
     forgotten_pod_at: datetime | None = None
+    #: How many of the newest requests :attr:`requests` keeps. Bounded so that a
+    #: sandbox serving a collector for months does not grow with every request
+    #: (about 240 bytes each); ``stats`` and ``statuses`` count every request.
+    request_log_size: int = 10_000
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -130,7 +134,8 @@ class SandboxApp:
         #: Requests received, by ``"METHOD path"``, and by status answered.
         self.stats: Counter[str] = Counter()
         self.statuses: Counter[int] = Counter()
-        self.requests: list[tuple[float, str, str, int]] = []
+        #: The newest requests as (seconds, method, path, status), oldest first.
+        self.requests: deque[tuple[float, str, str, int]] = deque(maxlen=self.request_log_size)
 
     # -- public helpers -----------------------------------------------------------
 

@@ -19,6 +19,7 @@ from ccanalytics.sandbox import (
     IN_PROCESS_URL,
     MAX_BODY_BYTES,
     Sandbox,
+    SandboxApp,
     SandboxTransport,
 )
 
@@ -192,3 +193,23 @@ def test_every_method_gets_problem_json_with_allow(sb: Sandbox, method: str) -> 
 def test_405_on_the_key_endpoint_allows_put(sb: Sandbox) -> None:
     r = httpx.get(sb.url + KEYS, headers=AUTH)
     assert r.status_code == 405 and r.headers["Allow"] == "PUT"
+
+
+def test_a_long_running_sandbox_keeps_only_its_newest_requests() -> None:
+    """The request log is for tests and fault stories, not an archive: a sandbox left
+    serving a collector for months must not grow with every request. Its counters
+    (``stats``, ``statuses``) still count every request."""
+    app = SandboxApp(request_log_size=5)
+    for i in range(12):
+        app.handle("GET", f"/v2/registries/reg-{i}", AUTH, b"")
+    assert [path for _, _, path, _ in app.requests] == [
+        f"/v2/registries/reg-{i}" for i in range(7, 12)
+    ]
+    assert sum(app.statuses.values()) == 12
+    assert app.count("GET", "/v2/registries/reg-0") == 1
+
+
+def test_the_default_request_log_is_bounded() -> None:
+    app = SandboxApp()
+    assert app.request_log_size is not None
+    assert 1_000 <= app.request_log_size <= 100_000
