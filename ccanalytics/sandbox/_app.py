@@ -111,10 +111,10 @@ class SandboxApp:
     #: On a simulated clock: from this instant cl-research-dev also runs a forgotten
     #: 8x H100 pod, idle, 23.92 USD/h (a budget story for notebooks and tests).
     forgotten_pod_at: datetime | None = None
-    #: How many of the newest requests :attr:`requests` keeps. Bounded so that a
-    #: sandbox serving a collector for months does not grow with every request
-    #: (about 240 bytes each); ``stats`` and ``statuses`` count every request.
-    request_log_size: int = 10_000
+    #: How many of the newest requests :attr:`requests` keeps (about 240 bytes each).
+    #: Bounded so that a sandbox serving a collector for months does not grow with
+    #: every request; ``stats`` and ``statuses`` still count every request.
+    request_log_size: int = 1_000
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
