@@ -49,8 +49,8 @@ def _status_kb(field: str) -> int:
 
 
 def _reset_peak_rss() -> bool:
-    """Start ``VmHWM`` afresh: run.py runs the figures in one process, and the peak of an
-    earlier one (the year's 34M rows) would otherwise read as the soak's. Linux >= 4.0."""
+    """Start ``VmHWM`` afresh after the imports, whose transient peak would otherwise sit
+    above the collector's and hide its growth until passed. Linux >= 4.0."""
     try:
         Path("/proc/self/clear_refs").write_text("5")
     except OSError:
