@@ -11,14 +11,15 @@ import json
 import math
 import os
 import unicodedata
+from contextlib import nullcontext
 from typing import Any
 
 import httpx
-import msgspec
 import orjson
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
+from typed_decoder import typed_decoder_refused
 
 from ccanalytics import (
     AsyncClient,
@@ -38,7 +39,7 @@ from ccanalytics import (
     pods_frame,
 )
 from ccanalytics.api._retry import parse_retry_after
-from ccanalytics.frames import GPU_COLUMNS, POD_COLUMNS, _decode
+from ccanalytics.frames import GPU_COLUMNS, POD_COLUMNS
 from ccanalytics.sandbox import SandboxApp
 
 #: Examples per property; ``CCANALYTICS_FUZZ_EXAMPLES=5000 pytest tests/test_fuzz.py`` digs deeper.
@@ -262,13 +263,6 @@ def test_frames_of_mutated_pods_have_the_documented_dtypes(pods: list[Any]) -> N
     assert not any(s in text for s in SECRETS)
 
 
-class _RefusingDecoder:
-    """Stands in for the typed pod decoder: every pod takes the per-pod fallback."""
-
-    def decode(self, raw: Any) -> Any:
-        raise msgspec.ValidationError("refused for the test")
-
-
 @pytest.mark.parametrize("path", ["typed", "fallback"])
 @FUZZ
 @given(pods=listings)
@@ -277,14 +271,11 @@ def test_raw_json_reads_as_the_parsed_listing_on_both_paths(path: str, pods: lis
     body = _encode({"pods": pods})
     parsed = json.loads(body)
     expected = pods_frame(parsed, cluster_id="cl-fuzz"), gpus_frame(parsed, cluster_id="cl-fuzz")
-    saved = _decode._POD
-    if path == "fallback":
-        _decode._POD = _RefusingDecoder()  # type: ignore[assignment]
-    try:
+    with typed_decoder_refused() if path == "fallback" else nullcontext() as refusing:
         pd.testing.assert_frame_equal(pods_frame(body, cluster_id="cl-fuzz"), expected[0])
         pd.testing.assert_frame_equal(gpus_frame(body, cluster_id="cl-fuzz"), expected[1])
-    finally:
-        _decode._POD = saved
+    if refusing is not None and any(isinstance(p, dict) for p in parsed["pods"]):
+        assert refusing.refused, "no pod took the fallback"
 
 
 @FUZZ

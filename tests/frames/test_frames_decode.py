@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pandas as pd
 import pytest
+from typed_decoder import typed_decoder_refused
 
 from ccanalytics.errors import MalformedResponseError
 from ccanalytics.frames import _build, _decode
@@ -30,18 +30,15 @@ FIXTURES = sorted(DATA.glob("listing_*.json"))
 SECRET = "hf_s3cr3tValueThatMustNotLeak"
 
 
-class _Refuses:
-    """Stands in for the typed decoder: refuses every pod, so all take the fallback."""
-
-    def decode(self, raw: Any) -> Any:
-        raise msgspec.ValidationError("refused for the test")
-
-
 @pytest.fixture(params=["typed", "fallback"])
-def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    if request.param == "fallback":
-        monkeypatch.setattr(_decode, "_POD", _Refuses())
-    return str(request.param)
+def path(request: pytest.FixtureRequest) -> Iterator[str]:
+    if request.param == "typed":
+        yield "typed"
+        return
+    with typed_decoder_refused() as refusing:
+        yield "fallback"
+    if "listing_empty" not in request.node.name:  # the one listing without a pod
+        assert refusing.refused, "the test ran, but no pod took the fallback"
 
 
 NOW = datetime(2026, 11, 25, tzinfo=UTC)
