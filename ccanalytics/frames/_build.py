@@ -85,12 +85,12 @@ Columns: TypeAlias = dict[str, ExtensionArray]
 FramePair: TypeAlias = tuple[pd.DataFrame | None, pd.DataFrame | None]
 
 
-def _rows(pods: list[Raw] | list[JsonObject], first: int = 0) -> list[Row]:
+def _rows(pods: list[Raw] | list[JsonObject], first: int = 0) -> tuple[list[Row], bool]:
     """The rows of ``pods``, the slice of a listing that starts at pod ``first`` (which
-    a refusal names)."""
+    a refusal names), and whether the typed decoder checked all their values."""
     if pods and type(pods[0]) is Raw:
         return decoded_rows(pods, first)
-    return [dict_row(p) for p in cast(list[JsonObject], pods)]
+    return [dict_row(p) for p in cast(list[JsonObject], pods)], False
 
 
 def _concat(parts: list[ExtensionArray]) -> ExtensionArray:
@@ -109,8 +109,8 @@ class _Parts:
         self.pods: list[Columns] | None = [] if want_pods else None
         self.gpus: list[Columns] | None = [] if want_gpus else None
 
-    def add(self, rows: list[Row], origin: Origin) -> None:
-        fields = PodFields.of(rows)
+    def add(self, rows: list[Row], origin: Origin, checked: bool) -> None:
+        fields = PodFields.of(rows, checked)
         if self.pods is not None:
             self.pods.append(pod_columns(fields, origin))
         if self.gpus is not None:
@@ -143,7 +143,8 @@ def _frames(
     parts = _Parts(want_pods, want_gpus)
     origin = Origin(cluster_id)
     for start in range(0, max(len(pods), 1), CHUNK_PODS):
-        parts.add(_rows(pods[start : start + CHUNK_PODS], start), origin)
+        rows, checked = _rows(pods[start : start + CHUNK_PODS], start)
+        parts.add(rows, origin, checked)
     return parts.frames()
 
 
@@ -188,10 +189,11 @@ class FleetFrames:
         self._parts = _Parts(want_pods=True, want_gpus=with_gpus)
         self._order = cluster_ids
         self._next = 0  # the first cluster in order not yet queued for conversion
-        self._arrived: dict[str, tuple[list[Row], int] | None] = {}
+        self._arrived: dict[str, tuple[list[Row], bool, int] | None] = {}
         self._rows: list[Row] = []  # queued, in order
         self._asked: list[str] = []
         self._stamps: list[int] = []
+        self._checked: list[bool] = []  # per queued row: from the typed decoder
 
     def add(self, content: bytes, cluster_id: str, observed_at: datetime) -> Refusal | None:
         """Decode one cluster's listing; ``None``, or why it is not a listing."""
@@ -206,12 +208,12 @@ class FleetFrames:
                 if in_turn and len(pods) >= CHUNK_PODS:
                     self._streamed(pods, cluster_id, stamp)
                     return None
-                rows = _rows(pods)
+                rows, checked = _rows(pods)
             except UnreadablePod as err:
                 self.skip(cluster_id)
                 return err.refusal()
             del pods  # slices of the body
-            self._arrived[cluster_id] = (rows, stamp)
+            self._arrived[cluster_id] = (rows, checked, stamp)
             self._queue()
         return None
 
@@ -220,9 +222,10 @@ class FleetFrames:
         the rest after the rows queued before it (:class:`UnreadablePod`: none do)."""
         own = _Parts(want_pods=True, want_gpus=self._parts.gpus is not None)
         for start in range(0, len(pods), CHUNK_PODS):
-            rows = _rows(pods[start : start + CHUNK_PODS], start)
+            rows, checked = _rows(pods[start : start + CHUNK_PODS], start)
             # One cluster for the whole chunk: the str form, not a list of it per pod.
-            own.add(rows, Origin(cluster_id, np.full(len(rows), stamp, dtype=np.int64)))
+            stamps = np.full(len(rows), stamp, dtype=np.int64)
+            own.add(rows, Origin(cluster_id, stamps), checked)
             # Freed now, while in cache: held until the next chunk was decoded, it doubled
             # the decoded peak and its freeing touched memory evicted by that decoding.
             del rows
@@ -252,17 +255,19 @@ class FleetFrames:
             arrived = self._arrived.pop(cluster_id)
             self._next += 1
             if arrived is not None:
-                rows, stamp = arrived
+                rows, checked, stamp = arrived
                 self._rows += rows
                 self._asked += repeat(cluster_id, len(rows))
                 self._stamps += repeat(stamp, len(rows))
+                self._checked += repeat(checked, len(rows))
         while len(self._rows) >= CHUNK_PODS:
             self._convert(CHUNK_PODS)
 
     def _convert(self, n: int) -> None:
         stamps = np.array(self._stamps[:n], dtype=np.int64)
-        self._parts.add(self._rows[:n], Origin(self._asked[:n], stamps))
-        del self._rows[:n], self._asked[:n], self._stamps[:n]
+        checked = all(self._checked[:n])  # one pod read as dicts: the whole chunk is checked
+        self._parts.add(self._rows[:n], Origin(self._asked[:n], stamps), checked)
+        del self._rows[:n], self._asked[:n], self._stamps[:n], self._checked[:n]
 
 
 def pods_frame(pods: PodsInput, *, cluster_id: str | None = None) -> pd.DataFrame:

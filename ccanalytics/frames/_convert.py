@@ -6,6 +6,13 @@ missing, ``null`` and wrongly typed values become ``<NA>``, and nothing is coerc
 across JSON types. Each function checks the element types of a whole column at once
 (a ``set`` of the types), so the common case converts in C through numpy or Arrow and
 only a column holding a stray value takes the per-value Python path.
+
+``checked=True`` skips that check: the caller vouches that every value already has
+the column's JSON type or is ``None``. The typed decoder's chunks are checked so
+(:mod:`ccanalytics.frames._decode` decodes each leaf as its column's type, and a pod
+with a stray value takes the per-pod path instead), as are columns of strings this
+package built itself (joined lists). The check is a pass over every value in Python
+(``set(map(type, ...))``): about a tenth of a large load.
 """
 
 from __future__ import annotations
@@ -75,9 +82,9 @@ def _float_or_nan(value: Any) -> float:
     return math.nan
 
 
-def _floats(values: Values) -> FloatArray:
+def _floats(values: Values, checked: bool = False) -> FloatArray:
     """Values as float64, NaN where missing or not a number."""
-    if _NUMBER_TYPES.issuperset(map(type, values)):
+    if checked or _NUMBER_TYPES.issuperset(map(type, values)):
         try:
             return np.array(values, dtype=np.float64)
         except OverflowError:  # an int beyond float range: take the per-value path
@@ -98,9 +105,9 @@ def _int_or_none(value: Any) -> int | None:
     return None
 
 
-def _ints(values: Values) -> tuple[IntArray, BoolArray]:
+def _ints(values: Values, checked: bool = False) -> tuple[IntArray, BoolArray]:
     """Values as int64 data and a missing-mask (missing, non-integral or not a number)."""
-    if _NUMBER_TYPES.issuperset(map(type, values)):
+    if checked or _NUMBER_TYPES.issuperset(map(type, values)):
         try:
             as_float = np.array(values, dtype=np.float64)
         except OverflowError:
@@ -114,8 +121,8 @@ def _ints(values: Values) -> tuple[IntArray, BoolArray]:
     return np.array([0 if v is None else v for v in exact], dtype=np.int64), mask
 
 
-def _float_column(values: Values) -> pd.arrays.FloatingArray:
-    return _masked_floats(_floats(values))
+def _float_column(values: Values, checked: bool = False) -> pd.arrays.FloatingArray:
+    return _masked_floats(_floats(values, checked))
 
 
 def _masked_floats(data: FloatArray) -> pd.arrays.FloatingArray:
@@ -123,13 +130,13 @@ def _masked_floats(data: FloatArray) -> pd.arrays.FloatingArray:
     return pd.arrays.FloatingArray(data, np.isnan(data))
 
 
-def _int_column(values: Values) -> pd.arrays.IntegerArray:
-    data, mask = _ints(values)
+def _int_column(values: Values, checked: bool = False) -> pd.arrays.IntegerArray:
+    data, mask = _ints(values, checked)
     return pd.arrays.IntegerArray(data, mask)
 
 
-def _bool_column(values: Values) -> pd.arrays.BooleanArray:
-    if _BOOL_TYPES.issuperset(map(type, values)):
+def _bool_column(values: Values, checked: bool = False) -> pd.arrays.BooleanArray:
+    if checked or _BOOL_TYPES.issuperset(map(type, values)):
         objects = np.array(values, dtype=object)
         return pd.arrays.BooleanArray(objects.astype(np.bool_), pd.isna(objects))
     data = np.array([v is True for v in values], dtype=np.bool_)
@@ -137,15 +144,15 @@ def _bool_column(values: Values) -> pd.arrays.BooleanArray:
     return pd.arrays.BooleanArray(data, mask)
 
 
-def _str_or_none(values: Values) -> Values:
+def _str_or_none(values: Values, checked: bool = False) -> Values:
     """Values with everything that is not a string replaced by ``None``."""
-    if _STR_TYPES.issuperset(map(type, values)):
+    if checked or _STR_TYPES.issuperset(map(type, values)):
         return values
     return [v if isinstance(v, str) else None for v in values]
 
 
-def _string_column(values: Values) -> ExtensionArray:
-    strings = _str_or_none(values)
+def _string_column(values: Values, checked: bool = False) -> ExtensionArray:
+    strings = _str_or_none(values, checked)
     if _ARROW_STRINGS:
         # pandas stores "string" in pyarrow: hand it a pyarrow array built in one C++
         # pass (pd.array of a list takes ~15x longer, of an object ndarray ~4x).
@@ -183,9 +190,9 @@ def _utc_stamps(ns: IntArray) -> ExtensionArray:
     return pd.DatetimeIndex(ns.view("datetime64[ns]")).tz_localize("UTC").array
 
 
-def _timestamp_column(values: Values) -> ExtensionArray:
+def _timestamp_column(values: Values, checked: bool = False) -> ExtensionArray:
     """ISO 8601 strings as datetime64[ns, UTC]; NaT where missing, invalid or out of range."""
-    strings = _str_or_none(values)
+    strings = _str_or_none(values, checked)
     if _ARROW_STRINGS:
         fast = _rfc3339_utc(strings)
         if fast is not None:

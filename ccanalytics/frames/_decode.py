@@ -6,13 +6,17 @@ into typed structs (:data:`_Pod`, built with ``msgspec.defstruct`` from the fiel
 table) that hold only the fields the frames read: everything else (``args``,
 ``env`` values, SSH commands, ...) is skipped without being turned into Python
 objects, and the structs are not tracked by the garbage collector. The loop that
-reads each pod's structs into its row is generated from the same table. That is what makes this path faster than ``orjson.loads`` alone
-(benchmarks/loader.py). Leaf values are typed ``Any``: they arrive as the JSON types
-``orjson`` would give, and the reading rules (``<NA>`` for wrong types) are applied
-later, by the same code as for dicts.
+reads each pod's structs into its row is generated from the same table. That is what
+makes this path faster than ``orjson.loads`` alone (benchmarks/loader.py). A leaf a column takes as it is, is decoded as that column's
+type (:data:`~ccanalytics.frames._fields.VALUE_TYPES`: ``str``, ``int``, ``float``,
+``bool``, each or ``null``), so a chunk of pods that all decode needs no type check
+afterwards; other leaves (the items of ``ports``, ``actions``) arrive as the JSON types
+``orjson`` would give. The reading rules (``<NA>`` for wrong types) are the same code
+as for dicts: a pod with a value of another type is read as dicts.
 
-A pod the structs cannot take (a block that is not an object, a number beyond
-float range such as ``1e400``, a pod that is not an object) is decoded again on its
+A pod the structs cannot take (a block that is not an object, a value of another
+type than its column's, a number beyond float range such as ``1e400``, a pod that
+is not an object) is decoded again on its
 own with the standard library's ``json``, which reads any JSON, and goes through
 :func:`~ccanalytics.frames._fields.dict_row`: one odd pod costs one slow pod, never
 the listing. Numbers beyond float range become ``None`` there, so ``<NA>`` in their
@@ -38,6 +42,7 @@ from ccanalytics.frames._fields import (
     ELEMENTS,
     NAMES_ONLY,
     SOURCES,
+    VALUE_TYPES,
     JsonObject,
     Row,
     _names,
@@ -81,7 +86,9 @@ def _struct(block: str) -> type[Struct]:
     for key in children(block):
         path = f"{block}.{key}" if block else key
         kind: Any = Any
-        if path in BLOCKS:
+        if path in VALUE_TYPES:
+            kind = VALUE_TYPES[path] | None
+        elif path in BLOCKS:
             kind = _struct(path) | None
         elif path in ELEMENTS:
             element: Any = ELEMENTS[path]  # a type built at run time: opaque to mypy
@@ -200,6 +207,7 @@ def _struct_reader() -> str:
         "    decode = _POD.decode\n"
         "    rows = []\n"
         "    add = rows.append\n"
+        "    checked = True\n"
         "    for index, raw in enumerate(raws, first):\n"
         "        try:\n"
         "            pod = decode(raw)\n"
@@ -207,6 +215,7 @@ def _struct_reader() -> str:
         "            parsed = _fallback(raw, index)\n"
         "            if isinstance(parsed, dict):\n"
         "                add(dict_row(parsed))\n"
+        "                checked = False\n"
         "            continue\n"
         f"{''.join(blocks)}"
         "        add(\n"
@@ -214,7 +223,7 @@ def _struct_reader() -> str:
         f"{''.join(values)}"
         "            )\n"
         "        )\n"
-        "    return rows\n"
+        "    return rows, checked\n"
     )
 
 
@@ -222,10 +231,12 @@ def _struct_reader() -> str:
 _DECODED_ROWS_SOURCE: Final = _struct_reader()
 
 #: Each pod slice as its row (:data:`~ccanalytics.frames._fields.SOURCES` order);
-#: slices that are not JSON objects are dropped. :class:`UnreadablePod` when a slice
+#: slices that are not JSON objects are dropped. With the rows, whether every one of
+#: them came off the typed structs (see :attr:`~ccanalytics.frames._fields.PodFields.checked`):
+#: ``False`` once a pod was read as dicts. :class:`UnreadablePod` when a slice
 #: cannot be read at all, naming it by its place in the listing (the slices start at
 #: pod ``first``). One straight-line loop, generated from the field table.
-decoded_rows: Final[Callable[[list[Raw], int], list[Row]]] = compiled(
+decoded_rows: Final[Callable[[list[Raw], int], tuple[list[Row], bool]]] = compiled(
     "decoded_rows",
     _DECODED_ROWS_SOURCE,
     {

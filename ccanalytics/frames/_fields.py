@@ -25,7 +25,8 @@ from typing import Any, Final, NamedTuple, TypeAlias, cast
 import msgspec
 from msgspec import Struct
 
-from ccanalytics.frames._columns import POD_FIELDS
+from ccanalytics.api._podfields import BOOLEAN, FLOAT, INT, STRING, TIME
+from ccanalytics.frames._columns import POD_FIELDS, PodField
 from ccanalytics.frames._convert import IntArray, Values, _str_or_none, _string_column
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "EMPTY",
     "NAMES_ONLY",
     "SOURCES",
+    "VALUE_TYPES",
     "JsonObject",
     "Origin",
     "PodFields",
@@ -87,23 +89,68 @@ BLOCKS: Final[tuple[str, ...]] = tuple(
 )
 
 
+#: The Python type of a value a column reads as itself, by the column's dtype: what
+#: the typed decoder decodes such a leaf as (a timestamp is read from its string).
+_PYTHON_TYPES: Final[Mapping[str, type]] = MappingProxyType(
+    {STRING: str, INT: int, FLOAT: float, BOOLEAN: bool, TIME: str}
+)
+#: Reads of a number in each object of a list (``runtime.gpus[].util``): a float,
+#: whatever the column's dtype (``gpus_reporting`` counts the same numbers).
+_STATISTICS: Final = frozenset({"mean", "min", "max", "numbers"})
+
+
+def _leaf_type(field: PodField) -> type | None:
+    """The type of the value at ``field.path`` (or of its objects' key, for ``x[].k``)
+    that the column takes as it is; ``None`` where the column reads a list or object."""
+    if field.read in ("", "or_argument") or (field.read == "join" and element_key(field.path)):
+        return _PYTHON_TYPES[field.dtype]
+    if field.read in _STATISTICS:
+        return float
+    return None
+
+
+def _value_types() -> dict[str, type]:
+    types: dict[str, type] = {}
+    for field in POD_FIELDS:
+        kind = _leaf_type(field)
+        if kind is not None:
+            types.setdefault(field.path.replace("[]", ""), kind)
+        if field.fallback:  # read where the field's own value is not one: the same type
+            types.setdefault(field.fallback, _PYTHON_TYPES[field.dtype])
+    return types
+
+
+#: Per path (``x.k`` for ``x[].k``), the type the typed decoder reads the value as,
+#: for every value a column takes as it is; other paths are decoded as sent. A pod
+#: whose value is of another type fails that decoding and is read as dicts instead,
+#: by the checks of :mod:`ccanalytics.frames._convert`, so both ways give the same
+#: cell; a chunk of pods all decoded so needs no check (:attr:`PodFields.checked`).
+VALUE_TYPES: Final[Mapping[str, type]] = MappingProxyType(_value_types())
+
+
 def _element_struct(list_path: str) -> type[Struct]:
-    """The struct one object of the list at ``list_path`` decodes into: the keys read."""
+    """The struct one object of the list at ``list_path`` decodes into: the keys read
+    (none, for a list whose objects are only counted)."""
     keys = dict.fromkeys(
         key for f in POD_FIELDS if source(f.path) == list_path and (key := element_key(f.path))
     )
     name = "_" + list_path.replace(".", "_") + "_item"
-    return msgspec.defstruct(name, [(k, Any, None) for k in keys], gc=False)
+    fields = [(k, VALUE_TYPES.get(f"{list_path}.{k}", Any) | None, None) for k in keys]
+    return msgspec.defstruct(name, fields, gc=False)
 
 
-#: Lists of which keys of each object are read (``runtime.gpus[].util``): path ->
-#: the struct an object decodes into on the typed path. A 50,000-pod listing has
-#: 400,000 GPU objects: structs, not dicts. A pod read as dicts lists dicts here.
+#: Lists of objects, by path, and the struct an object decodes into on the typed
+#: path: the keys read (``runtime.gpus[].util``), or none (``runtime.ports[]``, only
+#: counted). A 50,000-pod listing has 400,000 GPU objects: structs, not dicts. A pod
+#: read as dicts lists dicts here.
 ELEMENTS: Final[Mapping[str, type[Struct]]] = MappingProxyType(
     {
         list_path: _element_struct(list_path)
         for list_path in SOURCES
-        if any(source(f.path) == list_path and element_key(f.path) for f in POD_FIELDS)
+        if any(
+            source(f.path) == list_path and (element_key(f.path) or f.read == "count")
+            for f in POD_FIELDS
+        )
     }
 )
 
@@ -172,14 +219,25 @@ _DICT_ROW_SOURCE: Final = _dict_reader()
 
 class PodFields(dict[str, Values]):
     """The raw values the frames read, one sequence per path of :data:`SOURCES`, one
-    item per pod: ``fields["cluster.rank"]``."""
+    item per pod: ``fields["cluster.rank"]``.
+
+    ``checked``: every pod was decoded by the typed decoder, so each value at a path
+    of :data:`VALUE_TYPES` has that type or is ``None``, and every list of objects is
+    a list of its :data:`ELEMENTS` struct or ``None``: the column builders skip their
+    type checks.
+    """
+
+    checked: bool
 
     @classmethod
-    def of(cls, rows: list[Row]) -> PodFields:
+    def of(cls, rows: list[Row], checked: bool = False) -> PodFields:
         """Rows (one tuple per pod) transposed into one sequence per path."""
         if not rows:
-            return cls(zip(SOURCES, [() for _ in SOURCES], strict=True))
-        return cls(zip(SOURCES, zip(*rows, strict=True), strict=True))
+            fields = cls(zip(SOURCES, [() for _ in SOURCES], strict=True))
+        else:
+            fields = cls(zip(SOURCES, zip(*rows, strict=True), strict=True))
+        fields.checked = checked
+        return fields
 
 
 class Origin(NamedTuple):
@@ -205,22 +263,24 @@ dict_row: Final[Callable[[JsonObject], Row]] = compiled(
 )
 
 
-def statuses(status: Values, desired: Values) -> Values:
+def statuses(status: Values, desired: Values, checked: bool = False) -> Values:
     """``status``, or ``desiredStatus`` where an older payload sends only that."""
-    if _STR.issuperset(map(type, status)):  # every pod has one (v2): nothing to fall back on
+    if (checked and None not in status) or _STR.issuperset(
+        map(type, status)
+    ):  # every pod has one (v2): nothing to fall back on
         return status
     return [s if isinstance(s, str) else d for s, d in zip(status, desired, strict=True)]
 
 
-def cluster_ids(ids: Values, default: str | Values | None) -> Any:
+def cluster_ids(ids: Values, default: str | Values | None, checked: bool = False) -> Any:
     """``cluster.id`` as a string column, ``default`` where a pod has none.
 
     ``default`` is one cluster id for every pod (a listing of one cluster), or one per
     pod (a fleet's pods framed together: each pod's own listing's cluster).
     """
-    ids = _str_or_none(ids)
+    ids = _str_or_none(ids, checked)
     if isinstance(default, str):
         ids = [default if v is None else v for v in ids]
     elif default is not None:
         ids = [d if v is None else v for v, d in zip(ids, default, strict=True)]
-    return _string_column(ids)
+    return _string_column(ids, checked)

@@ -67,12 +67,13 @@ class GpuSamples(NamedTuple):
     listed: BoolArray  # per pod: runtime.gpus is a list
 
 
-def gpu_samples(lists: Values, keys: Iterable[str]) -> GpuSamples:
+def gpu_samples(lists: Values, keys: Iterable[str], checked: bool = False) -> GpuSamples:
     """Flatten each pod's ``runtime.gpus`` value (a list, or anything else: no GPUs),
     reading ``keys`` of each GPU object.
 
     Elements that are not objects are skipped, so positions count GPU objects only.
-    An object is a struct (the typed decoder's) or a dict (a pod read as dicts).
+    An object is a struct (the typed decoder's) or a dict (a pod read as dicts);
+    ``checked``: every one is a struct whose keys hold floats or ``None``.
     """
     lengths = np.array([len(g) if isinstance(g, list) else -1 for g in lists], dtype=np.intp)
     listed = lengths >= 0
@@ -80,7 +81,7 @@ def gpu_samples(lists: Values, keys: Iterable[str]) -> GpuSamples:
         lists = [g if isinstance(g, list) else () for g in lists]
     flat: list[Any] = list(chain.from_iterable(lists))
     owner = np.repeat(np.arange(len(lists), dtype=np.intp), np.maximum(lengths, 0))
-    kinds = set(map(type, flat))
+    kinds = set() if checked else set(map(type, flat))
     values: dict[str, list[Any]]
     if all(issubclass(kind, Struct) for kind in kinds):  # every pod came through the decoder
         values = {key: list(map(attrgetter(key), flat)) for key in keys}
@@ -96,7 +97,7 @@ def gpu_samples(lists: Values, keys: Iterable[str]) -> GpuSamples:
     return GpuSamples(
         owner=owner,
         position=np.arange(len(owner), dtype=np.intp) - first[owner],
-        values={key: _floats(v) for key, v in values.items()},
+        values={key: _floats(v, checked) for key, v in values.items()},
         listed=listed,
     )
 
@@ -133,24 +134,25 @@ def summarize(values: FloatArray, owner: npt.NDArray[np.intp], n: int) -> Summar
     return Summary(count, mean, minimum, maximum)
 
 
-def paid_gpus(gpu_count: Values, cost: Values) -> IntArray:
+def paid_gpus(gpu_count: Values, cost: Values, checked: bool = False) -> IntArray:
     """Per pod, how many GPUs it pays for: ``gpu.count`` unless ``cost`` is 0.0.
 
     A count that is missing, not an integer, below 1 or above
     :data:`MAX_GPUS_PER_POD` counts as 0: such a pod gets rows only for what it lists.
     """
-    count, missing = _ints(gpu_count)
+    count, missing = _ints(gpu_count, checked)
     usable = ~missing & (count >= 1) & (count <= MAX_GPUS_PER_POD)
-    free = _floats(cost) == 0.0  # NaN (unknown cost) compares unequal: counted as paying
+    free = _floats(cost, checked) == 0.0  # NaN (unknown cost) compares unequal: counted as paying
     return np.where(usable & ~free, count, 0).astype(np.intp)
 
 
 def gpu_columns(raw: PodFields, origin: Origin) -> dict[str, ExtensionArray]:
     """The gpus frame's columns for a chunk of pods (see the module docstring)."""
-    samples = gpu_samples(raw["runtime.gpus"], GPU_KEYS)
+    checked = raw.checked
+    samples = gpu_samples(raw["runtime.gpus"], GPU_KEYS, checked)
     n = len(raw["id"])
     listed = np.bincount(samples.owner, minlength=n).astype(np.intp)
-    rows = np.maximum(listed, paid_gpus(raw["gpu.count"], raw["cost"]))
+    rows = np.maximum(listed, paid_gpus(raw["gpu.count"], raw["cost"], checked))
     first = np.cumsum(rows) - rows
     owner = np.repeat(np.arange(n, dtype=np.intp), rows)
     # Each listed GPU goes to its own row; the rows past the listed ones stay NaN.
@@ -159,14 +161,16 @@ def gpu_columns(raw: PodFields, origin: Origin) -> dict[str, ExtensionArray]:
     util[at], memory_util[at] = samples.values["util"], samples.values["memoryUtil"]
     position = np.arange(len(owner), dtype=np.int64) - first[owner]
     columns = {
-        "cluster_id": cluster_ids(raw["cluster.id"], origin.cluster_id).take(owner),
-        "pod_id": _string_column(raw["id"]).take(owner),
-        "rank": _int_column(raw["cluster.rank"]).take(owner),
+        "cluster_id": cluster_ids(raw["cluster.id"], origin.cluster_id, checked).take(owner),
+        "pod_id": _string_column(raw["id"], checked).take(owner),
+        "rank": _int_column(raw["cluster.rank"], checked).take(owner),
         "gpu_index": pd.arrays.IntegerArray(position, np.zeros(len(owner), dtype=np.bool_)),
         "util": _masked_floats(util),
         "memory_util": _masked_floats(memory_util),
-        "gpu_type": _string_column(raw["gpu.id"]).take(owner),
-        "status": _string_column(statuses(raw["status"], raw["desiredStatus"])).take(owner),
+        "gpu_type": _string_column(raw["gpu.id"], checked).take(owner),
+        "status": _string_column(
+            statuses(raw["status"], raw["desiredStatus"], checked), checked
+        ).take(owner),
     }
     if origin.observed_at is not None:
         columns["observed_at"] = _utc_stamps(origin.observed_at[owner])

@@ -64,10 +64,14 @@ def _joined(lists: Values) -> list[str | None]:
         return [_join_strings(v) if isinstance(v, list) else None for v in lists]
 
 
-def _joined_keys(lists: Values, key: str) -> list[str | None]:
+def _joined_keys(lists: Values, key: str, checked: bool) -> list[str | None]:
     """Each list's objects' ``key`` comma-joined (``mounts.network[].volumeId``),
     skipping non-strings and non-objects; ``None`` if not a list."""
-    kinds = set(map(type, chain.from_iterable(v for v in lists if isinstance(v, list))))
+    kinds = (
+        set()  # checked: every object is a decoded struct, without looking
+        if checked
+        else set(map(type, chain.from_iterable(v for v in lists if isinstance(v, list))))
+    )
     getter: Any = None
     if all(issubclass(kind, Struct) for kind in kinds):  # decoded: every key is there
         getter = attrgetter(key)
@@ -90,8 +94,10 @@ def _join_strings(items: list[Any]) -> str:
     return ",".join([x for x in items if isinstance(x, str)])
 
 
-def _objects_only(items: list[Any]) -> list[JsonObject]:
-    return [x for x in items if isinstance(x, dict)]
+def _objects_only(items: list[Any]) -> list[JsonObject | Struct]:
+    """The objects of a list: dicts, or the decoder's structs in a chunk that also
+    holds a pod read as dicts."""
+    return [x for x in items if isinstance(x, dict | Struct)]
 
 
 def _env_names(envs: Values) -> list[str | None]:
@@ -105,15 +111,17 @@ def _env_names(envs: Values) -> list[str | None]:
         ]
 
 
-def _object_counts(lists: Values) -> list[int | None]:
+def _object_counts(lists: Values, checked: bool) -> list[int | None]:
     """How many elements of each list are objects; ``None`` if not a list."""
+    if checked:  # every element is a decoded struct: an object
+        return [None if v is None else len(v) for v in lists]
     present = [v for v in lists if isinstance(v, list)]
     if _DICT_TYPES.issuperset(map(type, chain.from_iterable(present))):
         return [len(v) if isinstance(v, list) else None for v in lists]
     return [len(_objects_only(v)) if isinstance(v, list) else None for v in lists]
 
 
-_BY_DTYPE: Final[dict[str, Callable[[Values], ExtensionArray]]] = {
+_BY_DTYPE: Final[dict[str, Callable[[Values, bool], ExtensionArray]]] = {
     "string": _string_column,
     "Int64": _int_column,
     "Float64": _float_column,
@@ -144,7 +152,7 @@ class _Chunk:
     def samples(self, list_path: str) -> GpuSamples:
         if list_path not in self._samples:
             keys = _STAT_KEYS[list_path]
-            self._samples[list_path] = gpu_samples(self.raw[list_path], keys)
+            self._samples[list_path] = gpu_samples(self.raw[list_path], keys, self.raw.checked)
         return self._samples[list_path]
 
     def summary(self, list_path: str, key: str) -> Summary:
@@ -157,22 +165,24 @@ class _Chunk:
 
 def _column(field: PodField, chunk: _Chunk) -> ExtensionArray:
     """One column, built from its line of the table."""
-    path, read = source(field.path), field.read
+    path, read, checked = source(field.path), field.read, chunk.raw.checked
     values = chunk.raw[path]
     if read == "":
         if field.fallback:
-            values = statuses(values, chunk.raw[field.fallback])
-        return _BY_DTYPE[field.dtype](values)
+            values = statuses(values, chunk.raw[field.fallback], checked)
+        return _BY_DTYPE[field.dtype](values, checked)
     if read == "or_argument":
-        ids: ExtensionArray = cluster_ids(values, chunk.origin.cluster_id)
+        ids: ExtensionArray = cluster_ids(values, chunk.origin.cluster_id, checked)
         return ids
+    # The lists' columns below are built here, of strings and ints only: checked.
     if read == "join":
         key = element_key(field.path)
-        return _string_column(_joined(values) if key is None else _joined_keys(values, key))
+        joined = _joined(values) if key is None else _joined_keys(values, key, checked)
+        return _string_column(joined, checked=True)
     if read == "count":
-        return _int_column(_object_counts(values))
+        return _int_column(_object_counts(values, checked), checked=True)
     if read == "names":
-        return _string_column(_env_names(values))
+        return _string_column(_env_names(values), checked=True)
     summary = chunk.summary(path, cast(str, element_key(field.path)))
     if read == "numbers":
         return pd.arrays.IntegerArray(summary.reporting, ~chunk.samples(path).listed)

@@ -23,6 +23,7 @@ from ccanalytics.frames._decode import decoded_rows, split_listing
 from ccanalytics.frames._fields import (
     NAMES_ONLY,
     SOURCES,
+    VALUE_TYPES,
     PodFields,
     dict_row,
     element_key,
@@ -79,8 +80,17 @@ def _value_at(pod: Any, path: str) -> Any:
     return pod
 
 
+def _own_value(index: int, path: str) -> Any:
+    """A value of the type the typed decoder reads at ``path``, unique to ``index``."""
+    kind = VALUE_TYPES.get(path, str)
+    if kind is bool:
+        return index % 2 == 0
+    return f"value-{index}" if kind is str else kind(index) + (0.5 if kind is float else 0)
+
+
 def _pod_with_a_value_at_every_path() -> dict[str, Any]:
-    """A pod whose every source path holds a value of its own (a list for lists)."""
+    """A pod whose every source path holds a value of its own (a list for lists), each
+    of the type its column reads, so that the typed decoder takes the whole pod."""
     pod: dict[str, Any] = {}
     for index, path in enumerate(SOURCES):
         *blocks, key = path.split(".")
@@ -92,12 +102,17 @@ def _pod_with_a_value_at_every_path() -> dict[str, Any]:
         elif keys := [
             k for f in POD_FIELDS if source(f.path) == path and (k := element_key(f.path))
         ]:
-            block[key] = [{k: f"value-{index}-{k}" for k in keys}]  # the keys read, no others
+            # The keys read, no others.
+            block[key] = [{k: _own_value(index, f"{path}.{k}") for k in keys}]
         elif any(f.path == f"{path}[]" for f in POD_FIELDS):
-            block[key] = [f"value-{index}"]
+            block[key] = [f"value-{index}"] if path in _JOINED else [{}]  # counted
         else:
-            block[key] = f"value-{index}"
+            block[key] = _own_value(index, path)
     return pod
+
+
+#: The lists whose items are joined as strings (the others' objects are counted).
+_JOINED = {source(f.path) for f in POD_FIELDS if f.read == "join" and not element_key(f.path)}
 
 
 @pytest.mark.parametrize("reader", ["dicts", "structs"])
@@ -109,7 +124,8 @@ def test_each_row_slot_holds_the_value_at_its_path(reader: str) -> None:
     else:
         raws = split_listing(orjson.dumps({"pods": [pod]}), bare_array=False, null_pods=False)
         assert isinstance(raws, list)
-        (row,) = decoded_rows(raws)  # type: ignore[arg-type]
+        (row,), checked = decoded_rows(raws)  # type: ignore[call-arg]
+        assert checked, "the pod was read as dicts, not by the typed structs"
     assert len(row) == len(SOURCES)
     for path, value in zip(SOURCES, row, strict=True):
         sent = _value_at(pod, path)

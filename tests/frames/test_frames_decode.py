@@ -15,7 +15,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 import pytest
@@ -24,6 +24,7 @@ from typed_decoder import typed_decoder_refused
 from ccanalytics.errors import MalformedResponseError
 from ccanalytics.frames import _build, _decode
 from ccanalytics.frames._build import CHUNK_PODS, FleetFrames, gpus_frame, pods_frame
+from ccanalytics.frames._decode import decoded_rows, split_listing
 
 DATA = Path(__file__).parents[1] / "data"
 FIXTURES = sorted(DATA.glob("listing_*.json"))
@@ -99,6 +100,60 @@ def test_a_fleet_with_a_listing_of_many_chunks_in_any_order_gives_the_concatenat
         for got, index in ((pods, 0), (gpus, 1)):
             want = pd.concat([e[index] for e in expected], ignore_index=True)
             pd.testing.assert_frame_equal(got, want)
+
+
+#: Values of another type than their column's: each makes its pod fail the typed
+#: decoding, so the pod is read as dicts and the value is <NA> in its cell.
+MISTYPED = [
+    ("cost", "3"),
+    ("disk", 13.5),
+    ("locked", 1),
+    ("image", 7),
+    ("createdAt", 20261118),
+    ("status", 3),
+]
+
+
+def well_typed_pods() -> list[Any]:
+    """The real-world listing's pods that hold every value as its column's type (the
+    pods after them are odd on purpose)."""
+    pods = json.loads((DATA / "listing_realworld.json").read_bytes())["pods"][:7]
+    raws = split_listing(json.dumps({"pods": pods}).encode(), bare_array=False, null_pods=False)
+    assert isinstance(raws, list)
+    assert decoded_rows(raws)[1], "a pod of the base listing is itself mistyped"
+    return cast(list[Any], pods)
+
+
+@pytest.mark.parametrize(("field", "value"), MISTYPED)
+def test_a_pod_with_a_value_of_another_type_is_read_as_dicts_and_checked(
+    field: str, value: Any
+) -> None:
+    """The typed decoder vouches for a chunk's types only when every pod of it decoded:
+    one mistyped pod makes the chunk take every check (else "3" would read as 3.0)."""
+    pods = well_typed_pods()
+    odd = {**pods[1], field: value}
+    raw = json.dumps({"pods": [pods[0], odd, *pods[2:]]}).encode()
+    raws = split_listing(raw, bare_array=False, null_pods=False)
+    assert isinstance(raws, list)
+    assert not decoded_rows(raws)[1]
+    assert decoded_rows(raws[:1] + raws[2:])[1]
+    for got, want in zip(loaded_frames(("cl-x", raw)), dict_frames(raw, "cl-x"), strict=True):
+        pd.testing.assert_frame_equal(got, want)
+
+
+def test_a_fleet_chunk_mixing_checked_and_unchecked_listings_takes_every_check() -> None:
+    """A fleet converts rows of several listings in one chunk: one listing with a
+    mistyped pod makes the whole chunk checked, whichever listing comes first."""
+    pods = well_typed_pods()
+    good = json.dumps({"pods": pods}).encode()
+    odd = json.dumps({"pods": [{**pods[1], "cost": "3", "cluster": {"rank": "2"}}]}).encode()
+    for order in (["cl-good", "cl-odd"], ["cl-odd", "cl-good"]):
+        bodies = {"cl-good": good, "cl-odd": odd}
+        got = loaded_frames(*[(cid, bodies[cid]) for cid in order])
+        expected = [dict_frames(bodies[cid], cid) for cid in order]
+        for frame, index in zip(got, (0, 1), strict=True):
+            want = pd.concat([e[index] for e in expected], ignore_index=True)
+            pd.testing.assert_frame_equal(frame, want)
 
 
 def test_a_listing_of_many_chunks_with_an_unreadable_pod_is_refused_whole() -> None:
