@@ -265,7 +265,7 @@ class FleetFrames:
 
     def _convert(self, n: int) -> None:
         stamps = np.array(self._stamps[:n], dtype=np.int64)
-        checked = all(self._checked[:n])  # one pod read as dicts: the whole chunk is checked
+        checked = all(self._checked[:n])  # one pod read as dicts: the chunk takes every check
         self._parts.add(self._rows[:n], Origin(self._asked[:n], stamps), checked)
         del self._rows[:n], self._asked[:n], self._stamps[:n], self._checked[:n]
 

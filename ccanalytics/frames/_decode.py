@@ -7,17 +7,19 @@ table) that hold only the fields the frames read: everything else (``args``,
 ``env`` values, SSH commands, ...) is skipped without being turned into Python
 objects, and the structs are not tracked by the garbage collector. The loop that
 reads each pod's structs into its row is generated from the same table. That is what
-makes this path faster than ``orjson.loads`` alone (benchmarks/loader.py). A leaf a column takes as it is, is decoded as that column's
-type (:data:`~ccanalytics.frames._fields.VALUE_TYPES`: ``str``, ``int``, ``float``,
+makes this path faster than ``orjson.loads`` alone (benchmarks/loader.py).
+
+Each leaf that a column takes as it is gets decoded as that column's type
+(:data:`~ccanalytics.frames._fields.VALUE_TYPES`: ``str``, ``int``, ``float``,
 ``bool``, each or ``null``), so a chunk of pods that all decode needs no type check
-afterwards; other leaves (the items of ``ports``, ``actions``) arrive as the JSON types
-``orjson`` would give. The reading rules (``<NA>`` for wrong types) are the same code
-as for dicts: a pod with a value of another type is read as dicts.
+afterwards; other leaves (the items of ``ports``, ``actions``) arrive as the JSON
+types ``orjson`` would give. The reading rules (``<NA>`` for wrong types) are the
+same code as for dicts: a pod with a value of another type is read as dicts.
 
 A pod the structs cannot take (a block that is not an object, a value of another
 type than its column's, a number beyond float range such as ``1e400``, a pod that
-is not an object) is decoded again on its
-own with the standard library's ``json``, which reads any JSON, and goes through
+is not an object) is decoded again on its own with the standard library's
+``json``, which reads any JSON, and goes through
 :func:`~ccanalytics.frames._fields.dict_row`: one odd pod costs one slow pod, never
 the listing. Numbers beyond float range become ``None`` there, so ``<NA>`` in their
 cell; integers of any length stay integers (``<NA>`` wherever they do not fit).

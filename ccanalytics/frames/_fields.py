@@ -35,6 +35,7 @@ __all__ = [
     "EMPTY",
     "NAMES_ONLY",
     "SOURCES",
+    "STATISTICS",
     "VALUE_TYPES",
     "JsonObject",
     "Origin",
@@ -94,9 +95,10 @@ BLOCKS: Final[tuple[str, ...]] = tuple(
 _PYTHON_TYPES: Final[Mapping[str, type]] = MappingProxyType(
     {STRING: str, INT: int, FLOAT: float, BOOLEAN: bool, TIME: str}
 )
-#: Reads of a number in each object of a list (``runtime.gpus[].util``): a float,
-#: whatever the column's dtype (``gpus_reporting`` counts the same numbers).
-_STATISTICS: Final = frozenset({"mean", "min", "max", "numbers"})
+#: The reads that take a statistic of a number in each object of a list
+#: (``runtime.gpus[].util``): that number is read as a float, whatever the column's
+#: dtype (``gpus_reporting`` counts the same numbers that ``gpu_util_mean`` averages).
+STATISTICS: Final = frozenset({"mean", "min", "max", "numbers"})
 
 
 def _leaf_type(field: PodField) -> type | None:
@@ -104,7 +106,7 @@ def _leaf_type(field: PodField) -> type | None:
     that the column takes as it is; ``None`` where the column reads a list or object."""
     if field.read in ("", "or_argument") or (field.read == "join" and element_key(field.path)):
         return _PYTHON_TYPES[field.dtype]
-    if field.read in _STATISTICS:
+    if field.read in STATISTICS:
         return float
     return None
 

@@ -37,6 +37,7 @@ from ccanalytics.frames._convert import (
 )
 from ccanalytics.frames._fields import (
     SOURCES,
+    STATISTICS,
     JsonObject,
     Origin,
     PodFields,
@@ -199,11 +200,10 @@ def _check_table() -> None:
         dtype = _READ_DTYPES.get(field.read, field.dtype)
         if field.dtype != dtype or dtype not in _BY_DTYPE:
             raise RuntimeError(f"POD_FIELDS: {field.column}: read {field.read!r} gives {dtype}")
-        if field.read in _STATISTICS and element_key(field.path) is None:
+        if field.read in STATISTICS and element_key(field.path) is None:
             raise RuntimeError(f"POD_FIELDS: {field.column}: {field.read} needs a path x[].key")
 
 
-_STATISTICS: Final = frozenset({"mean", "min", "max", "numbers"})
 #: Per list, the keys of its objects that a statistic is taken of (``runtime.gpus``:
 #: ``util``, ``memoryUtil``): one pass over a chunk's GPU objects reads them all.
 _STAT_KEYS: Final[dict[str, tuple[str, ...]]] = {
@@ -211,10 +211,10 @@ _STAT_KEYS: Final[dict[str, tuple[str, ...]]] = {
         dict.fromkeys(
             cast(str, element_key(f.path))
             for f in POD_FIELDS
-            if f.read in _STATISTICS and source(f.path) == list_path
+            if f.read in STATISTICS and source(f.path) == list_path
         )
     )
-    for list_path in dict.fromkeys(source(f.path) for f in POD_FIELDS if f.read in _STATISTICS)
+    for list_path in dict.fromkeys(source(f.path) for f in POD_FIELDS if f.read in STATISTICS)
 }
 _check_table()
 
