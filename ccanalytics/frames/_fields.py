@@ -267,9 +267,9 @@ dict_row: Final[Callable[[JsonObject], Row]] = compiled(
 
 def statuses(status: Values, desired: Values, checked: bool = False) -> Values:
     """``status``, or ``desiredStatus`` where an older payload sends only that."""
-    if (checked and None not in status) or _STR.issuperset(
-        map(type, status)
-    ):  # every pod has one (v2): nothing to fall back on
+    # Every pod has one (v2): nothing to fall back on. Checked, a value is a str or None.
+    every_pod_has_one = None not in status if checked else _STR.issuperset(map(type, status))
+    if every_pod_has_one:
         return status
     return [s if isinstance(s, str) else d for s, d in zip(status, desired, strict=True)]
 
