@@ -14,7 +14,6 @@ import gc
 import sys
 from typing import Any
 
-from ccanalytics._rules import IDLE_THRESHOLD
 from ccanalytics.cli._common import (
     EXIT_FAILURE,
     EXIT_OK,
@@ -26,6 +25,7 @@ from ccanalytics.cli._common import (
     non_negative_int,
     percent,
 )
+from ccanalytics.measures.rules import IDLE_THRESHOLD
 
 _EPILOG = """\
 exit status:

@@ -14,8 +14,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
-from ccanalytics._rules import idle_mask
-from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
+from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD, judge_pods
+from ccanalytics.measures import Params
 from ccanalytics.plots._layout import RankLocator, legend_right, set_title
 from ccanalytics.plots._style import (
     COLORS,
@@ -165,7 +165,7 @@ class _Ranks:
         gpu_mean = _floats(ranked["gpu_util_mean"])
         gpu_high = _floats(ranked["gpu_util_max"])
         reporting = ~np.isnan(gpu_mean)
-        idle = idle_mask(ranked, threshold).to_numpy(dtype=bool)  # the one rule
+        idle = judge_pods(ranked, Params(idle_threshold=threshold))["idle"].to_numpy(dtype=bool)
         return cls(
             labels=labels,
             x=np.searchsorted(labels, rank).astype(np.float64),
