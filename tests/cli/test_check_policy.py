@@ -18,7 +18,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from ccanalytics.cli import main
-from ccanalytics.history import _alerts
+from ccanalytics.history.alerts import _alerts
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "history"))
 from budget_store import write_budget_store
