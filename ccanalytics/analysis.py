@@ -21,7 +21,7 @@ are judged idle or straggling; pods in any other state (``PROVISIONING``,
 A pod whose status is missing (``<NA>``) is not ``RUNNING``: it is counted (under
 ``pods_other_status``) and its cost is summed, but it is never judged idle, unused or
 straggling. The rules themselves live in one module shared with
-:class:`ccanalytics.history.History` (``ccanalytics._rules``), so a live frame and a
+:class:`ccanalytics.history.History` (:mod:`ccanalytics.measures`), so a live frame and a
 store holding the same snapshot give the same answers.
 Every helper is vectorised (one ``groupby`` per question, no per-row Python).
 """
@@ -32,7 +32,7 @@ from typing import Any, Final
 
 import pandas as pd
 
-from ccanalytics.measures import Params, idle_threshold_given, query, rules, take
+from ccanalytics.measures import MEASURES, Params, idle_threshold_given, query, rules, take
 
 __all__ = [
     "DEFAULT_IDLE_THRESHOLD",
@@ -239,9 +239,20 @@ _WITHOUT_METRICS: Final = (
 )
 
 
-def _summary_sql(measures: str) -> str:
-    """The per-cluster sums, with the registry's live columns ``measures`` among them."""
+#: The registry's measures the live summary carries (per hour), in the registry's order.
+_LIVE_SUMS: Final = tuple(m for m in MEASURES if m.kind == "sum" and m.live)
+_LIVE_SHARES: Final = tuple(m for m in MEASURES if m.kind == "share" and m.live)
+
+
+def _summary_sql() -> str:
+    """The per-cluster counts, and every live measure of the registry, in one pass."""
     weight = "CAST(coalesce(gpus_reporting, 0) AS DOUBLE)"
+    sums = ",\n       ".join(f"coalesce({m.sql_sum()}, 0) AS {m.live}" for m in _LIVE_SUMS)
+    live = {m.name: m.live for m in _LIVE_SUMS}
+    shares = "".join(
+        f", {live[str(m.numerator)]} / nullif({live[str(m.denominator)]}, 0) AS {m.live}"
+        for m in _LIVE_SHARES
+    )
     return f"""WITH {_STRAGGLER_CTES},
 slow AS (SELECT cluster_id, count(*) AS stragglers FROM judged WHERE flagged GROUP BY cluster_id),
 sums AS (
@@ -254,17 +265,16 @@ SELECT cluster_id, count(*) AS pods,
        count(*) FILTER (WHERE status = 'RUNNING' AND {_WITHOUT_METRICS})
          AS running_without_metrics,
        coalesce(sum(CAST(gpu_count AS DOUBLE)), 0) AS gpus,
-       coalesce(sum(cost), 0) AS cost_per_hour,
-       coalesce(sum(cost) FILTER (WHERE {_HAS_GPUS}), 0) AS gpu_cost_per_hour,
        sum(gpu_util_mean * {weight}) FILTER (WHERE {rules.JUDGED_SQL})
          / nullif(sum({weight}) FILTER (WHERE {rules.JUDGED_SQL}), 0) AS gpu_util_mean,
        sum(gpu_util_mean * coalesce(cost, 0)) FILTER (WHERE {rules.JUDGED_SQL})
          / nullif(sum(coalesce(cost, 0)) FILTER (WHERE {rules.JUDGED_SQL}), 0)
          AS gpu_util_cost_weighted,
-       {measures}
+       count(*) FILTER (WHERE {rules.IDLE_SQL}) AS idle_pods,
+       {sums}
 FROM frame WHERE cluster_id IS NOT NULL GROUP BY cluster_id
 )
-SELECT sums.*, coalesce(slow.stragglers, 0) AS stragglers
+SELECT sums.*{shares}, coalesce(slow.stragglers, 0) AS stragglers
 FROM sums LEFT JOIN slow USING (cluster_id) ORDER BY cluster_id"""
 
 
@@ -276,25 +286,17 @@ _SUMMARY_DTYPES: Final = {
     "pods_reporting": "Int64",
     "running_without_metrics": "Int64",
     "gpus": "Int64",
-    "cost_per_hour": "Float64",
-    "gpu_cost_per_hour": "Float64",
     "gpu_util_mean": "Float64",
     "gpu_util_cost_weighted": "Float64",
     "idle_pods": "Int64",
-    "idle_cost_per_hour": "Float64",
-    "idle_share": "Float64",
-    "unused_cost_per_hour": "Float64",
-    "stragglers": "Int64",
+    **{
+        str(m.live): ("Int64" if m.kind == "count" or m.live_unit == "GPUs" else "Float64")
+        for m in MEASURES
+        if m.live
+    },
 }
 
-_SUMMARY_SQL: Final = _summary_sql(
-    f"""count(*) FILTER (WHERE {rules.IDLE_SQL}) AS idle_pods,
-       coalesce(sum(cost) FILTER (WHERE {rules.IDLE_SQL}), 0) AS idle_cost_per_hour,
-       coalesce(sum(cost) FILTER (WHERE {rules.IDLE_SQL}), 0)
-         / nullif(coalesce(sum(cost) FILTER (WHERE {_HAS_GPUS}), 0), 0) AS idle_share,
-       coalesce(sum({rules.UNUSED_COST_SQL}) FILTER (WHERE {rules.JUDGED_SQL}), 0)
-         AS unused_cost_per_hour"""
-)
+_SUMMARY_SQL: Final = _summary_sql()
 
 
 def cluster_summary(
@@ -310,15 +312,17 @@ def cluster_summary(
     (any other or no status) by lifecycle state; ``pods_reporting`` (with runtime
     metrics); ``running_without_metrics`` (``RUNNING`` pods without the metric of their kind:
     GPU utilization on GPU pods, CPU utilization on the others);
-    ``gpus``; ``cost_per_hour`` and ``gpu_cost_per_hour`` (USD per hour; an
-    ``EXITED`` pod costs 0.0 and adds nothing); ``gpu_util_mean`` (percent, mean
+    ``gpus``; ``gpu_util_mean`` (percent, mean
     over every reporting GPU); ``gpu_util_cost_weighted`` (pods' mean GPU
-    utilization weighted by their cost: what the money buys); ``idle_pods``,
-    ``idle_cost_per_hour`` and ``idle_share`` (idle cost over GPU cost, 0-1; see
-    :func:`idle_pods`); ``unused_cost_per_hour`` (the sum over running GPU pods
+    utilization weighted by their cost: what the money buys); ``idle_pods``; then the
+    registry's live measures (:data:`ccanalytics.measures.MEASURES`, the docs'
+    measures page): ``cost_per_hour`` and ``gpu_cost_per_hour`` (USD per hour; an
+    ``EXITED`` pod costs 0.0 and adds nothing), ``idle_gpus``, ``idle_cost_per_hour``
+    (see :func:`idle_pods`), ``unused_cost_per_hour`` (the sum over running GPU pods
     reporting utilization of ``cost * (1 - gpu_util_mean / 100)``: the part of the
-    GPU spend no work uses, idle pods included); ``stragglers`` (:func:`stragglers`,
-    at the same thresholds).
+    GPU spend no work uses, idle pods included), ``idle_cost_share`` (idle cost over
+    all cost, 0-1), ``idle_gpu_cost_share`` (idle cost over GPU cost, 0-1; the column
+    was ``idle_share``) and ``stragglers`` (:func:`stragglers`, at the same thresholds).
     """
     _require(
         frame, ["cluster_id", "cost", "gpu_count", "gpu_util_mean", "gpu_util_max", "cpu_util"]

@@ -19,12 +19,35 @@ from __future__ import annotations
 
 from ccanalytics.measures import rules
 from ccanalytics.measures._engine import query, take
-from ccanalytics.measures._params import PARAMETER_DOCS, Params, idle_threshold_given, renamed
+from ccanalytics.measures._params import (
+    PARAMETER_DOCS,
+    Params,
+    deprecated,
+    idle_threshold_given,
+    renamed,
+)
+from ccanalytics.measures._registry import (
+    MEASURES,
+    Measure,
+    Metric,
+    by_name,
+    by_policy_key,
+    format_share,
+    policy_keys,
+)
 
 __all__ = [
+    "MEASURES",
     "PARAMETER_DOCS",
+    "Measure",
+    "Metric",
     "Params",
+    "by_name",
+    "by_policy_key",
+    "deprecated",
+    "format_share",
     "idle_threshold_given",
+    "policy_keys",
     "query",
     "renamed",
     "rules",

@@ -85,7 +85,7 @@ class _Findings:
         return float(self.idle["cost_so_far"].sum())
 
     @property
-    def idle_share(self) -> float:
+    def idle_cost_share(self) -> float:
         return self.idle_cost / self.total_cost if self.total_cost > 0 else 0.0
 
     @property
@@ -221,7 +221,7 @@ def _idle_sentence(f: _Findings) -> str:
         )
     return (
         f"Idle-pod cost, the whole cost of running GPU pods whose every GPU is below "
-        f"{f.idle_threshold:g}% utilization, is {_usd(f.idle_cost)} ({f.idle_share:.1%}) for "
+        f"{f.idle_threshold:g}% utilization, is {_usd(f.idle_cost)} ({f.idle_cost_share:.1%} of the total) for "
         f"{_plural(f.idle_pods, 'idle GPU pod')}{so_far}."
     )
 
