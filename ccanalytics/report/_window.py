@@ -10,7 +10,7 @@ time plots. Every figure printed is History's own, rounded to the cent, so the r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from os import PathLike
 from typing import Any
@@ -59,7 +59,7 @@ class WindowFindings:
     #: Transient stragglers' runs of consecutive flagged snapshots (see :func:`flag_runs`).
     runs: pd.DataFrame
     #: The thresholds every answer was judged at (the chronic share among them).
-    params: Params
+    params: Params = field(default_factory=Params)
 
 
 #: Columns of :func:`flag_runs`.
