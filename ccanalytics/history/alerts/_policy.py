@@ -58,13 +58,9 @@ _PERIODIC: Final = tuple(m.policy_key for m in MEASURES if m.periodic and m.poli
 _OLD_KEYS: Final = {old: m.policy_key for m in MEASURES for old in m.old_policy_keys}
 _PERIODS: Final = ("day", "week", "month")
 _ROUTES: Final = ("notify", "notify_env")
-#: The rules' thresholds a rule (or [defaults]) may set: key -> Params field.
-_PARAMS: Final = {
-    "idle_threshold": "idle_threshold",
-    "straggler_z": "z",
-    "min_gap": "min_gap",
-    "chronic_share": "chronic_share",
-}
+#: The rules' thresholds a rule (or [defaults]) may set: key -> Params field (each field,
+#: ``z`` spelled as the straggler's).
+_PARAMS: Final = {("straggler_z" if name == "z" else name): name for name in Params.names()}
 _RULE_KEYS: Final = ("name", "clusters", "window", *_ROUTES, *_PARAMS, *FIGURES, *_OLD_KEYS)
 _DEFAULT_KEYS: Final = ("window", *_ROUTES, *_PARAMS)
 DEFAULT_WINDOW: Final = timedelta(hours=1)
