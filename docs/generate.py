@@ -156,7 +156,9 @@ def measures_page() -> str:
             key += " (was " + ", ".join(f"`{k}`" for k in m.old_policy_keys) + ")"
         metric = ""
         if m.metric:  # prometheus_client ends a counter's name in _total
-            metric = f"`ccanalytics_{m.metric.name}{'_total' if m.metric.kind == 'counter' else ''}`"
+            metric = (
+                f"`ccanalytics_{m.metric.name}{'_total' if m.metric.kind == 'counter' else ''}`"
+            )
         name = f"`{m.name}`"
         if m.old_names:
             name += " (was " + ", ".join(f"`{n}`" for n in m.old_names) + ")"
