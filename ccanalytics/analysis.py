@@ -289,11 +289,7 @@ _SUMMARY_DTYPES: Final = {
     "gpu_util_mean": "Float64",
     "gpu_util_cost_weighted": "Float64",
     "idle_pods": "Int64",
-    **{
-        str(m.live): ("Int64" if m.kind == "count" or m.live_unit == "GPUs" else "Float64")
-        for m in MEASURES
-        if m.live
-    },
+    **{str(m.live): m.live_dtype for m in MEASURES if m.live},
 }
 
 _SUMMARY_SQL: Final = _summary_sql()

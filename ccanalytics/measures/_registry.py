@@ -77,6 +77,13 @@ class Measure:
     periodic: bool = False  #: the policy limits it per period (day, week, month)
     #: Old column names (over a window) for this one: documented, not kept.
     old_names: tuple[str, ...] = field(default=())
+    #: The report's window section shows it as a card of its own.
+    card: bool = False
+
+    @property
+    def live_dtype(self) -> str:
+        """The live column's dtype: whole numbers for counts of things, else floats."""
+        return "Int64" if self.live_unit in ("GPUs", "pods", "ranks") else "Float64"
 
     def sql_sum(self) -> str:
         """``sum(row) FILTER (WHERE where)`` over pod rows (a "sum" measure)."""

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from ccanalytics._durations import describe_duration
-from ccanalytics.measures import Params
+from ccanalytics.measures import MEASURES, Params
 from ccanalytics.report._draw import Plot, figure
 from ccanalytics.report._html import _Card, _columns, _table, _text
 
@@ -276,7 +276,18 @@ def window_cards(f: WindowFindings) -> list[_Card]:
             f"{chronic} chronic, {len(f.stragglers) - chronic} for a stretch",
             chronic > 0,
         ),
+        *_registry_cards(f),
     ]
+
+
+def _registry_cards(f: WindowFindings) -> list[_Card]:
+    """A card per measure the registry marks ``card``: its label, value and meaning."""
+    cards: list[_Card] = []
+    for m in MEASURES:
+        if m.card and m.name in f.totals.index:
+            value = float(0.0 if pd.isna(f.totals[m.name]) else f.totals[m.name])
+            cards.append((m.label, m.format(value), m.meaning, value > 0))
+    return cards
 
 
 def render_window_section(f: WindowFindings) -> str:
