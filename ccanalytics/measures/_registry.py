@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, Literal
 
-from ccanalytics.measures.rules import IDLE_SQL, JUDGED_SQL, UNUSED_COST_SQL
+from ccanalytics.measures.rules import IDLE_SQL, JUDGED_SQL, MEMORY_RISK_SQL, UNUSED_COST_SQL
 
 __all__ = [
     "MEASURES",
@@ -246,6 +246,28 @@ MEASURES: Final[tuple[Measure, ...]] = (
             "ranks flagged in at least chronic_share of the window's snapshots",
         ),
         sentence="{value} straggled",
+    ),
+    Measure(
+        name="memory_risk_pod_hours",
+        kind="sum",
+        unit="pod-hours",
+        meaning="running GPU pods whose fullest GPU's memory is above memory_threshold "
+        "(95 %): the next allocation may fail",
+        label="GPU memory at risk",
+        fmt="hours",
+        live="memory_risk_pods",
+        live_unit="pods",
+        row="1.0",
+        where=MEMORY_RISK_SQL,
+        params=("memory_threshold",),
+        policy_key="max_memory_risk_pod_hours",
+        metric=Metric(
+            "memory_risk_pod_hours",
+            "gauge",
+            "pod-hours with a GPU's memory above memory_threshold over the window",
+        ),
+        sentence="GPU memory was above the risk line for {value} of pod time",
+        card=True,
     ),
     Measure(
         name="spent",
