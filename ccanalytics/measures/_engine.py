@@ -96,15 +96,16 @@ def take(frame: pd.DataFrame, result: pd.DataFrame, dtypes: Mapping[str, str]) -
     import pandas as pd
 
     rows = result["_row"].to_numpy(dtype=np.int64)
+    own = [n for n in dtypes if n not in result.columns and n in frame.columns]
+    taken = frame[own].take(rows).reset_index(drop=True)  # one take for every pod column
     out = {}
     for name, kind in dtypes.items():
         if name in result.columns:
-            column = result[name]
-        elif name in frame.columns:
-            column = frame[name].take(rows)
+            column = result[name].reset_index(drop=True)
+        elif name in taken.columns:
+            column = taken[name]
         else:
             column = pd.Series(pd.NA, index=range(len(result)), dtype=kind)
-        column = column.reset_index(drop=True)
         out[name] = column if str(column.dtype) == kind else column.astype(kind)  # type: ignore[call-overload]
     return pd.DataFrame(out, copy=False)
 
