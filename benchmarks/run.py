@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import _harness
+import analysis
 import coldstart
 import collect
 import fleet
@@ -45,6 +46,7 @@ FIGURES = {
     "collect": collect.bench,
     "report": report.bench,
     "history": history.bench,
+    "analysis": analysis.bench,
 }
 #: Figures that take a quarter of an hour or more each (a simulated month of files, a
 #: 10,000-snapshot soak): run by name, not in the default run.

@@ -21,20 +21,18 @@ are judged idle or straggling; pods in any other state (``PROVISIONING``,
 A pod whose status is missing (``<NA>``) is not ``RUNNING``: it is counted (under
 ``pods_other_status``) and its cost is summed, but it is never judged idle, unused or
 straggling. The rules themselves live in one module shared with
-:class:`ccanalytics.history.History` (``ccanalytics._rules``), so a live frame and a
+:class:`ccanalytics.history.History` (:mod:`ccanalytics.measures`), so a live frame and a
 store holding the same snapshot give the same answers.
 Every helper is vectorised (one ``groupby`` per question, no per-row Python).
 """
 
 from __future__ import annotations
 
-import warnings
-from typing import Final
+from typing import Any, Final
 
-import numpy as np
 import pandas as pd
 
-from ccanalytics import _rules
+from ccanalytics.measures import MEASURES, Params, idle_threshold_given, query, rules, take
 
 __all__ = [
     "DEFAULT_IDLE_THRESHOLD",
@@ -56,16 +54,34 @@ def __dir__() -> list[str]:
 
 
 #: A GPU pod is idle when its busiest GPU is below this utilization (percent).
-DEFAULT_IDLE_THRESHOLD: Final = _rules.IDLE_THRESHOLD
+DEFAULT_IDLE_THRESHOLD: Final = rules.IDLE_THRESHOLD
 #: A rank straggles when its robust z-score is below minus this...
-DEFAULT_STRAGGLER_Z: Final = _rules.STRAGGLER_Z
+DEFAULT_STRAGGLER_Z: Final = rules.STRAGGLER_Z
 #: ...and it is at least this many utilization points below its cluster's median
 #: (so a perfectly uniform cluster, whose MAD is ~0, does not flag noise).
-DEFAULT_STRAGGLER_MIN_GAP: Final = _rules.STRAGGLER_MIN_GAP
+DEFAULT_STRAGGLER_MIN_GAP: Final = rules.STRAGGLER_MIN_GAP
 #: Fewer ranks reporting than this, and "typical" has no meaning.
-MIN_RANKS_FOR_STRAGGLERS: Final = _rules.MIN_RANKS_FOR_STRAGGLERS
+MIN_RANKS_FOR_STRAGGLERS: Final = rules.MIN_RANKS_FOR_STRAGGLERS
 #: A pod's lifecycle states, in the order a pod goes through them (provider notes).
 POD_STATES: Final = ("PROVISIONING", "STARTING", "RUNNING", "EXITED", "ERROR", "TERMINATED")
+
+#: The pods-frame types of the columns the queries read (an absent one is NULL of it).
+_FRAME_DTYPES: Final = {
+    "cluster_id": "string",
+    "pod_id": "string",
+    "name": "string",
+    "rank": "Int64",
+    "status": "string",
+    "gpu_type": "string",
+    "gpu_count": "Int64",
+    "gpus_reporting": "Int64",
+    "gpu_util_mean": "Float64",
+    "gpu_util_max": "Float64",
+    "gpu_mem_util_max": "Float64",
+    "cpu_util": "Float64",
+    "cost": "Float64",
+    "uptime_s": "Float64",
+}
 
 
 def _require(frame: pd.DataFrame, columns: list[str]) -> None:
@@ -76,24 +92,65 @@ def _require(frame: pd.DataFrame, columns: list[str]) -> None:
         )
 
 
-def _has_gpus(frame: pd.DataFrame) -> pd.Series:
-    return frame["gpu_count"].fillna(0).gt(0)
+#: What the rules read of a pod (the other columns of a result are taken by position).
+_READS: Final = (
+    "cluster_id",
+    "rank",
+    "status",
+    "gpu_type",
+    "gpu_count",
+    "gpus_reporting",
+    "gpu_util_mean",
+    "gpu_util_max",
+    "gpu_mem_util_max",
+    "cpu_util",
+    "cost",
+    "uptime_s",
+)
 
 
-# The report's names for two rules (kept: report/_findings imports them).
-_may_be_judged = _rules.status_running
-_gpu_reporting = _rules.judged_mask
+def _run(frame: pd.DataFrame, sql: str, params: Params, dtypes: dict[str, str]) -> pd.DataFrame:
+    """``sql`` over ``frame`` by the one engine (:func:`ccanalytics.measures.query`).
+
+    Rows that name a pod carry ``_row``; ``dtypes``' columns the SQL does not compute
+    (names, ids) are taken from ``frame`` at those rows.
+    """
+    reads = list(_READS)
+    if "gpus_reporting" not in frame.columns:  # the GPU count weighs each pod's mean instead
+        reads.remove("gpus_reporting")
+        sql = sql.replace("gpus_reporting", "gpu_count")
+    result = query(frame, sql, params.sql(), reads=reads, frame_dtypes=_FRAME_DTYPES)
+    if "_row" in result.columns:
+        return take(frame, result, dtypes)
+    if result.empty:
+        return pd.DataFrame({n: pd.Series(dtype=k) for n, k in dtypes.items()})
+    return result[list(dtypes)].astype(dtypes).reset_index(drop=True)
 
 
-def _without_metrics(frame: pd.DataFrame) -> pd.Series:
-    """Pods with no metric for their kind: GPU utilization on GPU pods, CPU on the others."""
-    has_gpus = _has_gpus(frame)
-    return (has_gpus & frame["gpu_util_mean"].isna()) | (~has_gpus & frame["cpu_util"].isna())
+def _params(params: Params | None, **given: Any) -> Params:
+    return Params.of(params, **given)
 
 
-def _costs(frame: pd.DataFrame) -> pd.Series:
-    """Cost per hour as float, a missing cost counting as 0."""
-    return frame["cost"].astype("Float64").fillna(0.0).astype("float64")
+_IDLE_DTYPES: Final = {
+    "cluster_id": "string",
+    "pod_id": "string",
+    "name": "string",
+    "rank": "Int64",
+    "gpu_type": "string",
+    "gpu_count": "Int64",
+    "gpu_util_mean": "Float64",
+    "gpu_util_max": "Float64",
+    "cost": "Float64",
+    "uptime_s": "Float64",
+    "wasted_cost_per_hour": "Float64",
+    "cost_so_far": "Float64",
+}
+
+_IDLE_SQL: Final = f"""
+SELECT _row, coalesce(cost, 0) AS wasted_cost_per_hour,
+       coalesce(cost, 0) * uptime_s / 3600.0 AS cost_so_far
+FROM frame WHERE {rules.IDLE_SQL}
+ORDER BY wasted_cost_per_hour DESC, cluster_id ASC NULLS LAST, _row"""
 
 
 def idle_pods(
@@ -101,41 +158,26 @@ def idle_pods(
     *,
     idle_threshold: float | None = None,
     threshold: float | None = None,
+    params: Params | None = None,
 ) -> pd.DataFrame:
     """Running GPU pods that are paid for while every GPU is below ``idle_threshold`` percent.
 
     ``idle_threshold`` defaults to :data:`DEFAULT_IDLE_THRESHOLD` (10 %);
-    ``threshold=`` is its old spelling (DeprecationWarning).
+    ``threshold=`` is its old spelling (DeprecationWarning). ``params``
+    (:class:`ccanalytics.measures.Params`) gives every threshold at once.
 
     Returns one row per idle pod, most expensive first, with ``cluster_id, pod_id,
     name, rank, gpu_type, gpu_count, gpu_util_mean, gpu_util_max, cost`` (USD per
-    hour), ``wasted_cost_per_hour`` (the pod's whole cost: an idle GPU pod buys
-    nothing), ``uptime_s`` (seconds since its container started) and
+    hour), ``uptime_s`` (seconds since its container started),
+    ``wasted_cost_per_hour`` (the pod's whole cost: an idle GPU pod buys nothing) and
     ``cost_so_far`` (USD: ``cost * uptime_s / 3600``, what it has cost since then;
     ``<NA>`` when the uptime is unknown). Pods that are not ``RUNNING`` are never idle.
     """
     _require(frame, ["cluster_id", "pod_id", "gpu_count", "gpu_util_max", "cost"])
-    cols = [
-        "cluster_id",
-        "pod_id",
-        "name",
-        "rank",
-        "gpu_type",
-        "gpu_count",
-        "gpu_util_mean",
-        "gpu_util_max",
-        "cost",
-        "uptime_s",
-    ]
-    idle = _rules.idle_mask(frame, _rules.idle_threshold_given(idle_threshold, threshold))
-    out = frame.loc[idle, [c for c in cols if c in frame.columns]].copy()
-    out["wasted_cost_per_hour"] = out["cost"].astype("Float64").fillna(0.0)
-    uptime = out["uptime_s"] if "uptime_s" in out.columns else pd.Series(pd.NA, index=out.index)
-    out["uptime_s"] = uptime.astype("Float64")
-    out["cost_so_far"] = out["wasted_cost_per_hour"] * out["uptime_s"] / 3600.0
-    return out.sort_values(
-        ["wasted_cost_per_hour", "cluster_id"], ascending=[False, True], kind="stable"
-    ).reset_index(drop=True)
+    if threshold is not None:
+        idle_threshold = idle_threshold_given(idle_threshold, threshold)
+    judged_by = _params(params, idle_threshold=idle_threshold)
+    return _run(frame, _IDLE_SQL, judged_by, _IDLE_DTYPES)
 
 
 _STRAGGLER_DTYPES: Final = {
@@ -149,13 +191,21 @@ _STRAGGLER_DTYPES: Final = {
     "robust_z": "Float64",
 }
 
+#: Each cluster of a live frame is one snapshot: the store's straggler CTEs, keyed by it.
+_STRAGGLER_CTES: Final = rules.straggler_ctes("frame", "cluster_id", ", _row")
+_STRAGGLERS_SQL: Final = f"""WITH {_STRAGGLER_CTES}
+SELECT _row, v AS gpu_util_mean, median AS cluster_median, deficit, robust_z
+FROM judged WHERE flagged
+ORDER BY deficit DESC, cluster_id, _row"""
+
 
 def stragglers(
     frame: pd.DataFrame,
     *,
-    z: float = DEFAULT_STRAGGLER_Z,
-    min_gap: float = DEFAULT_STRAGGLER_MIN_GAP,
-    idle_threshold: float = DEFAULT_IDLE_THRESHOLD,
+    z: float | None = None,
+    min_gap: float | None = None,
+    idle_threshold: float | None = None,
+    params: Params | None = None,
 ) -> pd.DataFrame:
     """Ranks whose mean GPU utilization is far below their cluster's typical rank.
 
@@ -169,37 +219,63 @@ def stragglers(
     below the median. With MAD 0 (all other ranks equal) the gap alone decides.
     Robust: one slow rank cannot drag the median or MAD toward itself as it would a
     mean and standard deviation. Clusters with fewer than 4 such ranks are not judged.
+    Defaults: ``z`` 3.5, ``min_gap`` 10, ``idle_threshold`` 10 (or ``params``'s).
 
     Returns ``cluster_id, rank, pod_id, name, gpu_util_mean, cluster_median,
     deficit`` (points below the median) and ``robust_z``, worst first.
     """
     _require(frame, ["cluster_id", "rank", "pod_id", "gpu_util_mean", "gpu_util_max", "gpu_count"])
-    busy = frame["gpu_util_max"].ge(idle_threshold).fillna(False).astype(bool)
-    usable = frame.loc[_gpu_reporting(frame) & frame["rank"].notna() & busy]
-    usable = usable[usable["cluster_id"].notna()]
-    util = usable["gpu_util_mean"].astype("float64")
-    by_cluster = util.groupby(usable["cluster_id"], sort=False)
-    median = by_cluster.transform("median")
-    mad = (util - median).abs().groupby(usable["cluster_id"], sort=False).transform("median")
-    deficit = median - util
-    robust_z = _rules.robust_z(util, median, mad)
-    enough = by_cluster.transform("size") >= MIN_RANKS_FOR_STRAGGLERS
-    flagged = enough & _rules.straggler_flags(deficit, robust_z, z=z, min_gap=min_gap)
-    out = pd.DataFrame(
-        {
-            "cluster_id": usable["cluster_id"],
-            "rank": usable["rank"],
-            "pod_id": usable["pod_id"],
-            "name": usable["name"] if "name" in usable.columns else pd.NA,
-            "gpu_util_mean": util,
-            "cluster_median": median,
-            "deficit": deficit,
-            "robust_z": robust_z,
-        },
-        columns=list(_STRAGGLER_DTYPES),
-    )[flagged.to_numpy()]
-    out = out.astype(_STRAGGLER_DTYPES).sort_values("cluster_id", kind="stable")
-    return out.sort_values("deficit", ascending=False, kind="stable").reset_index(drop=True)
+    judged_by = _params(params, z=z, min_gap=min_gap, idle_threshold=idle_threshold)
+    return _run(frame, _STRAGGLERS_SQL, judged_by, _STRAGGLER_DTYPES)
+
+
+_STATE_COUNTS: Final = ",\n       ".join(
+    f"count(*) FILTER (WHERE status = '{state}') AS pods_{state.lower()}" for state in POD_STATES
+)
+_OTHER_STATES: Final = ", ".join(f"'{state}'" for state in POD_STATES)
+_HAS_GPUS: Final = "coalesce(gpu_count, 0) > 0"
+_WITHOUT_METRICS: Final = (
+    f"(({_HAS_GPUS} AND gpu_util_mean IS NULL) OR (NOT {_HAS_GPUS} AND cpu_util IS NULL))"
+)
+
+
+#: The registry's measures the live summary carries (per hour), in the registry's order.
+_LIVE_SUMS: Final = tuple(m for m in MEASURES if m.kind == "sum" and m.live)
+_LIVE_SHARES: Final = tuple(m for m in MEASURES if m.kind == "share" and m.live)
+
+
+def _summary_sql() -> str:
+    """The per-cluster counts, and every live measure of the registry, in one pass."""
+    weight = "CAST(coalesce(gpus_reporting, 0) AS DOUBLE)"
+    sums = ",\n       ".join(f"coalesce({m.sql_sum()}, 0) AS {m.live}" for m in _LIVE_SUMS)
+    live = {m.name: m.live for m in _LIVE_SUMS}
+    shares = "".join(
+        f", {live[str(m.numerator)]} / nullif({live[str(m.denominator)]}, 0) AS {m.live}"
+        for m in _LIVE_SHARES
+    )
+    return f"""WITH {_STRAGGLER_CTES},
+slow AS (SELECT cluster_id, count(*) AS stragglers FROM judged WHERE flagged GROUP BY cluster_id),
+sums AS (
+SELECT cluster_id, count(*) AS pods,
+       {_STATE_COUNTS},
+       count(*) FILTER (WHERE status IS NULL OR status NOT IN ({_OTHER_STATES}))
+         AS pods_other_status,
+       count(*) FILTER (WHERE gpu_util_mean IS NOT NULL OR cpu_util IS NOT NULL)
+         AS pods_reporting,
+       count(*) FILTER (WHERE status = 'RUNNING' AND {_WITHOUT_METRICS})
+         AS running_without_metrics,
+       coalesce(sum(CAST(gpu_count AS DOUBLE)), 0) AS gpus,
+       sum(gpu_util_mean * {weight}) FILTER (WHERE {rules.JUDGED_SQL})
+         / nullif(sum({weight}) FILTER (WHERE {rules.JUDGED_SQL}), 0) AS gpu_util_mean,
+       sum(gpu_util_mean * coalesce(cost, 0)) FILTER (WHERE {rules.JUDGED_SQL})
+         / nullif(sum(coalesce(cost, 0)) FILTER (WHERE {rules.JUDGED_SQL}), 0)
+         AS gpu_util_cost_weighted,
+       count(*) FILTER (WHERE {rules.IDLE_SQL}) AS idle_pods,
+       {sums}
+FROM frame WHERE cluster_id IS NOT NULL GROUP BY cluster_id
+)
+SELECT sums.*{shares}, coalesce(slow.stragglers, 0) AS stragglers
+FROM sums LEFT JOIN slow USING (cluster_id) ORDER BY cluster_id"""
 
 
 _SUMMARY_DTYPES: Final = {
@@ -210,20 +286,20 @@ _SUMMARY_DTYPES: Final = {
     "pods_reporting": "Int64",
     "running_without_metrics": "Int64",
     "gpus": "Int64",
-    "cost_per_hour": "Float64",
-    "gpu_cost_per_hour": "Float64",
     "gpu_util_mean": "Float64",
     "gpu_util_cost_weighted": "Float64",
     "idle_pods": "Int64",
-    "idle_cost_per_hour": "Float64",
-    "idle_share": "Float64",
-    "unused_cost_per_hour": "Float64",
-    "stragglers": "Int64",
+    **{str(m.live): m.live_dtype for m in MEASURES if m.live},
 }
+
+_SUMMARY_SQL: Final = _summary_sql()
 
 
 def cluster_summary(
-    frame: pd.DataFrame, *, idle_threshold: float = DEFAULT_IDLE_THRESHOLD
+    frame: pd.DataFrame,
+    *,
+    idle_threshold: float | None = None,
+    params: Params | None = None,
 ) -> pd.DataFrame:
     """One row per cluster: what it runs, what it costs, how busy its GPUs are.
 
@@ -232,67 +308,24 @@ def cluster_summary(
     (any other or no status) by lifecycle state; ``pods_reporting`` (with runtime
     metrics); ``running_without_metrics`` (``RUNNING`` pods without the metric of their kind:
     GPU utilization on GPU pods, CPU utilization on the others);
-    ``gpus``; ``cost_per_hour`` and ``gpu_cost_per_hour`` (USD per hour; an
-    ``EXITED`` pod costs 0.0 and adds nothing); ``gpu_util_mean`` (percent, mean
+    ``gpus``; ``gpu_util_mean`` (percent, mean
     over every reporting GPU); ``gpu_util_cost_weighted`` (pods' mean GPU
-    utilization weighted by their cost: what the money buys); ``idle_pods``,
-    ``idle_cost_per_hour`` and ``idle_share`` (idle cost over GPU cost, 0-1; see
-    :func:`idle_pods`); ``unused_cost_per_hour`` (the sum over running GPU pods
+    utilization weighted by their cost: what the money buys); ``idle_pods``; then the
+    registry's live measures (:data:`ccanalytics.measures.MEASURES`, the docs'
+    measures page): ``cost_per_hour`` and ``gpu_cost_per_hour`` (USD per hour; an
+    ``EXITED`` pod costs 0.0 and adds nothing), ``idle_gpus``, ``idle_cost_per_hour``
+    (see :func:`idle_pods`), ``unused_cost_per_hour`` (the sum over running GPU pods
     reporting utilization of ``cost * (1 - gpu_util_mean / 100)``: the part of the
-    GPU spend no work uses, idle pods included); ``stragglers``.
+    GPU spend no work uses, idle pods included), ``idle_cost_share`` (idle cost over
+    all cost, 0-1), ``idle_gpu_cost_share`` (idle cost over GPU cost, 0-1; the column
+    was ``idle_share``) and ``stragglers`` (:func:`stragglers`, at the same thresholds).
     """
     _require(
         frame, ["cluster_id", "cost", "gpu_count", "gpu_util_mean", "gpu_util_max", "cpu_util"]
     )
-    return _cluster_summary(frame, idle_threshold, stragglers(frame, idle_threshold=idle_threshold))
-
-
-def _cluster_summary(
-    frame: pd.DataFrame, idle_threshold: float, slow: pd.DataFrame
-) -> pd.DataFrame:
-    """:func:`cluster_summary` with the stragglers already found (the report reuses them)."""
-    cost = _costs(frame)
-    has_gpus = _has_gpus(frame)
-    gpu_rep = _gpu_reporting(frame)
-    idle = _rules.idle_mask(frame, idle_threshold)
-    util = frame["gpu_util_mean"].astype("Float64").fillna(0.0).astype("float64")
-    weight = frame["gpus_reporting"] if "gpus_reporting" in frame.columns else frame["gpu_count"]
-    n_reporting = weight.astype("Float64").fillna(0.0).astype("float64").where(gpu_rep, 0.0)
-    reporting = frame["gpu_util_mean"].notna() | frame["cpu_util"].notna()
-    status = frame["status"] if "status" in frame.columns else pd.Series(pd.NA, index=frame.index)
-    parts = {
-        "pods": pd.Series(1, index=frame.index),
-        **{f"pods_{s.lower()}": status.eq(s).fillna(False).astype(int) for s in POD_STATES},
-        "pods_other_status": (~status.isin(POD_STATES)).astype(int),
-        "pods_reporting": reporting.astype(int),
-        "running_without_metrics": (
-            status.eq("RUNNING").fillna(False) & _without_metrics(frame)
-        ).astype(int),
-        "gpus": frame["gpu_count"].astype("Float64").fillna(0).astype("float64"),
-        "cost_per_hour": cost,
-        "gpu_cost_per_hour": cost.where(has_gpus, 0.0),
-        "_util_x_gpus": util * n_reporting,
-        "_gpus_reporting": n_reporting,
-        "_util_x_cost": (util * cost).where(gpu_rep, 0.0),
-        "_cost_reporting": cost.where(gpu_rep, 0.0),
-        "idle_pods": idle.astype(int),
-        "idle_cost_per_hour": cost.where(idle, 0.0),
-        "unused_cost_per_hour": _rules.unused_cost(cost, util, gpu_rep),
-    }
-    sums = pd.DataFrame(parts).groupby(frame["cluster_id"], sort=True).sum()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sums["gpu_util_mean"] = sums["_util_x_gpus"] / sums["_gpus_reporting"].where(
-            sums["_gpus_reporting"] > 0
-        )
-        sums["gpu_util_cost_weighted"] = sums["_util_x_cost"] / sums["_cost_reporting"].where(
-            sums["_cost_reporting"] > 0
-        )
-        sums["idle_share"] = sums["idle_cost_per_hour"] / sums["gpu_cost_per_hour"].where(
-            sums["gpu_cost_per_hour"] > 0
-        )
-    sums["stragglers"] = slow["cluster_id"].value_counts().reindex(sums.index, fill_value=0)
-    out = sums.rename_axis("cluster_id").reset_index()
-    return out[list(_SUMMARY_DTYPES)].astype(_SUMMARY_DTYPES)
+    return _run(
+        frame, _SUMMARY_SQL, _params(params, idle_threshold=idle_threshold), _SUMMARY_DTYPES
+    )
 
 
 _BY_GPU_DTYPES: Final = {
@@ -305,6 +338,19 @@ _BY_GPU_DTYPES: Final = {
     "utilized_gpus": "Float64",
     "cost_per_utilized_gpu_hour": "Float64",
 }
+
+_BY_GPU_SQL: Final = f"""
+SELECT gpu_type, count(*) AS pods, sum(CAST(gpu_count AS DOUBLE)) AS gpus,
+       sum(coalesce(cost, 0)) AS cost_per_hour,
+       sum(coalesce(cost, 0)) / nullif(sum(CAST(gpu_count AS DOUBLE)), 0)
+         AS list_cost_per_gpu_hour,
+       sum(gpu_util_mean * gpu_count) / nullif(sum(CAST(gpu_count AS DOUBLE)), 0)
+         AS gpu_util_mean,
+       sum(gpu_count * gpu_util_mean / 100.0) AS utilized_gpus,
+       sum(coalesce(cost, 0)) / nullif(sum(gpu_count * gpu_util_mean / 100.0), 0)
+         AS cost_per_utilized_gpu_hour
+FROM frame WHERE {rules.JUDGED_SQL} AND gpu_type IS NOT NULL
+GROUP BY gpu_type ORDER BY cost_per_hour DESC, gpu_type"""
 
 
 def cost_per_gpu_hour(frame: pd.DataFrame) -> pd.DataFrame:
@@ -320,30 +366,41 @@ def cost_per_gpu_hour(frame: pd.DataFrame) -> pd.DataFrame:
     for one GPU-hour of work, which idle GPUs push above the list price).
     """
     _require(frame, ["gpu_type", "gpu_count", "gpu_util_mean", "cost"])
-    mask = _gpu_reporting(frame) & frame["gpu_type"].notna()
-    pods = frame.loc[mask]
-    count = pods["gpu_count"].astype("float64")
-    util = pods["gpu_util_mean"].astype("float64")
-    parts = pd.DataFrame(
-        {
-            "pods": 1,
-            "gpus": count,
-            "cost_per_hour": _costs(pods),
-            "_util_x_gpus": util * count,
-            "utilized_gpus": count * util / 100.0,
-        },
-        index=pods.index,
-    )
-    sums = parts.groupby(pods["gpu_type"], sort=True).sum()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        gpus = sums["gpus"].where(sums["gpus"] > 0)
-        sums["list_cost_per_gpu_hour"] = sums["cost_per_hour"] / gpus
-        sums["gpu_util_mean"] = sums["_util_x_gpus"] / gpus
-        sums["cost_per_utilized_gpu_hour"] = sums["cost_per_hour"] / sums["utilized_gpus"].where(
-            sums["utilized_gpus"] > 0
-        )
-    out = sums.rename_axis("gpu_type").reset_index()[list(_BY_GPU_DTYPES)].astype(_BY_GPU_DTYPES)
-    return out.sort_values("cost_per_hour", ascending=False, kind="stable").reset_index(drop=True)
+    return _run(frame, _BY_GPU_SQL, Params(), _BY_GPU_DTYPES)
+
+
+_POD_DTYPES: Final = {
+    "running": "boolean",
+    "judged": "boolean",
+    "idle": "boolean",
+    "straggler": "boolean",
+    "without_metrics": "boolean",
+    "unused_cost_per_hour": "Float64",
+}
+
+_PODS_SQL: Final = f"""WITH {_STRAGGLER_CTES}
+SELECT f._row, coalesce(f.status = 'RUNNING', FALSE) AS running,
+       coalesce({rules.JUDGED_SQL}, FALSE) AS judged,
+       coalesce({rules.IDLE_SQL}, FALSE) AS idle,
+       coalesce(j.flagged, FALSE) AS straggler,
+       {_WITHOUT_METRICS} AS without_metrics,
+       CASE WHEN {rules.JUDGED_SQL} THEN coalesce({rules.UNUSED_COST_SQL}, 0) ELSE 0 END
+         AS unused_cost_per_hour
+FROM frame f LEFT JOIN (SELECT _row, flagged FROM judged) j USING (_row)
+ORDER BY _row"""
+
+
+def judge_pods(frame: pd.DataFrame, params: Params | None = None) -> pd.DataFrame:
+    """Each pod of ``frame`` judged by the rules, on ``frame``'s index (for the report, plots).
+
+    Boolean columns ``running`` (status ``RUNNING``, GPU or not), ``judged`` (a running
+    GPU pod reporting utilization), ``idle``, ``straggler`` (:func:`stragglers`' rows),
+    ``without_metrics`` (no metric of its kind) and ``unused_cost_per_hour`` (0 unless
+    judged), at ``params``'s thresholds.
+    """
+    out = _run(frame, _PODS_SQL, params or Params(), _POD_DTYPES)
+    out.index = frame.index
+    return out
 
 
 @pd.api.extensions.register_dataframe_accessor("cc")
@@ -370,29 +427,34 @@ class CCAccessor:
             ".cc.cost_per_gpu_hour()>"
         )
 
-    def cluster_summary(self, *, idle_threshold: float = DEFAULT_IDLE_THRESHOLD) -> pd.DataFrame:
-        return cluster_summary(self._frame, idle_threshold=idle_threshold)
+    def cluster_summary(
+        self, *, idle_threshold: float | None = None, params: Params | None = None
+    ) -> pd.DataFrame:
+        return cluster_summary(self._frame, idle_threshold=idle_threshold, params=params)
 
     def idle_pods(
-        self, *, idle_threshold: float | None = None, threshold: float | None = None
+        self,
+        *,
+        idle_threshold: float | None = None,
+        threshold: float | None = None,
+        params: Params | None = None,
     ) -> pd.DataFrame:
-        if threshold is not None:  # warn here, so the warning names the caller's line
-            warnings.warn(
-                "threshold= is now idle_threshold= (the old spelling goes in the next release)",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            idle_threshold = threshold if idle_threshold is None else idle_threshold
-        return idle_pods(self._frame, idle_threshold=idle_threshold)
+        # The function's own checks and warning (it names the caller's line, not this one).
+        return idle_pods(
+            self._frame, idle_threshold=idle_threshold, threshold=threshold, params=params
+        )
 
     def stragglers(
         self,
         *,
-        z: float = DEFAULT_STRAGGLER_Z,
-        min_gap: float = DEFAULT_STRAGGLER_MIN_GAP,
-        idle_threshold: float = DEFAULT_IDLE_THRESHOLD,
+        z: float | None = None,
+        min_gap: float | None = None,
+        idle_threshold: float | None = None,
+        params: Params | None = None,
     ) -> pd.DataFrame:
-        return stragglers(self._frame, z=z, min_gap=min_gap, idle_threshold=idle_threshold)
+        return stragglers(
+            self._frame, z=z, min_gap=min_gap, idle_threshold=idle_threshold, params=params
+        )
 
     def cost_per_gpu_hour(self) -> pd.DataFrame:
         return cost_per_gpu_hour(self._frame)

@@ -2,6 +2,7 @@
 
 - ``reference/cli.md`` from the argparse parsers (``ccanalytics.cli.build_parser``);
 - ``reference/columns.md`` from ``POD_COLUMNS``, ``GPU_COLUMNS`` and ``LOAD_COLUMNS``.
+- ``reference/measures.md`` from ``ccanalytics.measures.MEASURES`` and ``Params``.
 
 ``python docs/generate.py`` rewrites them; ``python docs/generate.py --check`` exits 1
 when a committed page differs from what the code says (``tests/docs`` runs it), so the
@@ -132,7 +133,60 @@ def columns_page() -> str:
     return "".join(parts).rstrip() + "\n"
 
 
-PAGES = {"reference/cli.md": cli_page, "reference/columns.md": columns_page}
+def measures_page() -> str:
+    """The registry (``ccanalytics.measures.MEASURES``): one row per measure, and the
+    rules' thresholds (``Params``) with their defaults."""
+    from ccanalytics.measures import MEASURES, PARAMETER_DOCS, Params
+
+    defaults = Params()
+    parts = [
+        HEADER,
+        "# Measures\n\n",
+        "Every measure is declared once, in `ccanalytics.measures.MEASURES`; the live summary "
+        "(`cluster_summary`), History's columns (`History.idle_cost`), the policy keys of "
+        "`check`, its alert sentences, the textfile's metrics and this page are generated "
+        "from it.\n\n",
+        "| measure (window) | live column | unit | meaning | judged with | policy key | "
+        "metric |\n| --- | --- | --- | --- | --- | --- | --- |\n",
+    ]
+    for m in MEASURES:
+        live = f"`{m.live}` ({m.live_unit})" if m.live else ""
+        key = f"`{m.policy_key}`" if m.policy_key else ""
+        if m.old_policy_keys:
+            key += " (was " + ", ".join(f"`{k}`" for k in m.old_policy_keys) + ")"
+        metric = ""
+        if m.metric:  # prometheus_client ends a counter's name in _total
+            metric = (
+                f"`ccanalytics_{m.metric.name}{'_total' if m.metric.kind == 'counter' else ''}`"
+            )
+        name = f"`{m.name}`"
+        if m.old_names:
+            name += " (was " + ", ".join(f"`{n}`" for n in m.old_names) + ")"
+        params = ", ".join(f"`{p}`" for p in m.params)
+        parts.append(
+            f"| {name} | {live} | {m.unit} | {_clean(m.meaning)} | {params} | {key} | {metric} |\n"
+        )
+    parts.append(
+        "\n## Thresholds\n\n"
+        "`Params` from `ccanalytics.measures`: every path takes it (`params=`), or the "
+        "single keyword; `check` and `report` take the flags, a policy rule the keys.\n\n"
+        "| parameter | default | CLI flag | policy key | meaning |\n| --- | --- | --- | --- | --- |\n"
+    )
+    flags = {"z": ("--straggler-z", "straggler_z"), "memory_threshold": ("", "memory_threshold")}
+    for name, doc in PARAMETER_DOCS.items():
+        flag, key = flags.get(name, (f"--{name.replace('_', '-')}", name))
+        parts.append(
+            f"| `{name}` | {getattr(defaults, name):g} | {f'`{flag}`' if flag else ''} "
+            f"| {f'`{key}`' if key else ''} | {_clean(doc)} |\n"
+        )
+    return "".join(parts).rstrip() + "\n"
+
+
+PAGES = {
+    "reference/cli.md": cli_page,
+    "reference/columns.md": columns_page,
+    "reference/measures.md": measures_page,
+}
 
 
 def main(argv: list[str]) -> int:

@@ -24,9 +24,11 @@ from ccanalytics.cli._common import (
     EXIT_OK,
     Formatter,
     UsageError,
+    add_rule_options,
     duration,
     non_negative_float,
     non_negative_int,
+    rule_params,
 )
 
 if TYPE_CHECKING:
@@ -77,7 +79,8 @@ def add_parser(sub: Any) -> None:
         "--max-stragglers",
         type=non_negative_int,
         metavar="N",
-        help="breached when more than N ranks straggled in at least half of the snapshots",
+        help="breached when more than N ranks straggled in at least --chronic-share of the "
+        "snapshots",
     )
     check.add_argument(
         "--notify",
@@ -98,6 +101,7 @@ def add_parser(sub: Any) -> None:
     check.add_argument(
         "-v", "--verbose", action="store_true", help="also print every figure judged"
     )
+    add_rule_options(check)
     check.set_defaults(func=run)
 
 
@@ -152,6 +156,7 @@ def _judge(args: argparse.Namespace) -> int:
         policy=args.policy,
         notify=args.notify,
         textfile=args.textfile,
+        params=rule_params(args),
     )
     _print_outcome(outcome, verbose=args.verbose)
     if outcome.textfile_error is not None:

@@ -137,6 +137,72 @@ def fraction(text: str) -> float:
     return value
 
 
+def non_negative_number(text: str) -> float:
+    """A number, 0 or more (a z-score, a gap in points)."""
+    value = _number(text, float, "a number")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number, 0 or more, not {text}")
+    return value
+
+
+def share(text: str) -> float:
+    """A share from 0 to 1."""
+    value = _number(text, float, "a share")
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a share from 0 to 1, not {text}")
+    return value
+
+
+def add_rule_options(parser: argparse.ArgumentParser) -> None:
+    """The rules' thresholds (:class:`ccanalytics.measures.Params`), for every command
+    that judges pods: each defaults to the library's, so the CLI and a notebook agree."""
+    from ccanalytics.measures import Params
+
+    defaults = Params()
+    group = parser.add_argument_group("rule thresholds (every figure is judged at these)")
+    group.add_argument(
+        "--idle-threshold",
+        type=percent,
+        default=defaults.idle_threshold,
+        metavar="PERCENT",
+        help="a running GPU pod is idle when every GPU is below this (default: %(default)g)",
+    )
+    group.add_argument(
+        "--straggler-z",
+        type=non_negative_number,
+        default=defaults.z,
+        metavar="Z",
+        help="a rank straggles when its robust z-score is below -Z (default: %(default)g)...",
+    )
+    group.add_argument(
+        "--min-gap",
+        type=non_negative_number,
+        default=defaults.min_gap,
+        metavar="POINTS",
+        help="...and it is this many points below its cluster's median (default: %(default)g)",
+    )
+    group.add_argument(
+        "--chronic-share",
+        type=share,
+        default=defaults.chronic_share,
+        metavar="SHARE",
+        help="a rank flagged in at least this share of its snapshots is chronic "
+        "(default: %(default)g)",
+    )
+
+
+def rule_params(args: argparse.Namespace) -> Any:
+    """The :class:`ccanalytics.measures.Params` of :func:`add_rule_options`' flags."""
+    from ccanalytics.measures import Params
+
+    return Params(
+        idle_threshold=args.idle_threshold,
+        z=args.straggler_z,
+        min_gap=args.min_gap,
+        chronic_share=args.chronic_share,
+    )
+
+
 def cluster_id(text: str) -> str:
     """A cluster id; ``a,b`` is refused, since ids are separate arguments (``a b``)."""
     if "," in text:

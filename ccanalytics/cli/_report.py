@@ -14,17 +14,17 @@ import gc
 import sys
 from typing import Any
 
-from ccanalytics._rules import IDLE_THRESHOLD
 from ccanalytics.cli._common import (
     EXIT_FAILURE,
     EXIT_OK,
     Formatter,
     add_api_options,
+    add_rule_options,
     api_client,
     cluster_id,
     duration,
     non_negative_int,
-    percent,
+    rule_params,
 )
 
 _EPILOG = """\
@@ -40,10 +40,8 @@ Example:
   ccanalytics report cl-a cl-b -o fleet.html --store /data/cc --window 24h"""
 
 
-# The idle threshold from the rules' one home (which imports no pandas, so ``--help``
-# stays light); MAX_RANK_PLOTS copied for the same reason (a test checks it matches
-# report.MAX_RANK_PLOTS).
-DEFAULT_IDLE_THRESHOLD = IDLE_THRESHOLD
+# MAX_RANK_PLOTS copied so that ``--help`` imports no pandas (a test checks it matches
+# report.MAX_RANK_PLOTS); the thresholds' defaults come from ccanalytics.measures (light).
 MAX_RANK_PLOTS = 6
 
 
@@ -89,13 +87,6 @@ def add_parser(sub: Any) -> None:
         help="write the report for the clusters that loaded when others fail (exit 1)",
     )
     report.add_argument(
-        "--idle-threshold",
-        type=percent,
-        default=DEFAULT_IDLE_THRESHOLD,
-        metavar="PERCENT",
-        help="a running GPU pod is idle when every GPU is below this (default: %(default)g)",
-    )
-    report.add_argument(
         "--max-rank-plots",
         type=non_negative_int,
         default=MAX_RANK_PLOTS,
@@ -103,6 +94,7 @@ def add_parser(sub: Any) -> None:
         help="clusters drawn rank by rank at most, those with findings first "
         "(default: %(default)s)",
     )
+    add_rule_options(report)
     add_api_options(report)
     report.set_defaults(func=run)
 
@@ -138,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
                 client=client,
                 csv_dir=args.csv,
                 errors="collect" if args.keep_going else "raise",
-                idle_threshold=args.idle_threshold,
+                params=rule_params(args),
                 max_rank_plots=args.max_rank_plots,
                 store=args.store,
                 window=args.window,

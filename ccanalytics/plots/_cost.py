@@ -13,8 +13,8 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator
 
-from ccanalytics._rules import idle_mask, judged_mask
-from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
+from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD, judge_pods
+from ccanalytics.measures import Params
 from ccanalytics.plots._layout import legend_below, legend_right, set_title
 from ccanalytics.plots._reads import COST_BREAKDOWN, COST_VS_UTILIZATION
 from ccanalytics.plots._style import (
@@ -84,7 +84,7 @@ def cost_vs_utilization(
         raise NoDataError("no GPU pod reports both a cost and GPU utilization")
     util = _floats(gpu["gpu_util_mean"])
     cost = _floats(gpu["cost"])
-    idle = idle_mask(gpu, idle_threshold).to_numpy(dtype=bool)  # the one rule
+    idle = judge_pods(gpu, Params(idle_threshold=idle_threshold))["idle"].to_numpy(dtype=bool)
     ax = _axes(ax)
 
     handles = [
@@ -174,10 +174,11 @@ def _spend_categories(pods: pd.DataFrame, idle_threshold: float) -> pd.Series:
     """
     has_gpus = pods["gpu_count"].fillna(0).gt(0)
     cpu_known = pods["cpu_util"].notna()
-    idle = idle_mask(pods, idle_threshold)
+    verdicts = judge_pods(pods, Params(idle_threshold=idle_threshold))  # the one rule
+    idle = verdicts["idle"].to_numpy(dtype=bool)
     # A GPU pod the rules cannot judge (no metrics, or no status) is neither idle nor
     # in use; the rules judge no CPU pod, so one is in use when it reports its CPU.
-    unknown = (has_gpus & ~judged_mask(pods)) | (~has_gpus & ~cpu_known)
+    unknown = (has_gpus & ~verdicts["judged"].to_numpy(dtype=bool)) | (~has_gpus & ~cpu_known)
     category = np.where(idle, "idle", np.where(unknown, "no_metrics", "in_use"))
     return pd.Series(category, index=pods.index)
 

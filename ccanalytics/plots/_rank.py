@@ -14,8 +14,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
-from ccanalytics._rules import idle_mask
-from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
+from ccanalytics.analysis import judge_pods
+from ccanalytics.measures import Params
 from ccanalytics.plots._layout import RankLocator, legend_right, set_title
 from ccanalytics.plots._style import (
     COLORS,
@@ -45,8 +45,9 @@ def utilization_by_rank(
     *,
     cluster_id: str | None = None,
     stragglers: pd.DataFrame | Iterable[int] | None = None,
-    idle_threshold: float = DEFAULT_IDLE_THRESHOLD,
+    idle_threshold: float | None = None,
     ax: Axes | None = None,
+    params: Params | None = None,
 ) -> Axes:
     """One cluster's ranks side by side: are they all doing the same work?
 
@@ -77,10 +78,13 @@ def utilization_by_rank(
         The ranks to highlight: a frame like
         :func:`ccanalytics.analysis.stragglers` returns (its ``cluster_median`` is
         used in the annotation), or plain rank numbers. ``None``: computed with
-        :func:`ccanalytics.analysis.stragglers` and its defaults. Pass ``[]`` to
-        highlight nothing.
+        :func:`ccanalytics.analysis.stragglers` at this plot's thresholds. Pass ``[]``
+        to highlight nothing.
     {idle_threshold}
     {ax}
+    params : ccanalytics.measures.Params, optional
+        Every threshold at once (the straggler ``z`` and ``min_gap`` too);
+        ``idle_threshold`` overrides its idle line.
 
     Returns
     -------
@@ -104,10 +108,10 @@ def utilization_by_rank(
         ],
         "a pods frame (ccanalytics.pods_frame)",
     )
-    if not 0 <= idle_threshold <= 100:
-        raise ValueError("idle_threshold is a utilization in percent (0-100)")
+    judged_by = Params.of(params, idle_threshold=idle_threshold)  # ValueError unless 0-100
+    idle_threshold = judged_by.idle_threshold
     cid, cluster = _one_cluster(pods, cluster_id)
-    marked = _straggler_ranks(stragglers, cluster, cid)
+    marked = _straggler_ranks(stragglers, cluster, cid, judged_by)
     ranks = _Ranks.of(_ranked_pods(cluster, cid), marked, idle_threshold)
     ax = _axes(ax)
 
@@ -165,7 +169,7 @@ class _Ranks:
         gpu_mean = _floats(ranked["gpu_util_mean"])
         gpu_high = _floats(ranked["gpu_util_max"])
         reporting = ~np.isnan(gpu_mean)
-        idle = idle_mask(ranked, threshold).to_numpy(dtype=bool)  # the one rule
+        idle = judge_pods(ranked, Params(idle_threshold=threshold))["idle"].to_numpy(dtype=bool)
         return cls(
             labels=labels,
             x=np.searchsorted(labels, rank).astype(np.float64),

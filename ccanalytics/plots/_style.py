@@ -21,6 +21,7 @@ from ccanalytics.analysis import stragglers as find_stragglers
 
 # Defined with every other exception; importable from here and from ``plots`` as before.
 from ccanalytics.errors import NoDataError as NoDataError
+from ccanalytics.measures import Params
 
 #: Okabe-Ito colours by role. One mapping, so every plot and the report agree.
 COLORS: Final = {
@@ -142,11 +143,15 @@ def _axes(ax: Axes | None) -> Axes:
 
 
 def _straggler_ranks(
-    given: pd.DataFrame | Iterable[int] | None, cluster: pd.DataFrame, cluster_id: str | None
+    given: pd.DataFrame | Iterable[int] | None,
+    cluster: pd.DataFrame,
+    cluster_id: str | None,
+    params: Params | None = None,
 ) -> dict[int, float | None]:
-    """Straggling rank -> its cluster median (``None``: compute from the plot's data)."""
+    """Straggling rank -> its cluster median (``None``: compute from the plot's data, at
+    the plot's thresholds)."""
     if given is None:
-        given = find_stragglers(cluster)
+        given = find_stragglers(cluster, params=params)
     if isinstance(given, pd.DataFrame):
         _require(given, ["rank"], "a stragglers frame (ccanalytics.analysis.stragglers)")
         rows = given

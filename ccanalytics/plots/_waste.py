@@ -35,7 +35,7 @@ def waste_breakdown(
     by: str = "cluster_id",
     total: str = "total_cost",
     idle: str = "idle_cost",
-    unused: str = "unused_gpu_cost",
+    unused: str = "unused_cost",
     unit: str = "USD",
     max_bars: int | None = DEFAULT_MAX_BARS,
     ax: Axes | None = None,

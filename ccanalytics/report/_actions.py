@@ -94,13 +94,13 @@ def live_actions(f: _Findings, pods: pd.DataFrame) -> list[Action]:
 
 def window_actions(w: WindowFindings) -> list[Action]:
     """What a window of history supports: stop pods idle most of it, fix chronic ranks."""
-    from ccanalytics.report._window import CHRONIC_SHARE, MOSTLY_IDLE_SHARE, span_text
+    from ccanalytics.report._window import MOSTLY_IDLE_SHARE, span_text
 
     span = span_text(w)
 
     out = []
     days = w.window.total_seconds() / (HOURS_PER_DAY * 3600)
-    mostly = w.lifetimes[w.lifetimes["idle_share"].fillna(0) >= MOSTLY_IDLE_SHARE]
+    mostly = w.lifetimes[w.lifetimes["idle_time_share"].fillna(0) >= MOSTLY_IDLE_SHARE]
     rows: Any = mostly.itertuples(index=False)
     for row in rows:
         saving = round(float(row.idle_cost) / days, 2) if days > 0 else None
@@ -108,12 +108,12 @@ def window_actions(w: WindowFindings) -> list[Action]:
             continue
         out.append(
             Action(
-                f"Stop {row.name} ({row.cluster_id}): idle {float(row.idle_share):.0%} "
+                f"Stop {row.name} ({row.cluster_id}): idle {float(row.idle_time_share):.0%} "
                 f"of the last {span}, {_per_day(saving)}",
                 saving,
             )
         )
-    chronic = w.stragglers[w.stragglers["share"] >= CHRONIC_SHARE]
+    chronic = w.stragglers[w.stragglers["share"] >= w.params.chronic_share]
     rows = chronic.itertuples(index=False)
     for row in rows:
         out.append(

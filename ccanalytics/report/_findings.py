@@ -17,17 +17,15 @@ from typing import Final
 
 import pandas as pd
 
-from ccanalytics._rules import unused_cost
 from ccanalytics.analysis import (
     POD_STATES,
-    _cluster_summary,
-    _gpu_reporting,
-    _may_be_judged,
-    _without_metrics,
+    cluster_summary,
     cost_per_gpu_hour,
     idle_pods,
+    judge_pods,
     stragglers,
 )
+from ccanalytics.measures import Params
 
 # Underscored names are for ``report``, not public API.
 __all__ = [
@@ -71,6 +69,8 @@ class _Findings:
     reading: tuple[datetime, datetime] | None
     #: Clusters that could not be loaded: id -> why.
     failed: Mapping[str, str] = field(default_factory=dict)
+    #: The thresholds every finding was judged at.
+    params: Params = field(default_factory=Params)
 
     @property
     def idle_pods(self) -> int:
@@ -85,7 +85,7 @@ class _Findings:
         return float(self.idle["cost_so_far"].sum())
 
     @property
-    def idle_share(self) -> float:
+    def idle_cost_share(self) -> float:
         return self.idle_cost / self.total_cost if self.total_cost > 0 else 0.0
 
     @property
@@ -122,26 +122,26 @@ def _reading(pods: pd.DataFrame) -> tuple[datetime, datetime] | None:
 
 
 def _findings(
-    pods: pd.DataFrame, idle_threshold: float, failed: Mapping[str, str] | None = None
+    pods: pd.DataFrame, params: Params | float, failed: Mapping[str, str] | None = None
 ) -> _Findings:
-    """The report's findings, each analysis run once over ``pods``."""
-    slow = stragglers(pods, idle_threshold=idle_threshold)
-    judged = _may_be_judged(pods)
-    gpu_rep = _gpu_reporting(pods)
+    """The report's findings, each analysis run once over ``pods``, at ``params``."""
+    judged_by = params if isinstance(params, Params) else Params(idle_threshold=params)
+    slow = stragglers(pods, params=judged_by)
+    verdicts = judge_pods(pods, judged_by)  # the rules, by the one engine
+    running = verdicts["running"].to_numpy(dtype=bool)
     cost = pods["cost"].astype("Float64").fillna(0.0).astype("float64")
-    util = pods["gpu_util_mean"].astype("Float64").fillna(0.0).astype("float64")
-    not_running = pods[~judged].sort_values(["cluster_id", "rank"], kind="stable")
-    silent = pods[judged & _without_metrics(pods)].sort_values(
+    not_running = pods[~running].sort_values(["cluster_id", "rank"], kind="stable")
+    silent = pods[running & verdicts["without_metrics"].to_numpy(dtype=bool)].sort_values(
         ["cluster_id", "rank"], kind="stable"
     )
-    unused = unused_cost(cost, util, gpu_rep)  # the one rule
-    idle = idle_pods(pods, idle_threshold=idle_threshold)
+    unused = verdicts["unused_cost_per_hour"].astype("float64")
+    idle = idle_pods(pods, params=judged_by)
     return _Findings(
         clusters=int(pods["cluster_id"].nunique()),
         pods=len(pods),
         total_cost=float(cost.sum()),
-        idle_threshold=idle_threshold,
-        summary=_cluster_summary(pods, idle_threshold, slow),
+        idle_threshold=judged_by.idle_threshold,
+        summary=cluster_summary(pods, params=judged_by),
         idle=idle,
         stragglers=slow,
         by_gpu=cost_per_gpu_hour(pods),
@@ -153,6 +153,7 @@ def _findings(
         uncosted_pods=int(pods["cost"].isna().sum()),
         reading=_reading(pods),
         failed=dict(failed or {}),
+        params=judged_by,
     )
 
 
@@ -220,7 +221,7 @@ def _idle_sentence(f: _Findings) -> str:
         )
     return (
         f"Idle-pod cost, the whole cost of running GPU pods whose every GPU is below "
-        f"{f.idle_threshold:g}% utilization, is {_usd(f.idle_cost)} ({f.idle_share:.1%}) for "
+        f"{f.idle_threshold:g}% utilization, is {_usd(f.idle_cost)} ({f.idle_cost_share:.1%} of the total) for "
         f"{_plural(f.idle_pods, 'idle GPU pod')}{so_far}."
     )
 

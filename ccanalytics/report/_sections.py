@@ -84,7 +84,7 @@ def live_cards(r: _Report) -> list[_Card]:
         (
             "idle-pod cost",
             _usd(f.idle_cost),
-            f"{f.idle_share:.1%} of the total, {_plural(f.idle_pods, 'pod')}",
+            f"{f.idle_cost_share:.1%} of the total, {_plural(f.idle_pods, 'pod')}",
             f.idle_cost > 0,
         ),
         (
@@ -189,7 +189,7 @@ def _clusters(r: _Report) -> str:
                     ("not_running", "not running", "text"),
                     ("running_without_metrics", "running, no metrics", "int"),
                     ("gpu_util_cost_weighted", "cost-weighted GPU util %", "pct"),
-                    ("idle_share", "idle share of GPU spend", "share"),
+                    ("idle_gpu_cost_share", "idle share of GPU spend", "share"),
                 ),
                 "No pods.",
             ),

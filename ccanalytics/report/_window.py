@@ -10,7 +10,7 @@ time plots. Every figure printed is History's own, rounded to the cent, so the r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from os import PathLike
 from typing import Any
@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from ccanalytics._durations import describe_duration
-from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
+from ccanalytics.measures import MEASURES, Params
 from ccanalytics.report._draw import Plot, figure
 from ccanalytics.report._html import _Card, _columns, _table, _text
 
@@ -31,8 +31,6 @@ __all__ = [
     "window_sentences",
 ]
 
-#: A rank flagged in at least this share of its snapshots is a chronic straggler.
-CHRONIC_SHARE = 0.5
 #: A pod idle for at least this share of its observed time is "idle most of the window".
 MOSTLY_IDLE_SHARE = 0.5
 #: Bucket widths the utilization plot may use; the finest giving <= MAX_BUCKETS is chosen.
@@ -60,34 +58,33 @@ class WindowFindings:
     rank_utilization: pd.DataFrame  #: by rank, for the heatmaps' clusters
     #: Transient stragglers' runs of consecutive flagged snapshots (see :func:`flag_runs`).
     runs: pd.DataFrame
+    #: The thresholds every answer was judged at (the chronic share among them).
+    params: Params = field(default_factory=Params)
 
 
 #: Columns of :func:`flag_runs`.
 RUN_COLUMNS = ("cluster_id", "rank", "start", "end", "snapshots")
 
 
-def flag_runs(pods: pd.DataFrame, ranks: pd.DataFrame, idle_threshold: float) -> pd.DataFrame:
+def flag_runs(flags: pd.DataFrame, ranks: pd.DataFrame) -> pd.DataFrame:
     """Each (cluster, rank) of ``ranks``: its runs of consecutive flagged snapshots.
 
-    ``pods`` holds the clusters' snapshots (``History.pods``); each snapshot is judged on
-    its own by :func:`ccanalytics.analysis.stragglers`, the one straggler rule. A run is
-    consecutive snapshots of the cluster in which the rank was flagged: ``start`` is the
-    first, ``end`` the cluster's next snapshot after the last (or the last itself, when
-    none follows), so ``end - start`` is the time the run covers; ``snapshots`` counts them.
+    ``flags`` is :meth:`History.straggler_flags` over the window: the store's own
+    judgement of every snapshot, at the thresholds the rest of the report uses (never a
+    second judgement here). A run is consecutive snapshots of the cluster in which the
+    rank was flagged: ``start`` is the first, ``end`` the cluster's next snapshot after
+    the last (or the last itself, when none follows), so ``end - start`` is the time the
+    run covers; ``snapshots`` counts them.
     """
-    from ccanalytics.analysis import stragglers
-
     out: list[tuple[object, ...]] = []
     wanted = {(str(c), int(r)) for c, r in zip(ranks["cluster_id"], ranks["rank"], strict=True)}
-    for cid, cluster in pods[pods["cluster_id"].isin({c for c, _ in wanted})].groupby(
-        "cluster_id", sort=True
-    ):
+    mine = flags[flags["cluster_id"].isin({c for c, _ in wanted})]
+    for cid, cluster in mine.groupby("cluster_id", sort=True):
         times = sorted(cluster["observed_at"].dropna().unique())
         flagged: dict[int, set[object]] = {}
-        for when, snapshot in cluster.groupby("observed_at", sort=True):
-            slow = stragglers(snapshot, idle_threshold=idle_threshold)
-            for rank in slow["rank"].dropna().astype(int):
-                flagged.setdefault(int(rank), set()).add(when)
+        hit = cluster[cluster["flagged"].fillna(False).astype(bool)]
+        for when, rank in zip(hit["observed_at"], hit["rank"].astype(int), strict=True):
+            flagged.setdefault(int(rank), set()).add(when)
         for rank in sorted(r for c, r in wanted if c == str(cid)):
             marks = [t in flagged.get(rank, set()) for t in times]
             i = 0
@@ -124,9 +121,13 @@ def window_findings(
     store: str | PathLike[str],
     window: timedelta,
     *,
-    idle_threshold: float = DEFAULT_IDLE_THRESHOLD,
+    idle_threshold: float | None = None,
+    params: Params | None = None,
 ) -> WindowFindings:
     """History's answers over the ``window`` ending at the store's newest snapshot.
+
+    Every answer at ``params``'s thresholds (``idle_threshold`` overrides its idle line):
+    the stragglers, their runs, the idle costs and the pods' idle time share.
 
     Raises :class:`~ccanalytics.errors.StoreError` when the store holds no snapshot.
     """
@@ -138,28 +139,24 @@ def window_findings(
         if start is None:
             raise StoreError(f"the store {history.store} holds no snapshot", history.store)
         since = window
-        slow = history.stragglers(since, min_share=0.0)
+        judged_by = Params.of(params, idle_threshold=idle_threshold)
+        slow = history.stragglers(since, min_share=0.0, params=judged_by)
         slow = slow[slow["flagged"] > 0].reset_index(drop=True)
         freq = bucket_width(window)
         heat = list(dict.fromkeys(slow["cluster_id"].astype(str)))[:MAX_HEATMAPS]
         ranks = history.utilization(since, freq=freq, by="rank")
-        transient = slow[slow["share"] < CHRONIC_SHARE]
-        runs = flag_runs(
-            history.pods(since, cluster_ids=sorted(set(transient["cluster_id"].astype(str))))
-            if len(transient)
-            else history.pods(since).iloc[0:0],
-            transient,
-            idle_threshold,
-        )
+        transient = slow[slow["share"] < judged_by.chronic_share]
+        runs = flag_runs(history.straggler_flags(since, params=judged_by), transient)
         return WindowFindings(
             window=window,
             start=start,
             end=start + window,
-            totals=history.idle_cost(since, by=None, idle_threshold=idle_threshold).iloc[0],
-            by_cluster=history.idle_cost(since, by="cluster", idle_threshold=idle_threshold),
-            by_day=history.idle_cost(since, by="day", idle_threshold=idle_threshold),
+            totals=history.idle_cost(since, by=None, params=judged_by).iloc[0],
+            by_cluster=history.idle_cost(since, by="cluster", params=judged_by),
+            by_day=history.idle_cost(since, by="day", params=judged_by),
             stragglers=slow,
-            lifetimes=history.pod_lifetimes(since, idle_threshold=idle_threshold),
+            lifetimes=history.pod_lifetimes(since, params=judged_by),
+            params=judged_by,
             utilization=history.utilization(since, freq=freq, by="cluster"),
             rank_utilization=ranks[ranks["cluster_id"].isin(heat)].reset_index(drop=True),
             runs=runs,
@@ -182,11 +179,11 @@ def window_sentences(f: WindowFindings) -> list[str]:
         f"Over the last {span} ({f.start:%Y-%m-%d %H:%M} to {f.end:%Y-%m-%d %H:%M} UTC) the "
         f"fleet spent {_usd(t['total_cost'])}: {_usd(t['idle_cost'])} "
         f"({_share(t['idle_cost'], t['total_cost'])}) on idle GPU pods, and "
-        f"{_usd(t['unused_gpu_cost'])} ({_share(t['unused_gpu_cost'], t['total_cost'])}) "
+        f"{_usd(t['unused_cost'])} ({_share(t['unused_cost'], t['total_cost'])}) "
         "paid for GPU capacity left unused."
     ]
-    chronic = f.stragglers[f.stragglers["share"] >= CHRONIC_SHARE]
-    transient = f.stragglers[f.stragglers["share"] < CHRONIC_SHARE]
+    chronic = f.stragglers[f.stragglers["share"] >= f.params.chronic_share]
+    transient = f.stragglers[f.stragglers["share"] < f.params.chronic_share]
     if len(chronic):
         named = ", ".join(
             f"{row.cluster_id} rank {row.rank} ({row.share:.0%} of {row.snapshots} snapshots)"
@@ -198,10 +195,10 @@ def window_sentences(f: WindowFindings) -> list[str]:
     if len(transient):
         named = "; ".join(_transient(f, row) for row in transient.itertuples(index=False))
         out.append(f"Straggled for a stretch only: {named}.")
-    idle = f.lifetimes[f.lifetimes["idle_share"].fillna(0) >= MOSTLY_IDLE_SHARE]
+    idle = f.lifetimes[f.lifetimes["idle_time_share"].fillna(0) >= MOSTLY_IDLE_SHARE]
     if len(idle):
         named = ", ".join(
-            f"{row.cluster_id} {row.name} (idle {row.idle_share:.0%} of "
+            f"{row.cluster_id} {row.name} (idle {row.idle_time_share:.0%} of "
             f"{row.observed_hours:.1f} h, {_usd(row.total_cost)} in this window)"
             for row in idle.itertuples(index=False)
         )
@@ -250,7 +247,7 @@ def _transient(f: WindowFindings, row: Any) -> str:
 
 def _wasting(by_cluster: pd.DataFrame) -> int:
     """How many clusters wasted anything (bars of the waste chart)."""
-    waste = by_cluster["idle_cost"].fillna(0) + by_cluster["unused_gpu_cost"].fillna(0)
+    waste = by_cluster["idle_cost"].fillna(0) + by_cluster["unused_cost"].fillna(0)
     return min(int((waste > 0).sum()), 15)
 
 
@@ -258,7 +255,7 @@ def window_cards(f: WindowFindings) -> list[_Card]:
     """The headline figures of the window: spend, idle spend, unused capacity, stragglers."""
     t = f.totals
     span = describe_duration(f.window)
-    chronic = int((f.stragglers["share"] >= CHRONIC_SHARE).sum())
+    chronic = int((f.stragglers["share"] >= f.params.chronic_share).sum())
     return [
         ("spend", _usd(t["total_cost"]), f"over the last {span}", False),
         (
@@ -269,8 +266,8 @@ def window_cards(f: WindowFindings) -> list[_Card]:
         ),
         (
             "unused-capacity cost",
-            _usd(t["unused_gpu_cost"]),
-            f"{_share(t['unused_gpu_cost'], t['total_cost'])} of the spend, idle pods included",
+            _usd(t["unused_cost"]),
+            f"{_share(t['unused_cost'], t['total_cost'])} of the spend, idle pods included",
             False,
         ),
         (
@@ -279,7 +276,18 @@ def window_cards(f: WindowFindings) -> list[_Card]:
             f"{chronic} chronic, {len(f.stragglers) - chronic} for a stretch",
             chronic > 0,
         ),
+        *_registry_cards(f),
     ]
+
+
+def _registry_cards(f: WindowFindings) -> list[_Card]:
+    """A card per measure the registry marks ``card``: its label, value and meaning."""
+    cards: list[_Card] = []
+    for m in MEASURES:
+        if m.card and m.name in f.totals.index:
+            value = float(0.0 if pd.isna(f.totals[m.name]) else f.totals[m.name])
+            cards.append((m.label, m.format(value), m.meaning, value > 0))
+    return cards
 
 
 def render_window_section(f: WindowFindings) -> str:
@@ -296,7 +304,7 @@ def render_window_section(f: WindowFindings) -> str:
                 ("total_cost", "spent USD", "usd"),
                 ("idle_cost", "idle USD", "usd"),
                 ("idle_gpu_hours", "idle GPU-hours", "num"),
-                ("unused_gpu_cost", "unused GPU USD", "usd"),
+                ("unused_cost", "unused GPU USD", "usd"),
                 ("unobserved_hours", "hours not observed", "num"),
             ),
             "No cluster was observed in the window.",
@@ -321,7 +329,7 @@ def render_window_section(f: WindowFindings) -> str:
                 ("cluster_id", "cluster", "text"),
                 ("name", "pod", "text"),
                 ("observed_hours", "hours watched", "num"),
-                ("idle_share", "idle share", "share"),
+                ("idle_time_share", "idle share of its time", "share"),
                 ("idle_cost", "idle USD", "usd"),
                 ("total_cost", "USD in this window", "usd"),
             ),

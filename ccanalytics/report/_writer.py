@@ -38,10 +38,9 @@ from typing import TYPE_CHECKING, Final, Literal
 
 import pandas as pd
 
-from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
-
 # Defined with every other exception; importable from here and from ``report`` as before.
 from ccanalytics.errors import CCAnalyticsError, ReportLoadError as ReportLoadError
+from ccanalytics.measures import Params
 from ccanalytics.report._actions import live_actions, ranked, render_first_screen, window_actions
 from ccanalytics.report._draw import DPI as DPI, Drawers, drawn_together, fill_figures
 
@@ -141,9 +140,10 @@ def render_report(
     title: str = DEFAULT_TITLE,
     generated_at: datetime | None = None,
     cluster_ids: Sequence[str] | None = None,
-    idle_threshold: float = DEFAULT_IDLE_THRESHOLD,
+    idle_threshold: float | None = None,
     max_rank_plots: int = MAX_RANK_PLOTS,
     failed: Mapping[str, str] | None = None,
+    params: Params | None = None,
 ) -> str:
     """The report as one self-contained HTML document (a ``str``).
 
@@ -164,15 +164,19 @@ def render_report(
         since they would otherwise silently vanish from every table.
     idle_threshold:
         Percent utilization under which every GPU of a running pod must be for it to
-        be idle (:func:`ccanalytics.analysis.idle_pods`).
+        be idle (:func:`ccanalytics.analysis.idle_pods`; default 10).
     max_rank_plots:
         Clusters drawn rank by rank at most: those with idle pods or stragglers
         first, then the most expensive.
     failed:
         Clusters that could not be loaded, id -> why: shown in a "Could not load"
         section and named in the headline.
+    params:
+        Every threshold at once (:class:`ccanalytics.measures.Params`: the idle line,
+        the straggler ``z`` and ``min_gap``); ``idle_threshold`` overrides its idle line.
+        Every table, sentence and plot judges with it.
     """
-    findings = _findings(pods, idle_threshold, failed)
+    findings = _findings(pods, Params.of(params, idle_threshold=idle_threshold), failed)
     return _render(_Report(pods, gpus, findings, title, generated_at, cluster_ids, max_rank_plots))
 
 
@@ -246,11 +250,12 @@ def write_report(
     now: datetime | None = None,
     title: str = DEFAULT_TITLE,
     errors: Literal["raise", "collect"] = "raise",
-    idle_threshold: float = DEFAULT_IDLE_THRESHOLD,
+    idle_threshold: float | None = None,
     max_rank_plots: int = MAX_RANK_PLOTS,
     store: str | os.PathLike[str] | None = None,
     window: timedelta | str | None = None,
     policy: str | os.PathLike[str] | Policy | None = None,
+    params: Params | None = None,
 ) -> ReportSummary:
     """Fetch ``cluster_ids``, write the HTML report to ``output``, return a summary.
 
@@ -286,6 +291,9 @@ def write_report(
         Percent under which every GPU of a running pod must be for it to be idle.
     max_rank_plots:
         Clusters drawn rank by rank at most (those with findings first).
+    params:
+        Every threshold at once (:class:`ccanalytics.measures.Params`), for the live
+        part and the store's window alike; ``idle_threshold`` overrides its idle line.
     store:
         A history store (see :func:`ccanalytics.collect`): the report then opens
         with what the store says about the ``window`` that ends at its newest
@@ -325,8 +333,7 @@ def write_report(
         raise ValueError("errors must be 'raise' or 'collect'")
     if max_rank_plots < 0:
         raise ValueError("max_rank_plots must be 0 or more")
-    if not 0 <= idle_threshold <= 100:
-        raise ValueError("the idle threshold is a utilization in percent (0-100)")
+    judged_by = Params.of(params, idle_threshold=idle_threshold)  # ValueError if not 0-100
     target = None if os.fspath(output) == "-" else _check_output(output)
     csv_target = None if csv_dir is None else _check_csv_dir(csv_dir, CSV_FILES, target)
 
@@ -346,11 +353,11 @@ def write_report(
             from ccanalytics.report import _window
 
             span = pd.Timedelta(window if window is not None else "24h").to_pytimedelta()
-            over = _window.window_findings(store, span, idle_threshold=idle_threshold)
+            over = _window.window_findings(store, span, params=judged_by)
             window_text = [*window_text, *_window.window_sentences(over)]
 
         pods, gpus, failed = _load(ids, client, errors)
-        findings = _findings(pods, idle_threshold, {cid: str(err) for cid, err in failed.items()})
+        findings = _findings(pods, judged_by, {cid: str(err) for cid, err in failed.items()})
         generated = now if now is not None else datetime.now(UTC)
         report = _Report(pods, gpus, findings, title, generated, ids, max_rank_plots)
         document = _render(report, over, budget=budget_html, drawers=drawers)

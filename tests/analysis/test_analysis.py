@@ -77,7 +77,7 @@ def test_cluster_summary_adds_up(fleet) -> None:
     infer = summary.loc["cl-infer-prod"]
     idle_cost = analysis.idle_pods(fleet).query("cluster_id == 'cl-infer-prod'")["cost"].sum()
     assert infer["idle_cost_per_hour"] == pytest.approx(idle_cost)
-    assert infer["idle_share"] == pytest.approx(idle_cost / infer["gpu_cost_per_hour"])
+    assert infer["idle_gpu_cost_share"] == pytest.approx(idle_cost / infer["gpu_cost_per_hour"])
     assert summary.loc["cl-llama70b-train", "stragglers"] == 1
     assert pd.isna(summary.loc["cl-etl-cpu", "gpu_util_mean"])
     bringup = summary.loc["cl-bringup"]

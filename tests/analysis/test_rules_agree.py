@@ -118,5 +118,5 @@ def test_live_and_stored_rules_agree(frame: pd.DataFrame) -> None:
     assert list(clusters.index) == sorted(frame["cluster_id"].unique())
     assert _same_to_the_cent(clusters["total_cost"], live["cost_per_hour"])
     assert _same_to_the_cent(clusters["idle_cost"], live["idle_cost_per_hour"])
-    assert _same_to_the_cent(clusters["unused_gpu_cost"], live["unused_cost_per_hour"])
+    assert _same_to_the_cent(clusters["unused_cost"], live["unused_cost_per_hour"])
     assert clusters["observed_hours"].tolist() == [1.0] * len(clusters)

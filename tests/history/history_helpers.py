@@ -187,7 +187,7 @@ def hand_idle_cost(
                 "idle_gpu_hours": sum(int(r["gpu_count"]) * p for p, r in mine if r["idle"])
                 / US_PER_HOUR,
                 "idle_cost": sum(r["cost0"] * p / US_PER_HOUR for p, r in mine if r["idle"]),
-                "unused_gpu_cost": sum(
+                "unused_cost": sum(
                     r["cost0"] * (1 - r["gpu_util_mean"] / 100) * p / US_PER_HOUR
                     for p, r in mine
                     if r["judged"]

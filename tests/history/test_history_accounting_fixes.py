@@ -64,7 +64,7 @@ def test_zero_covered_time_gives_zero_sums_not_na(tmp_path: Path, by: str | None
     write_store(tmp_path, [pod_row("cl-a", "2026-11-20T00:00:00Z", "p1")])  # one snapshot
     with History(tmp_path) as h:
         out = h.idle_cost(since=timedelta(hours=24), by=by)
-    measures = ["observed_hours", "total_cost", "idle_gpu_hours", "idle_cost", "unused_gpu_cost"]
+    measures = ["observed_hours", "total_cost", "idle_gpu_hours", "idle_cost", "unused_cost"]
     assert not out[measures].isna().any().any(), out
     if by is None:
         assert out[measures].iloc[0].tolist() == [0.0] * 5

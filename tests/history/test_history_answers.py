@@ -133,7 +133,7 @@ def _assert_measures(ours: pd.DataFrame, hand: pd.DataFrame) -> None:
     assert len(ours) == len(hand)
     for column in ("observed_hours", "unobserved_hours", "idle_gpu_hours"):
         assert ours[column].tolist() == hand[column].tolist(), column
-    for column in ("total_cost", "idle_cost", "unused_gpu_cost"):
+    for column in ("total_cost", "idle_cost", "unused_cost"):
         np.testing.assert_allclose(ours[column].astype(float), hand[column], atol=0.005)
 
 
@@ -233,9 +233,9 @@ def test_pod_lifetimes_equal_the_hand_computation(
         idle_us = mine.loc[mine["idle"], "covered"].sum()
         assert got["idle_hours"] == idle_us / US_PER_HOUR
         if mine["covered"].sum():
-            assert got["idle_share"] == pytest.approx(idle_us / mine["covered"].sum())
+            assert got["idle_time_share"] == pytest.approx(idle_us / mine["covered"].sum())
         else:
-            assert pd.isna(got["idle_share"])
+            assert pd.isna(got["idle_time_share"])
         cost = (mine["cost0"] * mine["covered"]).sum() / US_PER_HOUR
         assert round(got["total_cost"], 2) == round(cost, 2)
 
@@ -245,7 +245,7 @@ def test_pod_lifetimes_name_the_idle_inference_pod_first(history: History) -> No
     top = life.iloc[0]
     assert top["pod_id"] == "a-infer"
     # idle from 23:40: 23:40-23:50, the capped gap's 20 min, 00:40-01:10: 60 of 80 minutes.
-    assert top["idle_share"] == pytest.approx(60 / 80)
+    assert top["idle_time_share"] == pytest.approx(60 / 80)
     assert top["idle_cost"] == pytest.approx(1.25 * 60 / 60)
     assert life.set_index("pod_id").loc["a-boot", "statuses"] == "STARTING"
 

@@ -70,7 +70,7 @@ BAD_POLICIES = [
     ('[[rule]]\nmax_idle_cost = "lots"\n', 2, "max_idle_cost", "must be a number"),
     ("[[rule]]\nmax_spend = { year = 5 }\n", 2, "year", "unknown key"),
     ("[[rule]]\nmax_spend = { day = -1 }\n", 2, "day", "0 or more"),
-    ("[[rule]]\nmax_idle_share = 1.5\n", 2, "max_idle_share", "fraction"),
+    ("[[rule]]\nmax_idle_cost_share = 1.5\n", 2, "max_idle_cost_share", "fraction"),
     ("[[rule]]\nmax_stragglers = 1.5\n", 2, "max_stragglers", "whole number"),
     ('[[rule]]\nmax_idle_cost = 1\nwindow = "soon"\n', 3, "window", "duration"),
     ('[[rule]]\nmax_idle_cost = 1\nnotify_env = "UNSET_CC_VARIABLE"\n', 3, "notify_env", "not set"),
@@ -173,7 +173,7 @@ def test_window_figures_name_the_costliest_idle_pods(tmp_path: Path) -> None:
     write_store(tmp_path, rows)
     policy = parse_policy(
         '[[rule]]\nname = "idle"\nclusters = "cl-idle"\nwindow = "2h"\n'
-        "max_idle_cost = 10\nmax_idle_share = 0.5\nmax_stragglers = 0\n"
+        "max_idle_cost = 10\nmax_idle_cost_share = 0.5\nmax_stragglers = 0\n"
     )
     with History(tmp_path) as h:
         report = judge_policy(policy, h)
@@ -186,7 +186,7 @@ def test_window_figures_name_the_costliest_idle_pods(tmp_path: Path) -> None:
         "cl-idle: idle GPUs cost 13.00 USD in the last 2 h, over the limit of 10.00 USD "
         "(rule 'idle'); costliest idle pods: idle-x 6.00 USD, idle-y 4.00 USD, idle-z 2.00 USD."
     )
-    share = by_key["idle/max_idle_share@cl-idle"]
+    share = by_key["idle/max_idle_cost_share@cl-idle"]
     assert share.value == pytest.approx(0.65) and share.breached
     assert "idle GPUs were 65% of the spend" in share.sentence
     assert by_key["idle/max_stragglers@cl-idle"].value == 0.0

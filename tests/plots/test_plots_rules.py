@@ -1,4 +1,4 @@
-"""The plots judge idle pods by the one rule (``ccanalytics._rules``), as the tables do.
+"""The plots judge idle pods by the one rule (``ccanalytics.measures.rules``), as the tables do.
 
 A pod whose ``status`` is missing is counted but never judged (the rules' module
 docstring), and a pod without ``gpu_util_max`` is unknown, never idle. Every plot that

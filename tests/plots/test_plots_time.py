@@ -214,7 +214,7 @@ def costs_by_day(days: list[object]) -> pd.DataFrame:
             "total_cost": pd.array([100.0, 200.0, 50.0], dtype="Float64"),
             "idle_gpu_hours": pd.array([4.0, 0.0, 2.0], dtype="Float64"),
             "idle_cost": pd.array([10.0, 0.0, 5.0], dtype="Float64"),
-            "unused_gpu_cost": pd.array([30.0, 40.0, 4.0], dtype="Float64"),
+            "unused_cost": pd.array([30.0, 40.0, 4.0], dtype="Float64"),
             "unobserved_hours": pd.array([0.0, 2.0, 0.0], dtype="Float64"),
         }
     )

@@ -29,7 +29,7 @@ def costs() -> pd.DataFrame:
             "cluster_id": pd.array(["cl-big", "cl-small", "cl-clean"], dtype="string"),
             "total_cost": pd.array([1000.0, 40.0, 30.0], dtype="Float64"),
             "idle_cost": pd.array([0.0, 12.0, 0.0], dtype="Float64"),
-            "unused_gpu_cost": pd.array([50.0, 20.0, 0.0], dtype="Float64"),
+            "unused_cost": pd.array([50.0, 20.0, 0.0], dtype="Float64"),
         }
     )
 
@@ -51,7 +51,7 @@ def test_columns_of_a_live_summary_can_be_named(ax: Axes) -> None:
         columns={
             "total_cost": "cost_per_hour",
             "idle_cost": "idle_cost_per_hour",
-            "unused_gpu_cost": "unused_cost_per_hour",
+            "unused_cost": "unused_cost_per_hour",
         }
     )
     waste_breakdown(

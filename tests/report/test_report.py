@@ -146,7 +146,7 @@ def test_first_paragraph_states_cost_idle_stragglers_and_states(
     assert (
         f"about {total * 24:,.0f} USD per day and {total * 24 * 30:,.0f} USD per 30 days" in first
     )
-    assert "7.95 USD/h (0.8%) for 6 idle GPU pods" in first
+    assert "7.95 USD/h (0.8% of the total) for 6 idle GPU pods" in first
     assert "rank 13 of cl-llama70b-train at 46.9%" in first and "median of 93.2%" in first
     assert "Every running pod reports metrics." in first
     not_running = pods[pods["status"] != "RUNNING"]

@@ -104,7 +104,7 @@ def test_the_first_screen_is_the_windows_figures_then_what_to_do(
     for label, column in (
         ("spend", "total_cost"),
         ("idle spend", "idle_cost"),
-        ("unused-capacity cost", "unused_gpu_cost"),
+        ("unused-capacity cost", "unused_cost"),
     ):
         card = re.search(
             rf'<div class="label">{label}</div><div class="value">([\d,.]+) USD</div>', screen

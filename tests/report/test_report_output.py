@@ -187,9 +187,11 @@ def test_cli_without_keep_going_names_the_option_not_python(
 
 
 def test_cli_defaults_are_the_library_defaults() -> None:
-    from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
+    from ccanalytics.cli import build_parser
+    from ccanalytics.measures import Params
 
-    assert cli_report.DEFAULT_IDLE_THRESHOLD == DEFAULT_IDLE_THRESHOLD
+    args = build_parser().parse_args(["report", "-o", "x.html"])
+    assert cli_report.rule_params(args) == Params()
     assert cli_report.MAX_RANK_PLOTS == MAX_RANK_PLOTS
 
 

@@ -21,7 +21,7 @@ def _findings(unobserved: dict[str, float]) -> WindowFindings:
             "cluster_id": pd.array([], dtype="string"),
             "rank": pd.array([], dtype="Int64"),
             "share": pd.array([], dtype="Float64"),
-            "idle_share": pd.array([], dtype="Float64"),
+            "idle_time_share": pd.array([], dtype="Float64"),
         }
     )
     start = pd.Timestamp("2026-11-02", tz="UTC")
@@ -29,7 +29,7 @@ def _findings(unobserved: dict[str, float]) -> WindowFindings:
         {
             "total_cost": 100.0,
             "idle_cost": 0.0,
-            "unused_gpu_cost": 0.0,
+            "unused_cost": 0.0,
             "unobserved_hours": sum(unobserved.values()),
         }
     )

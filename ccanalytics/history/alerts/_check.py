@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ccanalytics._durations import describe_duration
 from ccanalytics.history.alerts._alerts import Alert
-from ccanalytics.history.alerts._judge import format_share
+from ccanalytics.measures import Params, format_share
 
 if TYPE_CHECKING:
     from ccanalytics.errors import CheckOutputError
@@ -35,8 +35,6 @@ __all__ = [
     "format_share",
 ]
 
-#: A rank counts against ``--max-stragglers`` when flagged in at least this share of snapshots.
-STRAGGLER_SHARE = 0.5
 #: How many ranks or clusters a sentence names before it says "and N more".
 NAMED_IN_SENTENCE = 5
 
@@ -60,6 +58,8 @@ class CheckResult:
     #: cluster-hours of the window snapshots cover; 0 is a result ("no data in the
     #: window": a young store, or the first snapshot after an outage), not a failure
     observed_hours: float | None = None
+    #: the share of its snapshots a rank straggles in to count (Params.chronic_share)
+    chronic_share: float = 0.5
 
     @property
     def breached(self) -> bool:
@@ -97,12 +97,16 @@ def check_store(
     window: timedelta = timedelta(hours=1),
     max_idle_cost: float | None = None,
     max_stragglers: int | None = None,
+    params: Params | None = None,
 ) -> CheckResult:
     """Judge the thresholds over the ``window`` that ends at the store's newest snapshot.
 
     ``max_idle_cost`` (USD): breached when idle GPUs cost more than this in the window.
-    ``max_stragglers``: breached when more ranks than this straggled in at least half of
-    their snapshots in the window. A threshold left ``None`` is not judged. Raises
+    ``max_stragglers``: breached when more ranks than this straggled in at least
+    ``params.chronic_share`` (half) of their snapshots in the window. ``params``
+    (:class:`ccanalytics.measures.Params`) are the rules' thresholds (idle line,
+    straggler ``z`` and ``min_gap``), as a policy rule's. A threshold left ``None`` is
+    not judged. Raises
     :class:`~ccanalytics.errors.StoreError` when the store holds no snapshot (nothing
     can be judged: the collector may have stopped) or cannot be read.
     """
@@ -117,13 +121,14 @@ def check_store(
         start, _ = history.window_bounds(window)
         if start is None:
             raise StoreError(f"the store {history.store} holds no snapshot", history.store)
-        totals = history.idle_cost(window, by=None).iloc[0]
+        judged_by = params if params is not None else Params()
+        totals = history.idle_cost(window, by=None, params=judged_by).iloc[0]
         first = history.sql(
             "SELECT min(observed_at) AS t FROM pods WHERE observed_at >= $start",
             {"start": start.to_pydatetime()},
         )["t"].iloc[0]
-        per_cluster = history.idle_cost(window, by="cluster")
-        slow = history.stragglers(window, min_share=STRAGGLER_SHARE)
+        per_cluster = history.idle_cost(window, by="cluster", params=judged_by)
+        slow = history.stragglers(window, min_share=judged_by.chronic_share, params=judged_by)
     end = start + window  # the newest snapshot
     stragglers = [
         (str(cluster_id), int(rank), float(share))
@@ -143,6 +148,7 @@ def check_store(
         unobserved_hours=float(totals["unobserved_hours"]),
         observed_hours=float(totals["observed_hours"]),
         stragglers=stragglers,
+        chronic_share=judged_by.chronic_share,
         observed_from=None if pd.isna(first) else pd.Timestamp(first).tz_convert("UTC"),
     )
     breaches = []
@@ -180,7 +186,9 @@ def _stragglers_sentence(result: CheckResult, limit: int) -> str:
     ranks = ", ".join(named) + (f" and {more} more" if more > 0 else "")
     count = len(result.stragglers)
     return (
-        f"{count} rank{'s' if count != 1 else ''} straggled in at least half of the snapshots "
+        f"{count} rank{'s' if count != 1 else ''} straggled in at least "
+        f"{'half' if result.chronic_share == 0.5 else format_share(result.chronic_share)} "
+        "of the snapshots "
         f"of the last {describe_duration(result.window)}, over the limit of {limit}: {ranks}."
     )
 
@@ -257,11 +265,14 @@ def check(
     textfile: str | PathLike[str] | None = None,
     now: datetime | None = None,
     post: Callable[[str, str], str | None] | None = None,
+    params: Params | None = None,
 ) -> CheckRun:
     """Judge a store as ``ccanalytics check`` does, write the textfile, notify on change.
 
     The flags (``window``, ``max_idle_cost``, ``max_stragglers``) are judged by
-    :func:`check_store` when a threshold is given; ``policy`` (a :class:`Policy` or a
+    :func:`check_store` when a threshold is given, at ``params``'s thresholds (the
+    CLI's ``--idle-threshold``, ``--straggler-z``, ``--min-gap``, ``--chronic-share``; a
+    policy's rules set theirs in the file); ``policy`` (a :class:`Policy` or a
     TOML file) by :func:`check_policy`. ``textfile`` (with a policy) receives the judged
     figures for node_exporter; a textfile that cannot be written is kept in
     :attr:`CheckRun.textfile_error` rather than raised, so that the alerts still go out.
@@ -291,9 +302,14 @@ def check(
     textfile_error = None
     if flags:
         thresholds = check_store(
-            store, window=window, max_idle_cost=max_idle_cost, max_stragglers=max_stragglers
+            store,
+            window=window,
+            max_idle_cost=max_idle_cost,
+            max_stragglers=max_stragglers,
+            params=params,
         )
-        alerts.append(thresholds.alert(_flags_key(window, max_idle_cost, max_stragglers), notify))
+        key = _flags_key(window, max_idle_cost, max_stragglers, params)
+        alerts.append(thresholds.alert(key, notify))
     if rules is not None:
         judged = check_policy(store, rules, now=now)
         if textfile is not None:
@@ -308,9 +324,19 @@ def check(
     return CheckRun(thresholds, judged, notified, textfile_error)
 
 
-def _flags_key(window: timedelta, max_idle_cost: float | None, max_stragglers: int | None) -> str:
-    """The alert state the flags keep: each set of window and thresholds its own."""
-    return (
+def _flags_key(
+    window: timedelta,
+    max_idle_cost: float | None,
+    max_stragglers: int | None,
+    params: Params | None = None,
+) -> str:
+    """The alert state the flags keep: each set of window and thresholds its own (the
+    default thresholds keep the key they always had)."""
+    key = (
         f"window={window.total_seconds():g}s "
         f"max-idle-cost={max_idle_cost} max-stragglers={max_stragglers}"
     )
+    if params is not None and params != Params():
+        changed = {k: v for k, v in params.sql().items() if v != Params().sql()[k]}
+        key += "".join(f" {k.replace('_', '-')}={v:g}" for k, v in changed.items())
+    return key

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ccanalytics.history.alerts._alerts import Alert, Snooze
 from ccanalytics.history.alerts._policy import Policy, Rule, Threshold
+from ccanalytics.measures import Params, by_policy_key, format_share
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,8 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Judgement", "PolicyReport", "format_share", "judge_policy"]
 
-#: A rank counts against ``max_stragglers`` when flagged in at least this share of snapshots.
-STRAGGLER_SHARE: Final = 0.5
 #: How many pods a sentence names as the costliest idle ones.
 TOP_IDLE_PODS: Final = 3
 
@@ -118,11 +117,18 @@ def _judge(rule: Rule, threshold: Threshold, cluster_id: str, answers: _Answers)
     if threshold.period is not None:
         value, start, end, span = answers.spend_figure(threshold, cluster_id)
     else:
-        value, start, end = answers.window_figure(threshold.figure, rule.window, cluster_id)
+        value, start, end = answers.window_figure(
+            threshold.figure, rule.window, cluster_id, rule.params
+        )
         span = f"in the last {_duration(rule.window)}"
     breached = value > threshold.limit
     sentence = _sentence(
-        rule, threshold, cluster_id, value, span, answers.top_idle(start, end, cluster_id)
+        rule,
+        threshold,
+        cluster_id,
+        value,
+        span,
+        answers.top_idle(start, end, cluster_id, rule.params),
     )
     return Judgement(threshold, cluster_id, value, breached, start, end, sentence)
 
@@ -139,22 +145,16 @@ def _sentence(
 
 
 def _words(threshold: Threshold, value: float) -> tuple[str, str]:
-    """The figure and the limit in words, in the figure's unit."""
-    usd = f"{threshold.limit:,.2f} USD"
-    match threshold.figure:
-        case "max_spend":
-            return f"{value:,.2f} USD spent", usd
-        case "max_projected_spend":
-            return f"{value:,.2f} USD projected", usd
-        case "max_idle_cost":
-            return f"idle GPUs cost {value:,.2f} USD", usd
-        case "max_idle_share":
-            return f"idle GPUs were {format_share(value)} of the spend", format_share(
-                threshold.limit
-            )
-        case _:
-            count = int(value)
-            return f"{count} rank{'s' if count != 1 else ''} straggled", f"{int(threshold.limit)}"
+    """The figure and the limit in words, in the figure's unit (the registry's sentence)."""
+    measure = by_policy_key(threshold.figure)
+    if measure.fmt == "count":
+        count = int(value)
+        shown = f"{count} rank{'s' if count != 1 else ''}"
+        return str(measure.sentence).format(value=shown), f"{int(threshold.limit)}"
+    return (
+        str(measure.sentence).format(value=measure.format(value)),
+        measure.format(threshold.limit),
+    )
 
 
 def _duration(span: timedelta) -> str:
@@ -205,42 +205,45 @@ class _Answers:
         return float(row["projected"]), row["period_start"], self.now, span
 
     def window_figure(
-        self, figure: str, window: timedelta, cluster_id: str
+        self, figure: str, window: timedelta, cluster_id: str, params: Params
     ) -> tuple[float, Any, Any]:
+        """The registry's measure for ``figure`` over ``window``, at ``params``.
+
+        The window is ``[now - window, now]``: the newest snapshot is judged too (it is a
+        reading), as ``check``'s flags and :meth:`History.stragglers` with no end judge it.
+        """
         start = self.now - window
-        if figure == "max_stragglers":
+        measure = by_policy_key(figure)
+        if measure.kind == "count":
             slow = self._once(
-                ("stragglers", window),
-                lambda: self.history.stragglers(start, self.now, min_share=STRAGGLER_SHARE),
+                ("stragglers", window, params),
+                lambda: self.history.stragglers(
+                    start, self._through_now(), min_share=params.chronic_share, params=params
+                ),
             )
             return float((slow["cluster_id"] == cluster_id).sum()), start, self.now
-        costs = self._window_costs(start)
+        costs = self._window_costs(start, params)
         hit = costs[costs["cluster_id"] == cluster_id]
-        idle = _number(hit["idle_cost"]) if len(hit) else 0.0
-        if figure == "max_idle_cost":
-            return idle, start, self.now
-        total = _number(hit["total_cost"]) if len(hit) else 0.0
-        return (idle / total if total > 0 else 0.0), start, self.now
+        return (_number(hit[measure.name]) if len(hit) else 0.0), start, self.now
 
-    def _window_costs(self, start: Any) -> pd.DataFrame:
+    def _through_now(self) -> Any:
+        """The end of a window that holds the snapshot at ``now`` (the newest judged)."""
+        import pandas as pd
+
+        return self.now + pd.Timedelta(microseconds=1)
+
+    def _window_costs(self, start: Any, params: Params) -> pd.DataFrame:
         costs: pd.DataFrame = self._once(
-            ("idle_cost", start), lambda: self.history.idle_cost(start, self.now, by="cluster")
+            ("idle_cost", start, params),
+            lambda: self.history.idle_cost(start, self.now, by="cluster", params=params),
         )
         return costs
 
-    def top_idle(self, start: Any, end: Any, cluster_id: str) -> str:
-        pods = self._once(("pods", start), lambda: self.history.idle_cost(start, end, by="pod"))
+    def top_idle(self, start: Any, end: Any, cluster_id: str, params: Params) -> str:
+        pods = self._once(
+            ("pods", start, params),
+            lambda: self.history.idle_cost(start, end, by="pod", params=params),
+        )
         mine = pods[(pods["cluster_id"] == cluster_id) & (pods["idle_cost"] > 0.005)]
         worst = mine.sort_values(["idle_cost", "name"], ascending=[False, True]).head(TOP_IDLE_PODS)
         return ", ".join(f"{row.name} {row.idle_cost:,.2f} USD" for row in worst.itertuples())
-
-
-def format_share(value: float) -> str:
-    """A share (0-1) in percent for a sentence: never a non-zero share printed as 0 %.
-
-    One decimal below 10 % (``0.3%``), none above (``46%``), ``<0.1%`` for the tiniest.
-    """
-    percent = value * 100
-    if 0 < percent < 0.1:
-        return "<0.1%"
-    return f"{percent:.1f}%" if percent < 10 else f"{percent:.0f}%"

@@ -3,7 +3,11 @@
 A policy is TOML, read with the standard library's :mod:`tomllib`::
 
     [defaults]                          # optional: what every rule inherits
-    window = "1h"                       # the span of max_idle_cost, max_stragglers, max_idle_share
+    window = "1h"                       # the span of max_idle_cost, max_stragglers, max_idle_cost_share
+    idle_threshold = 10                 # the rules' thresholds (ccanalytics.measures.Params),
+    straggler_z = 3.5                   # here or per rule: every figure is judged at them
+    min_gap = 10
+    chronic_share = 0.5
     notify_env = "SLACK_WEBHOOK_URL"    # where alerts go: the NAME of an environment variable...
 
     [[rule]]
@@ -12,11 +16,13 @@ A policy is TOML, read with the standard library's :mod:`tomllib`::
     max_spend = { day = 400, month = 9000 }      # USD so far in the UTC day/ISO week/month
     max_projected_spend = { month = 10000 }      # USD by the period's end (History.spend)
     max_idle_cost = 25                  # USD on idle GPUs over the window
-    max_stragglers = 0                  # ranks flagged in at least half of the window's snapshots
-    max_idle_share = 0.25               # idle cost / total cost over the window, 0 to 1
+    max_stragglers = 0                  # ranks flagged in at least chronic_share of the snapshots
+    max_idle_cost_share = 0.25          # idle cost / total cost over the window, 0 to 1
     notify = "https://hooks.example.com/T000/B000/XXXX"   # ...or a URL (kept out of output)
 
-Every threshold is judged per cluster the rule matches: one :class:`Threshold` per rule,
+The keys are the registry's (:data:`ccanalytics.measures.MEASURES`: each measure with a
+policy key); ``max_idle_share``, the old spelling of ``max_idle_cost_share``, still reads
+with a DeprecationWarning. Every threshold is judged per cluster the rule matches: one :class:`Threshold` per rule,
 figure and period, one :class:`Judgement` per threshold and cluster. A malformed policy
 (a TOML error, an unknown key, a negative or non-numeric threshold, a bad window, an
 unset ``notify_env`` variable) raises :class:`~ccanalytics.errors.PolicyError` naming the
@@ -35,30 +41,28 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from os import PathLike
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from ccanalytics._durations import parse_duration
 from ccanalytics.errors import PolicyError
 from ccanalytics.history.alerts._alerts import webhook_problem
+from ccanalytics.measures import MEASURES, Params, by_policy_key, deprecated, policy_keys
 
 __all__ = ["FIGURES", "Policy", "Rule", "Threshold", "load_policy", "parse_policy"]
 
-Figure = Literal[
-    "max_spend", "max_projected_spend", "max_idle_cost", "max_stragglers", "max_idle_share"
-]
-#: The thresholds a rule may set; the first two per period, the rest over the window.
-FIGURES: Final[tuple[Figure, ...]] = (
-    "max_spend",
-    "max_projected_spend",
-    "max_idle_cost",
-    "max_stragglers",
-    "max_idle_share",
-)
-_PERIODIC: Final = ("max_spend", "max_projected_spend")
+#: A policy key (the registry's ``Measure.policy_key``).
+Figure = str
+#: The thresholds a rule may set: the registry's policy keys (periodic ones per period).
+FIGURES: Final[tuple[Figure, ...]] = policy_keys()
+_PERIODIC: Final = tuple(m.policy_key for m in MEASURES if m.periodic and m.policy_key)
+_OLD_KEYS: Final = {old: m.policy_key for m in MEASURES for old in m.old_policy_keys}
 _PERIODS: Final = ("day", "week", "month")
 _ROUTES: Final = ("notify", "notify_env")
-_RULE_KEYS: Final = ("name", "clusters", "window", *_ROUTES, *FIGURES)
-_DEFAULT_KEYS: Final = ("window", *_ROUTES)
+#: The rules' thresholds a rule (or [defaults]) may set: key -> Params field (each field,
+#: ``z`` spelled as the straggler's).
+_PARAMS: Final = {("straggler_z" if name == "z" else name): name for name in Params.names()}
+_RULE_KEYS: Final = ("name", "clusters", "window", *_ROUTES, *_PARAMS, *FIGURES, *_OLD_KEYS)
+_DEFAULT_KEYS: Final = ("window", *_ROUTES, *_PARAMS)
 DEFAULT_WINDOW: Final = timedelta(hours=1)
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -88,6 +92,8 @@ class Rule:
     window: timedelta
     thresholds: tuple[Threshold, ...]
     notify: _Route | None = field(default=None, repr=False)
+    #: The rules' thresholds every figure of this rule is judged at.
+    params: Params = field(default_factory=Params)
 
     def webhook(self) -> str | None:
         """The URL alerts of this rule are POSTed to (read now; ``None``: print only)."""
@@ -173,17 +179,35 @@ def _rule(table: Any, number: int, defaults: Mapping[str, Any], where: _Locator)
             number, f"the rule sets no threshold (one of {', '.join(FIGURES)})", key="rule"
         )
     route = _route({**_only(defaults, _ROUTES), **_only(table, _ROUTES)}, where, number)
-    return Rule(name, clusters, window, thresholds, route)
+    params = _params(
+        {**_only(defaults, tuple(_PARAMS)), **_only(table, tuple(_PARAMS))}, where, number
+    )
+    return Rule(name, clusters, window, thresholds, route, params)
+
+
+def _params(values: Mapping[str, Any], where: _Locator, number: int) -> Params:
+    given = {}
+    for key, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise where.error(number, f"{key} must be a number, not {value!r}", key=key)
+        given[_PARAMS[key]] = value
+    try:
+        return Params(**given)
+    except ValueError as err:
+        named = next((k for k in values if _PARAMS[k] in str(err)), None)
+        raise where.error(number, str(err), key=named) from None
 
 
 def _thresholds(
     table: Mapping[str, Any], rule: str, where: _Locator, number: int
 ) -> tuple[Threshold, ...]:
     found: list[Threshold] = []
+    table = _current_keys(table, where, number)
     for figure in FIGURES:
         if figure not in table:
             continue
         value = table[figure]
+        measure = by_policy_key(figure)
         if figure in _PERIODIC:
             per_period = _table(value, where, figure, number)
             where.unknown_keys(per_period, _PERIODS, number, figure)
@@ -193,12 +217,27 @@ def _thresholds(
                     found.append(Threshold(rule, figure, limit, period))
         else:
             limit = _limit(value, figure, where, number)
-            if figure == "max_idle_share" and limit > 1:
-                raise where.error(number, "max_idle_share is a fraction from 0 to 1", key=figure)
-            if figure == "max_stragglers" and limit != int(limit):
-                raise where.error(number, "max_stragglers is a whole number", key=figure)
+            if measure.fmt == "share" and limit > 1:
+                raise where.error(number, f"{figure} is a fraction from 0 to 1", key=figure)
+            if measure.fmt == "count" and limit != int(limit):
+                raise where.error(number, f"{figure} is a whole number", key=figure)
             found.append(Threshold(rule, figure, limit))
     return tuple(found)
+
+
+def _current_keys(table: Mapping[str, Any], where: _Locator, number: int) -> dict[str, Any]:
+    """``table`` with each old spelling of a key read as its new one (DeprecationWarning)."""
+    current = dict(table)
+    for old, new in _OLD_KEYS.items():
+        if old in current:
+            if new in current:
+                raise where.error(number, f"give {new} only ({old} is its old spelling)", key=old)
+            deprecated(
+                f"{where.place()}: the policy key {old} is now {new} "
+                "(the old spelling goes in the next release)"
+            )
+            current[str(new)] = current.pop(old)
+    return current
 
 
 def _limit(value: Any, figure: str, where: _Locator, number: int, key: str | None = None) -> float:
@@ -296,6 +335,9 @@ class _Locator:
                 raise self.error(
                     number, f"unknown key {key!r} in {what} (known: {', '.join(known)})", key=key
                 )
+
+    def place(self) -> str:
+        return str(self.path) if self.path is not None else "the policy"
 
     def error(self, number: int | None, message: str, key: str | None = None) -> PolicyError:
         line = self._line(number, key)

@@ -13,7 +13,7 @@ metric                                    type     labels
 ``ccanalytics_spend_usd_total``           counter  cluster, period (resets when it starts)
 ``ccanalytics_projected_spend_usd``       gauge    cluster, period
 ``ccanalytics_idle_cost_usd``             gauge    cluster, window
-``ccanalytics_idle_share_ratio``          gauge    cluster, window
+``ccanalytics_idle_cost_share_ratio``     gauge    cluster, window
 ``ccanalytics_stragglers``                gauge    cluster, window
 ``ccanalytics_threshold``                 gauge    rule, figure, period, cluster: the limit
 ``ccanalytics_breached``                  gauge    rule, figure, period, cluster: 1 or 0
@@ -21,6 +21,10 @@ metric                                    type     labels
 ``ccanalytics_newest_snapshot_seconds``   gauge    (none): when the newest snapshot was taken
 ========================================  =======  ==========================================
 
+The figures' metrics are the registry's (each :data:`ccanalytics.measures.MEASURES`
+entry with a policy key names its metric): a new measure brings its metric.
+``ccanalytics_idle_share_ratio``, the old name of ``ccanalytics_idle_cost_share_ratio``,
+is written beside it for one release so that dashboards can move.
 No webhook URL or other secret is ever a label.
 """
 
@@ -34,31 +38,21 @@ from typing import TYPE_CHECKING, Any
 from ccanalytics._durations import format_duration
 from ccanalytics._files import write_atomic
 from ccanalytics.errors import CheckOutputError
+from ccanalytics.measures import MEASURES
 
 if TYPE_CHECKING:
     from ccanalytics.history.alerts._judge import Judgement, PolicyReport
 
 __all__ = ["render_textfile", "write_textfile"]
 
+#: Policy key -> (metric name, type, help, per period): the registry's metrics.
 _FIGURE_METRICS = {
-    "max_spend": (
-        "spend_usd",
-        "counter",
-        "USD spent so far in the period (UTC day, ISO week, month)",
-    ),
-    "max_projected_spend": (
-        "projected_spend_usd",
-        "gauge",
-        "USD projected by the end of the period",
-    ),
-    "max_idle_cost": ("idle_cost_usd", "gauge", "USD spent on idle GPUs over the window"),
-    "max_idle_share": ("idle_share_ratio", "gauge", "idle GPU spend over all spend in the window"),
-    "max_stragglers": (
-        "stragglers",
-        "gauge",
-        "ranks flagged in at least half of the window's snapshots",
-    ),
+    str(m.policy_key): (m.metric.name, m.metric.kind, m.metric.help, m.periodic)
+    for m in MEASURES
+    if m.policy_key and m.metric
 }
+#: Old metric names still written, beside the new, for one release: old -> policy key.
+_OLD_METRICS = {"idle_share_ratio": "max_idle_cost_share"}
 
 
 def render_textfile(report: PolicyReport, snoozed: Collection[str] = ()) -> bytes:
@@ -128,11 +122,13 @@ class _Collector:
     def _figures(
         self, judgements: tuple[Judgement, ...], counter: Any, gauge: Any
     ) -> Iterator[Any]:
-        for figure, (name, kind, doc) in _FIGURE_METRICS.items():
-            labels = [
-                "cluster",
-                "period" if figure in ("max_spend", "max_projected_spend") else "window",
-            ]
+        metrics = [(figure, *spec) for figure, spec in _FIGURE_METRICS.items()]
+        metrics += [
+            (figure, old, "gauge", f"deprecated: {_FIGURE_METRICS[figure][0]}", False)
+            for old, figure in _OLD_METRICS.items()
+        ]
+        for figure, name, kind, doc, periodic in metrics:
+            labels = ["cluster", "period" if periodic else "window"]
             family = (counter if kind == "counter" else gauge)(
                 f"ccanalytics_{name}", doc, labels=labels
             )

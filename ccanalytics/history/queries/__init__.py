@@ -8,6 +8,6 @@
 - ``_spend``: spend so far per day, week and month, and its projection.
 
 It may import :mod:`ccanalytics.history.store` and the base modules (``errors``,
-``_rules``: the rules written once, ``_durations``); never the collector or the alerts,
+``measures``: the rules and measures written once, ``_durations``); never the collector or the alerts,
 which build on it (``[tool.importlinter]`` in pyproject.toml).
 """

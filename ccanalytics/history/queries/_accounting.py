@@ -20,7 +20,7 @@ with no pods is an instant with no pod rows (observed time at zero cost), a fail
 listing an instant that covers no time (unobserved). Stores written before that table
 have only their pod rows' instants, and read exactly as they did.
 
-Idle and judged are :mod:`ccanalytics._rules`' definitions, the ones the live frames use.
+Idle and judged are :mod:`ccanalytics.measures.rules`' definitions, the ones the live frames use.
 
 Times are integer microseconds since the Unix epoch inside SQL (exact sums; hours
 are divided out only at the end), and the queries here read only the views ``pods``
@@ -34,9 +34,9 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from ccanalytics._rules import IDLE_SQL, JUDGED_SQL
 from ccanalytics.history.queries._window import DurationLike, as_duration, snapshot_bounds
 from ccanalytics.history.store._schema import OK
+from ccanalytics.measures.rules import IDLE_SQL, JUDGED_SQL
 
 __all__ = [
     "IDLE",
@@ -61,9 +61,9 @@ __all__ = [
 US_PER_HOUR = 3_600_000_000
 US_PER_DAY = 24 * US_PER_HOUR
 
-#: A pod-snapshot that can be judged busy or idle (:data:`ccanalytics._rules.JUDGED_SQL`).
+#: A pod-snapshot that can be judged busy or idle (:data:`ccanalytics.measures.rules.JUDGED_SQL`).
 JUDGED = JUDGED_SQL
-#: An idle pod-snapshot, below ``$threshold`` (:data:`ccanalytics._rules.IDLE_SQL`).
+#: An idle pod-snapshot, below ``$idle_threshold`` (:data:`ccanalytics.measures.rules.IDLE_SQL`).
 IDLE = IDLE_SQL
 
 #: CTEs ``instant_files`` and ``pods_once``: the pod rows of each cluster snapshot

@@ -44,13 +44,13 @@ from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
 
 import duckdb
 
-from ccanalytics._rules import idle_threshold_given
 from ccanalytics.errors import StoreError
 from ccanalytics.history.queries._window import BOUNDS_SQL, BOUNDS_VIEW, resolve_window
 from ccanalytics.history.store._daycache import DayCache
 from ccanalytics.history.store._layout import Listing, list_store, store_folder
 from ccanalytics.history.store._schema import TABLES, TimeSpan, empty_table, to_pandas, vet_file
 from ccanalytics.history.store._vetted import FileKey, Verdict, VetCache, file_key
+from ccanalytics.measures import Params, renamed
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -472,21 +472,25 @@ class History:
         by: Literal["cluster", "day", "pod"] | None = "cluster",
         idle_threshold: float | None = None,
         max_gap: DurationLike | None = None,
+        params: Params | None = None,
         threshold: float | None = None,
     ) -> pd.DataFrame:
         """Spend, idle spend and unused-GPU spend in the window, per ``by`` value.
 
-        See :func:`ccanalytics.history.queries._queries.idle_cost` for the columns (USD, hours)
-        and the time accounting; ``by`` is ``"cluster"``, ``"day"``, ``"pod"`` or ``None``.
-        ``idle_threshold`` (percent, default 10) is the live rule's; ``threshold=`` is
-        its old spelling (DeprecationWarning). With no covered time the sums are 0.
+        See :func:`ccanalytics.history.queries._queries.idle_cost` for the columns (USD,
+        hours, the registry's shares) and the time accounting; ``by`` is ``"cluster"``,
+        ``"day"``, ``"pod"`` or ``None``. ``idle_threshold`` (percent, default 10) is the
+        live rule's; ``params`` (:class:`ccanalytics.measures.Params`) gives every
+        threshold at once; ``threshold=`` is the old spelling of ``idle_threshold=``
+        (DeprecationWarning). With no covered time the sums are 0.
         """
         from ccanalytics.history.queries import _queries
 
-        idle = idle_threshold_given(idle_threshold, threshold)
+        idle = renamed("threshold", "idle_threshold", threshold, idle_threshold)
+        judged_by = Params.of(params, idle_threshold=idle)
         return self._answer(
             lambda start, end: _queries.idle_cost(
-                self._con, start, end, by=by, idle_threshold=idle, max_gap=max_gap
+                self._con, start, end, by=by, params=judged_by, max_gap=max_gap
             ),
             since,
             until,
@@ -517,17 +521,51 @@ class History:
         )
 
     def stragglers(
-        self, since: TimeLike = None, until: TimeLike = None, *, min_share: float = 0.5
+        self,
+        since: TimeLike = None,
+        until: TimeLike = None,
+        *,
+        min_share: float | None = None,
+        idle_threshold: float | None = None,
+        z: float | None = None,
+        min_gap: float | None = None,
+        params: Params | None = None,
     ) -> pd.DataFrame:
         """Per (cluster_id, rank): snapshots judged, flagged, share flagged (>= ``min_share``).
 
         Flagged by the rule of :func:`ccanalytics.analysis.stragglers`, snapshot by
-        snapshot; see :func:`ccanalytics.history.queries._stragglers.stragglers`.
+        snapshot, at ``idle_threshold``, ``z`` and ``min_gap`` (or ``params``'s; the
+        defaults are the live function's); ``min_share`` defaults to the chronic share
+        (0.5). See :func:`ccanalytics.history.queries._stragglers.stragglers`.
         """
         from ccanalytics.history.queries import _stragglers
 
+        judged_by = Params.of(params, idle_threshold=idle_threshold, z=z, min_gap=min_gap)
         return self._answer(
-            lambda start, end: _stragglers.stragglers(self._con, start, end, min_share=min_share),
+            lambda start, end: _stragglers.stragglers(
+                self._con, start, end, min_share=min_share, params=judged_by
+            ),
+            since,
+            until,
+        )
+
+    def straggler_flags(
+        self,
+        since: TimeLike = None,
+        until: TimeLike = None,
+        *,
+        params: Params | None = None,
+    ) -> pd.DataFrame:
+        """Every judgement of the straggler rule in the window: one row per snapshot and rank.
+
+        Columns ``cluster_id, observed_at, rank, deficit, flagged``: what
+        :meth:`stragglers` counts, for drill-downs (the report's runs of flagged snapshots).
+        """
+        from ccanalytics.history.queries import _stragglers
+
+        judged_by = params if params is not None else Params()
+        return self._answer(
+            lambda start, end: _stragglers.flags(self._con, start, end, params=judged_by),
             since,
             until,
         )
@@ -539,19 +577,23 @@ class History:
         *,
         idle_threshold: float | None = None,
         max_gap: DurationLike | None = None,
+        params: Params | None = None,
         threshold: float | None = None,
     ) -> pd.DataFrame:
-        """Per pod seen: first/last seen, statuses, observed hours, cost in this window, idle share.
+        """Per pod seen: first/last seen, statuses, observed hours, cost in this window, idle
+        time share.
 
-        Most expensive idle pods first; see :func:`ccanalytics.history.queries._queries.pod_lifetimes`.
-        ``threshold=`` is the old spelling of ``idle_threshold=`` (DeprecationWarning).
+        Most expensive idle pods first; see
+        :func:`ccanalytics.history.queries._queries.pod_lifetimes`. ``threshold=`` is the
+        old spelling of ``idle_threshold=`` (DeprecationWarning).
         """
         from ccanalytics.history.queries import _queries
 
-        idle = idle_threshold_given(idle_threshold, threshold)
+        idle = renamed("threshold", "idle_threshold", threshold, idle_threshold)
+        judged_by = Params.of(params, idle_threshold=idle)
         return self._answer(
             lambda start, end: _queries.pod_lifetimes(
-                self._con, start, end, idle_threshold=idle, max_gap=max_gap
+                self._con, start, end, params=judged_by, max_gap=max_gap
             ),
             since,
             until,

@@ -15,7 +15,6 @@ from typing import Any
 
 import pandas as pd
 
-from ccanalytics._rules import IDLE_THRESHOLD, UNUSED_COST_SQL, check_idle_threshold
 from ccanalytics.history.queries._accounting import (
     IDLE,
     JUDGED,
@@ -33,16 +32,20 @@ from ccanalytics.history.queries._accounting import (
     window_us,
 )
 from ccanalytics.history.store._schema import OK
+from ccanalytics.measures import MEASURES, Params
 
 __all__ = ["IDLE_COST_COLUMNS", "coverage", "idle_cost", "pod_lifetimes", "utilization"]
 
-#: The measures of :func:`idle_cost`, after its ``by`` column(s).
+#: The registry's sums over pod rows (each the time integral Σ row·Δt over a window)...
+_SUMMED = tuple(m for m in MEASURES if m.kind == "sum")
+#: ...and its shares of two of them.
+_SHARES = tuple(m for m in MEASURES if m.kind == "share")
+#: The measures of :func:`idle_cost`, after its ``by`` column(s): the registry's sums and
+#: shares (:data:`ccanalytics.measures.MEASURES`) between the hours observed and not.
 IDLE_COST_COLUMNS = (
     "observed_hours",
-    "total_cost",
-    "idle_gpu_hours",
-    "idle_cost",
-    "unused_gpu_cost",
+    *(m.name for m in _SUMMED),
+    *(m.name for m in _SHARES),
     "unobserved_hours",
 )
 _BY = ("cluster", "day", "pod", None)
@@ -62,18 +65,12 @@ _KEYS: dict[str | None, dict[str, str]] = {
 # and MATERIALIZED makes every DuckDB (the oldest the floors allow included) scan the
 # pod rows once: scanned twice, the files are opened twice, further apart, and a day
 # compacted meanwhile fails every attempt of the query.
-_SUMS = f"""
-               sum(cost) AS cost,
-               sum(cost) FILTER (WHERE {IDLE}) AS idle_cost,
-               sum(CAST(gpu_count AS DOUBLE)) FILTER (WHERE {IDLE}) AS idle_gpus,
-               sum({UNUSED_COST_SQL}) FILTER (WHERE {JUDGED}) AS unused_cost"""
-_SNAP = """
+_SUMS = ",".join(f"\n               {m.sql_sum()} AS {m.name}" for m in _SUMMED)
+_SUM_NAMES = ", ".join(m.name for m in _SUMMED)
+_SNAP = f"""
     snap AS (
         SELECT cluster_id, t, ok,
-               coalesce(cost, 0) AS cost,
-               coalesce(idle_cost, 0) AS idle_cost,
-               CAST(coalesce(idle_gpus, 0) AS BIGINT) AS idle_gpus,
-               coalesce(unused_cost, 0) AS unused_cost
+               {", ".join(f"coalesce({m.name}, 0) AS {m.name}" for m in _SUMMED)}
         FROM snapshot_instants
     )"""
 _SNAPSHOT_SUMS = f"""
@@ -93,7 +90,7 @@ _SNAPSHOT_SUMS = f"""
         GROUP BY p.cluster_id, d.t
     ),
     sums AS MATERIALIZED (
-        SELECT cluster_id, t, cost, idle_cost, idle_gpus, unused_cost
+        SELECT cluster_id, t, {_SUM_NAMES}
         FROM instant_sums WHERE first_file = last_file
         UNION ALL SELECT * FROM resummed
     ),
@@ -111,18 +108,12 @@ _SNAPSHOT_SUMS_ONE_FILE = f"""
     {snapshot_instants("sums", grouped=True)},{_SNAP}"""
 
 # The measures summed over rows of ``timed`` (or its pieces, with ``{us}`` = piece_us).
-_MEASURES = """
-    sum({us}) AS observed_us,
-    sum(cost * {us}) / {h} AS total_cost,
-    sum(idle_gpus * {us}) / {h} AS idle_gpu_hours,
-    sum(idle_cost * {us}) / {h} AS idle_cost,
-    sum(unused_cost * {us}) / {h} AS unused_gpu_cost"""
-_COALESCED = """
-    coalesce(sum({us}), 0) AS observed_us,
-    coalesce(sum(cost * {us}), 0) / {h} AS total_cost,
-    coalesce(sum(idle_gpus * {us}), 0) / {h} AS idle_gpu_hours,
-    coalesce(sum(idle_cost * {us}), 0) / {h} AS idle_cost,
-    coalesce(sum(unused_cost * {us}), 0) / {h} AS unused_gpu_cost"""
+_MEASURES = "\n    sum({us}) AS observed_us" + "".join(
+    f",\n    sum({m.name} * {{us}}) / {{h}} AS {m.name}" for m in _SUMMED
+)
+_COALESCED = "\n    coalesce(sum({us}), 0) AS observed_us" + "".join(
+    f",\n    coalesce(sum({m.name} * {{us}}), 0) / {{h}} AS {m.name}" for m in _SUMMED
+)
 
 
 def idle_cost(
@@ -131,43 +122,56 @@ def idle_cost(
     end: Any,
     *,
     by: str | None = "cluster",
-    idle_threshold: float = IDLE_THRESHOLD,
+    params: Params | None = None,
     max_gap: Any = None,
 ) -> pd.DataFrame:
     """Spend, idle spend and unused-capacity spend over ``[start, end)``, per ``by`` value.
 
     ``by``: ``"cluster"``, ``"day"`` (UTC days; intervals split at midnight), ``"pod"``
     or ``None`` (one row). Columns: the ``by`` column(s), then ``observed_hours``
-    (cluster-hours covered by snapshots; for a pod, hours it was seen),
-    ``total_cost`` (Σ cost·Δt, USD), ``idle_gpu_hours`` (Σ gpu_count·Δt over idle
-    pod-snapshots), ``idle_cost`` (Σ cost·Δt over them, USD), ``unused_gpu_cost``
-    (Σ cost·(1 − gpu_util_mean/100)·Δt over running GPU pods reporting, USD) and
+    (cluster-hours covered by snapshots; for a pod, hours it was seen), the registry's
+    sums (:data:`ccanalytics.measures.MEASURES`: ``total_cost`` Σ cost·Δt, USD;
+    ``gpu_cost``; ``idle_gpu_hours`` Σ gpu_count·Δt over idle pod-snapshots;
+    ``idle_cost`` Σ cost·Δt over them, USD; ``unused_cost``, Σ cost·(1 −
+    gpu_util_mean/100)·Δt over running GPU pods reporting, USD, which was
+    ``unused_gpu_cost``) and shares (``idle_cost_share`` = idle_cost / total_cost,
+    ``idle_gpu_cost_share`` = idle_cost / gpu_cost; <NA> over no cost), and
     ``unobserved_hours`` (cluster-hours of the window no snapshot covers; for a pod,
     the uncovered time right after snapshots that saw it).
     """
     if by not in _BY:
         raise ValueError(f"by must be one of 'cluster', 'day', 'pod' or None, not {by!r}")
-    threshold = check_idle_threshold(idle_threshold)
+    judged_by = params if params is not None else Params()
     window = window_us(con, start, end)
     columns = [*_KEYS[by], *IDLE_COST_COLUMNS]
     if window is None:
-        return _typed(pd.DataFrame([[0.0] * 6] if by is None else [], columns=columns), by)
-    params = {
+        zeros = [[0.0] * len(IDLE_COST_COLUMNS)] if by is None else []
+        return _typed(_shares(pd.DataFrame(zeros, columns=columns)), by)
+    params_sql = {
         "start_us": window[0],
         "end_us": window[1],
         "max_gap_us": max_gap_us(max_gap),
-        "threshold": float(threshold),
+        **judged_by.sql(),
     }
     if by == "pod":
-        frame = run(con, _pod_sql(), params)
+        frame = run(con, _pod_sql(), params_sql)
         frame["unobserved_hours"] = frame["unobserved_us"] / US_PER_HOUR
     else:
-        frame = run(con, _SUMMED_SQL[by, one_file_per_instant(con)], params)
+        frame = run(con, _SUMMED_SQL[by, one_file_per_instant(con)], params_sql)
         frame["unobserved_hours"] = (frame["window_us"] - frame["observed_us"]) / US_PER_HOUR
     frame["observed_hours"] = frame["observed_us"] / US_PER_HOUR
     if by == "day":
         frame["day"] = pd.to_datetime(frame["k"] * US_PER_DAY, unit="us", utc=True)
-    return _typed(frame[columns], by)
+    return _typed(_shares(frame)[columns], by)
+
+
+def _shares(frame: pd.DataFrame) -> pd.DataFrame:
+    """The registry's shares of the summed columns (<NA> where the denominator is 0)."""
+    for m in _SHARES:
+        numerator = frame[str(m.numerator)].astype("float64")
+        denominator = frame[str(m.denominator)].astype("float64")
+        frame[m.name] = numerator / denominator.where(denominator > 0)
+    return frame
 
 
 def _typed(frame: pd.DataFrame, by: str | None) -> pd.DataFrame:
@@ -206,10 +210,7 @@ def _summed_sql(by: str | None, one_file: bool) -> str:
         )
         SELECT days.k,
                coalesce(observed_us, 0) AS observed_us,
-               coalesce(total_cost, 0) AS total_cost,
-               coalesce(idle_gpu_hours, 0) AS idle_gpu_hours,
-               coalesce(idle_cost, 0) AS idle_cost,
-               coalesce(unused_gpu_cost, 0) AS unused_gpu_cost,
+               {", ".join(f"coalesce({m.name}, 0) AS {m.name}" for m in _SUMMED)},
                (SELECT count(*) FROM scope)
                  * (least($end_us, (days.k + 1) * {day}) - greatest($start_us, days.k * {day}))
                  AS window_us
@@ -238,17 +239,22 @@ def _pod_rows_cte() -> str:
     )"""
 
 
+def _pod_sums(h: int) -> str:
+    """The registry's sums per pod: Σ row·Δt over its rows where the measure's rule holds."""
+    return ",\n           ".join(
+        f"coalesce(sum(coalesce({m.row}, 0) * covered_us)"
+        + (f" FILTER (WHERE {m.where})" if m.where else "")
+        + f", 0) / {h} AS {m.name}"
+        for m in _SUMMED
+    )
+
+
 def _pod_sql() -> str:
     h = US_PER_HOUR
     return f"""{_pod_rows_cte()}
     SELECT cluster_id, pod_id, arg_max(name, t) AS name, arg_max(rank, t) AS rank,
            sum(covered_us) AS observed_us,
-           sum(coalesce(cost, 0) * covered_us) / {h} AS total_cost,
-           coalesce(sum(gpu_count * covered_us) FILTER (WHERE idle), 0) / {h} AS idle_gpu_hours,
-           coalesce(sum(coalesce(cost, 0) * covered_us) FILTER (WHERE idle), 0) / {h}
-             AS idle_cost,
-           coalesce(sum(coalesce({UNUSED_COST_SQL}, 0) * covered_us)
-                    FILTER (WHERE {JUDGED}), 0) / {h} AS unused_gpu_cost,
+           {_pod_sums(h)},
            sum(raw_us - covered_us) AS unobserved_us,
            coalesce(sum(covered_us) FILTER (WHERE idle), 0) AS idle_us,
            min(t) AS first_us, max(t) AS last_us,
@@ -269,7 +275,7 @@ _LIFETIME_DTYPES = {
     "statuses": "string",
     "observed_hours": "Float64",
     "idle_hours": "Float64",
-    "idle_share": "Float64",
+    "idle_time_share": "Float64",
     "total_cost": "Float64",
     "idle_cost": "Float64",
 }
@@ -280,7 +286,7 @@ def pod_lifetimes(
     start: Any,
     end: Any,
     *,
-    idle_threshold: float = IDLE_THRESHOLD,
+    params: Params | None = None,
     max_gap: Any = None,
 ) -> pd.DataFrame:
     """Per pod seen in ``[start, end)``: when, in which states, what it cost, how idle.
@@ -288,25 +294,25 @@ def pod_lifetimes(
     Columns: ``cluster_id, pod_id, name, rank, gpu_type, gpu_count`` (as last seen),
     ``first_seen``/``last_seen`` (its first and last snapshot counted in the window,
     UTC), ``statuses`` (every status seen, sorted, comma-joined), ``observed_hours``,
-    ``idle_hours`` and ``idle_share`` (idle hours over observed hours, 0-1; <NA> with
-    none observed), ``total_cost`` (Σ cost·Δt, USD: what the pod cost in this window) and
+    ``idle_hours`` and ``idle_time_share`` (idle hours over observed hours, 0-1; <NA>
+    with none observed; the column was ``idle_share``), ``total_cost`` (Σ cost·Δt, USD: what the pod cost in this window) and
     ``idle_cost`` (USD). Most expensive idle pods first.
     """
-    threshold = check_idle_threshold(idle_threshold)
+    judged_by = params if params is not None else Params()
     window = window_us(con, start, end)
     if window is None:
         return pd.DataFrame(columns=list(_LIFETIME_DTYPES)).astype(_LIFETIME_DTYPES)
-    params = {
+    params_sql = {
         "start_us": window[0],
         "end_us": window[1],
         "max_gap_us": max_gap_us(max_gap),
-        "threshold": float(threshold),
+        **judged_by.sql(),
     }
-    frame = run(con, _pod_sql(), params)
+    frame = run(con, _pod_sql(), params_sql)
     frame["observed_hours"] = frame["observed_us"] / US_PER_HOUR
     frame["idle_hours"] = frame["idle_us"] / US_PER_HOUR
     observed = frame["observed_us"].where(frame["observed_us"] > 0)
-    frame["idle_share"] = frame["idle_us"] / observed
+    frame["idle_time_share"] = frame["idle_us"] / observed
     frame["first_seen"] = pd.to_datetime(frame["first_us"], unit="us", utc=True)
     frame["last_seen"] = pd.to_datetime(frame["last_us"], unit="us", utc=True)
     out = frame[list(_LIFETIME_DTYPES)].astype(_LIFETIME_DTYPES)
@@ -355,7 +361,7 @@ def utilization(
         "start_us": window[0],
         "end_us": window[1],
         "max_gap_us": max_gap_us(max_gap),
-        "threshold": IDLE_THRESHOLD,  # the pod rows carry an idle flag, unused here
+        **Params().sql(),  # the pod rows carry an idle flag, unused here
     }
     frame = run(con, _utilization_sql(by, width), params)
     frame["time"] = pd.to_datetime(frame["k"] * width, unit="us", utc=True)

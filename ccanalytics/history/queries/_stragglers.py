@@ -4,11 +4,11 @@ The rule is :func:`ccanalytics.analysis.stragglers`, applied to each cluster sna
 on its own: among running GPU pods that report utilization, have a rank and are not
 idle (busiest GPU at or above the idle threshold), with at least
 :data:`~ccanalytics.analysis.MIN_RANKS_FOR_STRAGGLERS` of them, a rank straggles when
-it is at least ``DEFAULT_STRAGGLER_MIN_GAP`` points below the snapshot's median of
-``gpu_util_mean`` and its robust z-score ``MAD_SCALE·(util − median)/MAD`` is below
-``−DEFAULT_STRAGGLER_Z`` (with MAD 0 the gap alone decides). Medians are computed
-as numpy does (the middle value, or the mean of the two middle values), in the same
-floating-point steps, so the SQL flags exactly the ranks the live function flags.
+it is at least ``min_gap`` points below the snapshot's median of ``gpu_util_mean`` and
+its robust z-score ``MAD_SCALE·(util − median)/MAD`` is below ``−z`` (with MAD 0 the
+gap alone decides), at the thresholds of a :class:`~ccanalytics.measures.Params`. The
+SQL is the live function's own (:func:`ccanalytics.measures.rules.straggler_ctes`), keyed
+by cluster and snapshot instant, so both flag exactly the same ranks.
 
 A rank's ``share`` counts snapshots, not hours: "flagged in 92 % of the readings".
 """
@@ -19,18 +19,11 @@ from typing import Any
 
 import pandas as pd
 
-from ccanalytics._rules import (
-    IDLE_THRESHOLD,
-    JUDGED_SQL,
-    MIN_RANKS_FOR_STRAGGLERS,
-    STRAGGLER_MIN_GAP,
-    STRAGGLER_Z,
-    median_sql,
-    straggler_flag_sql,
-)
 from ccanalytics.history.queries._accounting import POD_ROWS_ONCE, run, window_us
+from ccanalytics.measures import Params
+from ccanalytics.measures.rules import straggler_ctes
 
-__all__ = ["STRAGGLER_COLUMNS", "stragglers"]
+__all__ = ["FLAGS_SQL", "STRAGGLER_COLUMNS", "flags", "sql_params", "stragglers"]
 
 STRAGGLER_COLUMNS = {
     "cluster_id": "string",
@@ -44,33 +37,15 @@ STRAGGLER_COLUMNS = {
 }
 
 
-# Each snapshot's usable ranks judged against that snapshot's median and MAD.
+# Each snapshot's usable ranks judged against that snapshot's median and MAD: the
+# live rule's CTEs (ccanalytics.measures.rules), keyed by cluster and instant.
 _JUDGED_SQL = f"""
 WITH {POD_ROWS_ONCE},
-usable AS (
-    SELECT cluster_id, observed_at, rank, CAST(gpu_util_mean AS DOUBLE) AS v
-    FROM pods_once
+in_window AS (
+    SELECT * FROM pods_once
     WHERE observed_at >= make_timestamptz($start_us) AND observed_at < make_timestamptz($end_us)
-      AND {JUDGED_SQL} AND rank IS NOT NULL AND gpu_util_max >= $idle_threshold
 ),
-centre AS (
-    SELECT cluster_id, observed_at, {median_sql("list_sort(list(v))", "count(*)")} AS median
-    FROM usable GROUP BY cluster_id, observed_at HAVING count(*) >= $min_ranks
-),
-spread AS (
-    SELECT u.cluster_id, u.observed_at, u.rank, u.v, c.median, c.median - u.v AS deficit,
-           abs(u.v - c.median) AS distance
-    FROM usable u JOIN centre c USING (cluster_id, observed_at)
-),
-mad AS (
-    SELECT cluster_id, observed_at, {median_sql("list_sort(list(distance))", "count(*)")} AS mad
-    FROM spread GROUP BY cluster_id, observed_at
-),
-judged AS (
-    SELECT s.cluster_id, s.observed_at, s.rank, s.deficit,
-           {straggler_flag_sql("s.v", "s.median", "m.mad", "s.deficit")} AS flagged
-    FROM spread s JOIN mad m USING (cluster_id, observed_at)
-)"""
+{straggler_ctes("in_window", "cluster_id, observed_at")}"""
 
 _SHARES_SQL = f"""{_JUDGED_SQL}
 SELECT cluster_id, rank, count(*) AS snapshots, count(*) FILTER (WHERE flagged) AS flagged,
@@ -85,19 +60,15 @@ SELECT cluster_id, epoch_us(observed_at) AS t, rank, deficit, flagged FROM judge
 ORDER BY cluster_id, observed_at, rank"""
 
 
-def params(start_us: int, end_us: int) -> dict[str, Any]:
-    """The named parameters of the straggler queries, with the live rule's constants."""
-    return {
-        "start_us": start_us,
-        "end_us": end_us,
-        "idle_threshold": IDLE_THRESHOLD,
-        "min_ranks": MIN_RANKS_FOR_STRAGGLERS,
-        "min_gap": STRAGGLER_MIN_GAP,
-        "z": STRAGGLER_Z,
-    }
+def sql_params(start_us: int, end_us: int, judged_by: Params | None = None) -> dict[str, Any]:
+    """The named parameters of the straggler queries: the window and the thresholds."""
+    rule = {k: v for k, v in (judged_by or Params()).sql().items() if f"${k}" in FLAGS_SQL}
+    return {"start_us": start_us, "end_us": end_us, **rule}
 
 
-def stragglers(con: Any, start: Any, end: Any, *, min_share: float = 0.5) -> pd.DataFrame:
+def stragglers(
+    con: Any, start: Any, end: Any, *, min_share: float | None = None, params: Params | None = None
+) -> pd.DataFrame:
     """Per (cluster_id, rank) judged in ``[start, end)``: how often it was a straggler.
 
     With ``end`` None the window runs up to and including the newest snapshot.
@@ -106,9 +77,14 @@ def stragglers(con: Any, start: Any, end: Any, *, min_share: float = 0.5) -> pd.
     window in which the rank was judged), ``flagged`` (in how many it straggled),
     ``share`` (flagged / snapshots, 0-1), ``mean_deficit`` (mean points below the
     median when flagged), ``first_flagged`` and ``last_flagged`` (UTC; <NA> when never).
-    Keeps ``share >= min_share``; highest share first. A rank flagged throughout is a
-    chronic straggler; one flagged for a stretch and then not is transient.
+    Keeps ``share >= min_share`` (default: ``params.chronic_share``, 0.5); highest share
+    first. A rank flagged in at least ``chronic_share`` of them is a chronic straggler;
+    one flagged for a stretch and then not is transient. ``params`` judges each snapshot
+    (idle threshold, ``z``, ``min_gap``), as :func:`ccanalytics.analysis.stragglers`.
     """
+    judged_by = params if params is not None else Params()
+    if min_share is None:
+        min_share = judged_by.chronic_share
     if not 0 <= min_share <= 1:
         raise ValueError("min_share is a share of snapshots (0-1)")
     window = window_us(con, start, end)
@@ -117,7 +93,7 @@ def stragglers(con: Any, start: Any, end: Any, *, min_share: float = 0.5) -> pd.
     start_us, end_us = window
     if end is None:  # up to the newest snapshot: it is a reading too, so it counts
         end_us += 1
-    frame = run(con, _SHARES_SQL, params(start_us, end_us))
+    frame = run(con, _SHARES_SQL, sql_params(start_us, end_us, judged_by))
     frame["share"] = frame["flagged"] / frame["snapshots"]
     frame["first_flagged"] = pd.to_datetime(frame["first_us"], unit="us", utc=True)
     frame["last_flagged"] = pd.to_datetime(frame["last_us"], unit="us", utc=True)
@@ -126,3 +102,26 @@ def stragglers(con: Any, start: Any, end: Any, *, min_share: float = 0.5) -> pd.
     return out.sort_values(
         ["share", "cluster_id", "rank"], ascending=[False, True, True]
     ).reset_index(drop=True)
+
+
+_FLAG_COLUMNS = {
+    "cluster_id": "string",
+    "observed_at": "datetime64[ns, UTC]",
+    "rank": "Int64",
+    "deficit": "Float64",
+    "flagged": "boolean",
+}
+
+
+def flags(con: Any, start: Any, end: Any, *, params: Params | None = None) -> pd.DataFrame:
+    """Every (cluster snapshot, rank) judged in ``[start, end)`` (the newest snapshot
+    included when ``end`` is None), with its deficit and whether it straggled."""
+    window = window_us(con, start, end)
+    if window is None:
+        return pd.DataFrame(columns=list(_FLAG_COLUMNS)).astype(_FLAG_COLUMNS)
+    start_us, end_us = window
+    if end is None:
+        end_us += 1
+    frame = run(con, FLAGS_SQL, sql_params(start_us, end_us, params))
+    frame["observed_at"] = pd.to_datetime(frame["t"], unit="us", utc=True)
+    return frame[list(_FLAG_COLUMNS)].astype(_FLAG_COLUMNS).reset_index(drop=True)

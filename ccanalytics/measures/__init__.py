@@ -1,0 +1,55 @@
+"""Every measure declared once, the rules it judges by, and the one engine that runs them.
+
+- :mod:`ccanalytics.measures.rules`: the rules as SQL (running, judged, idle, unused
+  capacity, stragglers, memory at risk) and their default thresholds;
+- :class:`Params`: the thresholds every path judges with (live analyses, History,
+  ``check``, the report, the plots);
+- :func:`query`: DuckDB over an in-memory pods frame, so a live frame runs the very SQL
+  the store runs;
+- :data:`MEASURES`: the registry, one :class:`Measure` per quantity (its name, SQL,
+  unit, meaning, policy key, metric, label and docs), from which History's columns,
+  the policy's keys, the alerts' sentences, the textfile's metrics, the report's
+  cards and the docs' columns page are generated.
+
+This package sits in the base layer: it imports no other part of ccanalytics, so
+analysis, history, plots, report and the CLI all read it.
+"""
+
+from __future__ import annotations
+
+from ccanalytics.measures import rules
+from ccanalytics.measures._engine import query, take
+from ccanalytics.measures._params import (
+    PARAMETER_DOCS,
+    Params,
+    deprecated,
+    idle_threshold_given,
+    renamed,
+)
+from ccanalytics.measures._registry import (
+    MEASURES,
+    Measure,
+    Metric,
+    by_name,
+    by_policy_key,
+    format_share,
+    policy_keys,
+)
+
+__all__ = [
+    "MEASURES",
+    "PARAMETER_DOCS",
+    "Measure",
+    "Metric",
+    "Params",
+    "by_name",
+    "by_policy_key",
+    "deprecated",
+    "format_share",
+    "idle_threshold_given",
+    "policy_keys",
+    "query",
+    "renamed",
+    "rules",
+    "take",
+]

@@ -1,0 +1,321 @@
+"""The registry: every measure declared once, and everything else generated from it.
+
+A :class:`Measure` names one quantity and says, once, how it is computed (SQL over pod
+rows), in which unit, what it means, which parameters judge it, which policy key limits
+it, which Prometheus metric carries it, how the report labels it and how an alert says
+it. The live summary's columns (:func:`ccanalytics.analysis.cluster_summary`), History's
+columns (:meth:`ccanalytics.history.History.idle_cost`), the policy's keys, the alert
+sentences, the textfile's metrics, the report's cards and the docs' measures page are
+read off :data:`MEASURES`. A new measure is one entry here.
+
+Kinds:
+
+- ``"sum"``: a sum over pod rows of ``row`` (per hour) where ``where`` holds. Live, the
+  sum per cluster in ``live`` (USD/h, or GPUs); over a window, the time integral
+  Σ row·Δt in ``name`` (USD, or GPU-hours), with the store's time accounting.
+- ``"share"``: ``numerator / denominator`` of two sum measures (0-1; NULL when the
+  denominator is 0), live and over a window alike.
+- ``"count"``: stragglers; ``"spend"``: spend so far and its projection per period;
+  ``"pod_share"``: a share per pod over a window (History.pod_lifetimes). Their SQL
+  lives with the query that computes them (the registry holds the rest).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Final, Literal
+
+from ccanalytics.measures.rules import IDLE_SQL, JUDGED_SQL, MEMORY_RISK_SQL, UNUSED_COST_SQL
+
+__all__ = [
+    "MEASURES",
+    "Measure",
+    "Metric",
+    "by_name",
+    "by_policy_key",
+    "format_share",
+    "policy_keys",
+]
+
+Kind = Literal["sum", "share", "count", "spend", "pod_share"]
+Format = Literal["usd", "share", "count", "hours"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A Prometheus metric of the textfile: ``ccanalytics_<name>``."""
+
+    name: str
+    kind: Literal["gauge", "counter"]
+    help: str
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One quantity, declared once (see the module docstring for the kinds)."""
+
+    name: str  #: the column over a window (History), and the measure's name
+    kind: Kind
+    unit: str  #: of ``name``: "USD", "GPU-hours", "0-1", "ranks"
+    meaning: str  #: one sentence: the docs, the report's card note
+    label: str  #: the report's label
+    fmt: Format
+    live: str | None = None  #: the live summary's column (per hour), if any
+    live_unit: str | None = None
+    row: str | None = None  #: "sum": the value of one pod row, per hour
+    where: str | None = None  #: "sum": which pod rows count (None: all)
+    numerator: str | None = None  #: "share": measure names
+    denominator: str | None = None
+    params: tuple[str, ...] = ()  #: the Params fields that judge it
+    policy_key: str | None = None  #: the policy's limit on it
+    old_policy_keys: tuple[str, ...] = ()  #: spellings that warn for one release
+    metric: Metric | None = None
+    #: How an alert says the figure: ``{value}`` formatted by ``fmt``.
+    sentence: str | None = None
+    periodic: bool = False  #: the policy limits it per period (day, week, month)
+    #: Old column names (over a window) for this one: documented, not kept.
+    old_names: tuple[str, ...] = field(default=())
+    #: The report's window section shows it as a card of its own.
+    card: bool = False
+
+    @property
+    def live_dtype(self) -> str:
+        """The live column's dtype: whole numbers for counts of things, else floats."""
+        return "Int64" if self.live_unit in ("GPUs", "pods", "ranks") else "Float64"
+
+    def sql_sum(self) -> str:
+        """``sum(row) FILTER (WHERE where)`` over pod rows (a "sum" measure)."""
+        if self.kind != "sum" or self.row is None:
+            raise TypeError(f"{self.name} is not a sum over pod rows")
+        where = f" FILTER (WHERE {self.where})" if self.where else ""
+        return f"sum({self.row}){where}"
+
+    def format(self, value: float) -> str:
+        """``value`` in words of the measure's unit."""
+        if self.fmt == "usd":
+            return f"{value:,.2f} USD"
+        if self.fmt == "share":
+            return format_share(value)
+        if self.fmt == "hours":
+            return f"{value:,.1f} h"
+        return f"{int(value)}"
+
+
+def format_share(value: float) -> str:
+    """A share (0-1) in percent for a sentence: never a non-zero share printed as 0 %.
+
+    One decimal below 10 % (``0.3%``), none above (``46%``), ``<0.1%`` for the tiniest.
+    """
+    percent = value * 100
+    if 0 < percent < 0.1:
+        return "<0.1%"
+    return f"{percent:.1f}%" if percent < 10 else f"{percent:.0f}%"
+
+
+_HAS_GPUS: Final = "gpu_count > 0"
+
+#: Every measure, in the order the docs, History's columns and the textfile list them.
+MEASURES: Final[tuple[Measure, ...]] = (
+    Measure(
+        name="total_cost",
+        kind="sum",
+        unit="USD",
+        meaning="what the pods cost: Σ cost·Δt (a missing cost counts as 0)",
+        label="spend",
+        fmt="usd",
+        live="cost_per_hour",
+        live_unit="USD/h",
+        row="cost",
+    ),
+    Measure(
+        name="gpu_cost",
+        kind="sum",
+        unit="USD",
+        meaning="what the GPU pods cost, running or not",
+        label="GPU spend",
+        fmt="usd",
+        live="gpu_cost_per_hour",
+        live_unit="USD/h",
+        row="cost",
+        where=_HAS_GPUS,
+    ),
+    Measure(
+        name="idle_gpu_hours",
+        kind="sum",
+        unit="GPU-hours",
+        meaning="GPU-hours of idle pods: running GPU pods whose busiest GPU is below "
+        "idle_threshold",
+        label="idle GPU-hours",
+        fmt="hours",
+        live="idle_gpus",
+        live_unit="GPUs",
+        row="CAST(gpu_count AS DOUBLE)",
+        where=IDLE_SQL,
+        params=("idle_threshold",),
+    ),
+    Measure(
+        name="idle_cost",
+        kind="sum",
+        unit="USD",
+        meaning="the whole cost of idle pods: an idle GPU pod buys nothing",
+        label="idle GPU spend",
+        fmt="usd",
+        live="idle_cost_per_hour",
+        live_unit="USD/h",
+        row="cost",
+        where=IDLE_SQL,
+        params=("idle_threshold",),
+        policy_key="max_idle_cost",
+        metric=Metric("idle_cost_usd", "gauge", "USD spent on idle GPUs over the window"),
+        sentence="idle GPUs cost {value}",
+    ),
+    Measure(
+        name="unused_cost",
+        kind="sum",
+        unit="USD",
+        meaning="unused capacity: Σ cost·(1 − gpu_util_mean/100)·Δt over running GPU pods "
+        "reporting utilization, idle pods included",
+        label="unused GPU spend",
+        fmt="usd",
+        live="unused_cost_per_hour",
+        live_unit="USD/h",
+        row=UNUSED_COST_SQL,
+        where=JUDGED_SQL,
+        old_names=("unused_gpu_cost",),
+    ),
+    Measure(
+        name="idle_cost_share",
+        kind="share",
+        unit="0-1",
+        meaning="idle cost over all spend (total_cost)",
+        label="idle share of spend",
+        fmt="share",
+        live="idle_cost_share",
+        live_unit="0-1",
+        numerator="idle_cost",
+        denominator="total_cost",
+        params=("idle_threshold",),
+        policy_key="max_idle_cost_share",
+        old_policy_keys=("max_idle_share",),
+        metric=Metric(
+            "idle_cost_share_ratio", "gauge", "idle GPU spend over all spend in the window"
+        ),
+        sentence="idle GPUs were {value} of the spend",
+    ),
+    Measure(
+        name="idle_gpu_cost_share",
+        kind="share",
+        unit="0-1",
+        meaning="idle cost over GPU spend (gpu_cost)",
+        label="idle share of GPU spend",
+        fmt="share",
+        live="idle_gpu_cost_share",
+        live_unit="0-1",
+        numerator="idle_cost",
+        denominator="gpu_cost",
+        params=("idle_threshold",),
+        old_names=("idle_share",),
+    ),
+    Measure(
+        name="idle_time_share",
+        kind="pod_share",
+        unit="0-1",
+        meaning="per pod: idle hours over observed hours (History.pod_lifetimes)",
+        label="idle share of its time",
+        fmt="share",
+        params=("idle_threshold",),
+        old_names=("idle_share",),
+    ),
+    Measure(
+        name="stragglers",
+        kind="count",
+        unit="ranks",
+        meaning="ranks flagged in at least chronic_share of their snapshots (live: in the "
+        "one snapshot)",
+        label="straggling ranks",
+        fmt="count",
+        live="stragglers",
+        live_unit="ranks",
+        params=("idle_threshold", "z", "min_gap", "chronic_share"),
+        policy_key="max_stragglers",
+        metric=Metric(
+            "stragglers",
+            "gauge",
+            "ranks flagged in at least chronic_share of the window's snapshots",
+        ),
+        sentence="{value} straggled",
+    ),
+    Measure(
+        name="memory_risk_pod_hours",
+        kind="sum",
+        unit="pod-hours",
+        meaning="running GPU pods whose fullest GPU's memory is above memory_threshold "
+        "(95 %): the next allocation may fail",
+        label="GPU memory at risk",
+        fmt="hours",
+        live="memory_risk_pods",
+        live_unit="pods",
+        row="1.0",
+        where=MEMORY_RISK_SQL,
+        params=("memory_threshold",),
+        policy_key="max_memory_risk_pod_hours",
+        metric=Metric(
+            "memory_risk_pod_hours",
+            "gauge",
+            "pod-hours with a GPU's memory above memory_threshold over the window",
+        ),
+        sentence="GPU memory was above the risk line for {value} of pod time",
+        card=True,
+    ),
+    Measure(
+        name="spent",
+        kind="spend",
+        unit="USD",
+        meaning="USD spent so far in the UTC day, ISO week or month (History.spend)",
+        label="spent",
+        fmt="usd",
+        policy_key="max_spend",
+        periodic=True,
+        metric=Metric(
+            "spend_usd", "counter", "USD spent so far in the period (UTC day, ISO week, month)"
+        ),
+        sentence="{value} spent",
+    ),
+    Measure(
+        name="projected",
+        kind="spend",
+        unit="USD",
+        meaning="spent so far plus the latest burn rate to the period's end (History.spend)",
+        label="projected",
+        fmt="usd",
+        policy_key="max_projected_spend",
+        periodic=True,
+        metric=Metric("projected_spend_usd", "gauge", "USD projected by the end of the period"),
+        sentence="{value} projected",
+    ),
+)
+
+_BY_NAME: Final[Mapping[str, Measure]] = MappingProxyType({m.name: m for m in MEASURES})
+_BY_KEY: Final[Mapping[str, Measure]] = MappingProxyType(
+    {key: m for m in MEASURES for key in (m.policy_key, *m.old_policy_keys) if key}
+)
+
+
+def by_name(name: str) -> Measure:
+    """The measure called ``name`` (KeyError naming the known ones otherwise)."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise KeyError(f"no measure {name!r} (known: {', '.join(_BY_NAME)})") from None
+
+
+def by_policy_key(key: str) -> Measure:
+    """The measure a policy key (or one of its old spellings) limits."""
+    return _BY_KEY[key]
+
+
+def policy_keys() -> tuple[str, ...]:
+    """Every current policy key, in the registry's order."""
+    return tuple(m.policy_key for m in MEASURES if m.policy_key)
