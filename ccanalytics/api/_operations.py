@@ -109,9 +109,24 @@ def pods_or_error(data: Any) -> list[Pod] | MalformedResponseError:
     return [Pod.model_validate(p) for p in pods]
 
 
+#: What the published document's ``Registry`` requires, each a string.
+REGISTRY_REQUIRED = ("id", "name")
+
+
 def registry_or_error(data: Any) -> Registry | MalformedResponseError:
+    # A 200 that is not a registry (the service routes /v2/registries/delegations to its
+    # delegations list) must not read as Registry(id=None, name=None).
+    want = "a registry object with string 'id' and 'name'"
     if not isinstance(data, dict):
         return shape_error("an object", data)
+    lacking = [key for key in REGISTRY_REQUIRED if not isinstance(data.get(key), str)]
+    if lacking:
+        return MalformedResponseError(
+            f"expected {want}; {' and '.join(repr(k) for k in lacking)} missing or not a string",
+            status=200,
+            title="Malformed response",
+            detail=f"expected {want}",
+        )
     return Registry.model_validate(data)
 
 
