@@ -249,11 +249,15 @@ def _check_dtypes(frame: pd.DataFrame, columns: Any) -> None:
 @given(pods=listings)
 def test_frames_of_mutated_pods_have_the_documented_dtypes(pods: list[Any]) -> None:
     # A listing as parsed: its elements may be anything the server sent.
+    if not all(isinstance(p, dict) for p in pods):  # not a pod: refused by name (issue 36.2)
+        with pytest.raises(ValueError, match="not a pod object"):
+            pods_frame({"pods": pods}, cluster_id="cl-fuzz")
+        return
     frame = pods_frame({"pods": pods}, cluster_id="cl-fuzz")
     gpus = gpus_frame({"pods": pods}, cluster_id="cl-fuzz")
     _check_dtypes(frame, POD_COLUMNS)
     _check_dtypes(gpus, GPU_COLUMNS)
-    assert len(frame) == sum(isinstance(p, dict) for p in pods)
+    assert len(frame) == len(pods)
     # Missing values are <NA>, never NaN hiding in a Float64 column or None in a string one.
     for name in frame.columns:
         values = frame[name].array
@@ -270,6 +274,13 @@ def test_raw_json_reads_as_the_parsed_listing_on_both_paths(path: str, pods: lis
     """Bytes (the loader's path) give exactly the frames of the same listing parsed."""
     body = _encode({"pods": pods})
     parsed = json.loads(body)
+    if not all(isinstance(p, dict) for p in parsed["pods"]):  # refused alike (issue 36.2)
+        with pytest.raises(ValueError) as as_parsed:
+            pods_frame(parsed, cluster_id="cl-fuzz")
+        with pytest.raises(ValueError) as as_bytes:
+            pods_frame(body, cluster_id="cl-fuzz")
+        assert str(as_bytes.value) == str(as_parsed.value)
+        return
     expected = pods_frame(parsed, cluster_id="cl-fuzz"), gpus_frame(parsed, cluster_id="cl-fuzz")
     with typed_decoder_refused() if path == "fallback" else nullcontext() as refusing:
         pd.testing.assert_frame_equal(pods_frame(body, cluster_id="cl-fuzz"), expected[0])

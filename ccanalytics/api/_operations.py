@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ccanalytics._json import not_a_pod
 from ccanalytics.api._response import shape_error
 from ccanalytics.api._url import path_segment
 from ccanalytics.api.models import Pod, Registry, SshKeys, UpdateSshKeysRequest
@@ -87,11 +88,18 @@ def ssh_keys_body(keys: object) -> dict[str, list[str]]:
 
 
 def pod_dicts_or_error(data: Any) -> list[dict[str, Any]] | MalformedResponseError:
-    """The listing's pods as dicts; an element that is not an object is skipped."""
+    """The listing's pods as dicts; an element that is not an object refuses the listing
+    (dropped, its pod would be left out of every count and sum without a word)."""
     pods = data.get("pods") if isinstance(data, dict) else None
     if not isinstance(pods, list):
         return shape_error("an object with a 'pods' list", data if pods is None else pods)
-    return [p for p in pods if isinstance(p, dict)]
+    for index, pod in enumerate(pods):
+        if not isinstance(pod, dict):
+            why = f"expected a list of pod objects: {not_a_pod(index, pod)}"
+            return MalformedResponseError(
+                why, status=200, title="Malformed response", detail="expected a list of pod objects"
+            )
+    return pods
 
 
 def pods_or_error(data: Any) -> list[Pod] | MalformedResponseError:
@@ -101,9 +109,24 @@ def pods_or_error(data: Any) -> list[Pod] | MalformedResponseError:
     return [Pod.model_validate(p) for p in pods]
 
 
+#: What the published document's ``Registry`` requires, each a string.
+REGISTRY_REQUIRED = ("id", "name")
+
+
 def registry_or_error(data: Any) -> Registry | MalformedResponseError:
+    # A 200 that is not a registry (the service routes /v2/registries/delegations to its
+    # delegations list) must not read as Registry(id=None, name=None).
+    want = "a registry object with string 'id' and 'name'"
     if not isinstance(data, dict):
         return shape_error("an object", data)
+    lacking = [key for key in REGISTRY_REQUIRED if not isinstance(data.get(key), str)]
+    if lacking:
+        return MalformedResponseError(
+            f"expected {want}; {' and '.join(repr(k) for k in lacking)} missing or not a string",
+            status=200,
+            title="Malformed response",
+            detail=f"expected {want}",
+        )
     return Registry.model_validate(data)
 
 

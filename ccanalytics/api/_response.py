@@ -18,7 +18,7 @@ from typing import Any, NamedTuple, Protocol
 
 import orjson
 
-from ccanalytics._json import tolerant_loads
+from ccanalytics._json import NotJsonError, tolerant_loads
 from ccanalytics.api._clock import judged
 from ccanalytics.api._retry import parse_retry_after
 from ccanalytics.api.models import ErrorResponse
@@ -178,6 +178,8 @@ def decode_json(content: bytes, ctype: str, status: int) -> Any | MalformedRespo
         reason = f"{err.msg} at byte {err.pos}"
     try:  # what orjson refuses but is JSON (1e400, "\ud800"): those values None, the rest as sent
         return tolerant_loads(content)
+    except NotJsonError as err:  # NaN where no None can stand: named, not a byte offset
+        reason = str(err)
     except (ValueError, RecursionError):  # not JSON at all: orjson's reason says why
         pass
     return MalformedResponseError(

@@ -49,7 +49,9 @@ def add_parser(sub: Any) -> None:
         description="Judge thresholds over the window that ends at the store's newest "
         "snapshot, from flags or a policy file. Exit 0: fine; 3: breached (one sentence per "
         "breach on stdout); 4: breached but every breach snoozed; 1: the store cannot be "
-        "read, is empty, or the alert state cannot be saved; 2: bad usage or a bad policy.",
+        "read, is empty, the alert state or the textfile cannot be saved, or a notification "
+        "cannot be posted (the breaches still print: the alert reached no one); 2: bad "
+        "usage or a bad policy.",
         epilog="Examples (cron, every 10 minutes):\n"
         "  */10 * * * *  ccanalytics check --store /data/cc --window 1h "
         "--max-idle-cost 50 --max-stragglers 0\n"
@@ -159,7 +161,9 @@ def _judge(args: argparse.Namespace) -> int:
         params=rule_params(args),
     )
     _print_outcome(outcome, verbose=args.verbose)
-    if outcome.textfile_error is not None:
+    # A failed POST is the network failing (1), whatever was judged: a 3 would tell cron
+    # the alert went out when it reached no one.
+    if outcome.textfile_error is not None or (outcome.notified and outcome.notified.failed):
         return EXIT_FAILURE
     if not outcome.breached:
         return EXIT_OK

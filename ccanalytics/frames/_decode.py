@@ -17,12 +17,13 @@ types ``orjson`` would give. The reading rules (``<NA>`` for wrong types) are th
 same code as for dicts: a pod with a value of another type is read as dicts.
 
 A pod the structs cannot take (a block that is not an object, a value of another
-type than its column's, a number beyond float range such as ``1e400``, a pod that
-is not an object) is decoded again on its own with the standard library's
+type than its column's, a number beyond float range such as ``1e400``) is decoded again on its own with the standard library's
 ``json``, which reads any JSON, and goes through
 :func:`~ccanalytics.frames._fields.dict_row`: one odd pod costs one slow pod, never
 the listing. Numbers beyond float range become ``None`` there, so ``<NA>`` in their
-cell; integers of any length stay integers (``<NA>`` wherever they do not fit).
+cell; integers of any length stay integers (``<NA>`` wherever they do not fit). An
+element that is not an object (``5``, ``null``) is no pod: the listing is refused,
+naming it (dropped, its pod would be missing from every sum without a word).
 
 Errors: a document that is not JSON, or not a listing, is reported as a message (a
 :class:`Refusal`) rather than raised here, so that no traceback frame of this module
@@ -38,7 +39,7 @@ from typing import Any, Final, NamedTuple
 import msgspec
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-from ccanalytics._json import tolerant_loads
+from ccanalytics._json import NotJsonError, not_a_pod, tolerant_loads
 from ccanalytics.frames._fields import (
     BLOCKS,
     ELEMENTS,
@@ -54,7 +55,14 @@ from ccanalytics.frames._fields import (
     dict_row,
 )
 
-__all__ = ["Refusal", "UnreadablePod", "decoded_rows", "split_listing"]
+__all__ = [
+    "NotAPod",
+    "Refusal",
+    "UnreadablePod",
+    "decoded_rows",
+    "objects_or_refusal",
+    "split_listing",
+]
 
 
 class Refusal(NamedTuple):
@@ -69,6 +77,17 @@ class UnreadablePod(Exception):
 
     def refusal(self) -> Refusal:
         return Refusal(str(self), not_json=True)
+
+
+class NotAPod(UnreadablePod):
+    """A listing element that is JSON but not an object: the listing is not one of pods."""
+
+    def refusal(self) -> Refusal:
+        return Refusal(str(self), not_json=False)
+
+
+def _not_a_pod(index: int, parsed: Any) -> NotAPod:
+    return NotAPod(not_a_pod(index, parsed))
 
 
 # -- the structs: only what the frames read; leaves as sent (checked later) --------
@@ -159,6 +178,8 @@ def _tolerant_listing(
     """The pods of a document only the standard library reads, as dicts (or why not)."""
     try:
         top = tolerant_loads(content)
+    except NotJsonError as err:  # NaN where no None can stand: named, not a byte offset
+        return Refusal(f"not valid JSON ({len(content)} bytes: {err})", not_json=True)
     except (ValueError, RecursionError):
         return Refusal(f"not valid JSON ({len(content)} bytes: {why})", not_json=True)
     pods = top if bare_array and isinstance(top, list) else None
@@ -168,7 +189,15 @@ def _tolerant_listing(
             return []
     if not isinstance(pods, list):
         return Refusal("expected a pod listing {'pods': [...]}", not_json=False)
-    return [pod for pod in pods if isinstance(pod, dict)]
+    return objects_or_refusal(pods)
+
+
+def objects_or_refusal(pods: list[Any]) -> list[JsonObject] | Refusal:
+    """``pods`` if each is a JSON object, else why not: the first other element, named."""
+    for index, pod in enumerate(pods):
+        if not isinstance(pod, dict):
+            return Refusal(not_a_pod(index, pod), not_json=False)
+    return pods
 
 
 def _fallback(raw: Raw, index: int) -> Any:
@@ -215,9 +244,10 @@ def _struct_reader() -> str:
         "            pod = decode(raw)\n"
         "        except (MsgspecError, RecursionError, UnicodeDecodeError):\n"
         "            parsed = _fallback(raw, index)\n"
-        "            if isinstance(parsed, dict):\n"
-        "                add(dict_row(parsed))\n"
-        "                checked = False\n"
+        "            if not isinstance(parsed, dict):\n"
+        "                raise _not_a_pod(index, parsed)\n"
+        "            add(dict_row(parsed))\n"
+        "            checked = False\n"
         "            continue\n"
         f"{''.join(blocks)}"
         "        add(\n"
@@ -233,7 +263,7 @@ def _struct_reader() -> str:
 _DECODED_ROWS_SOURCE: Final = _struct_reader()
 
 #: Each pod slice as its row (:data:`~ccanalytics.frames._fields.SOURCES` order);
-#: slices that are not JSON objects are dropped. With the rows, whether every one of
+#: a slice that is not a JSON object is :class:`NotAPod`, naming its place. With the rows, whether every one of
 #: them came off the typed structs (see :attr:`~ccanalytics.frames._fields.PodFields.checked`):
 #: ``False`` once a pod was read as dicts. :class:`UnreadablePod` when a slice
 #: cannot be read at all, naming it by its place in the listing (the slices start at
@@ -247,6 +277,7 @@ decoded_rows: Final[Callable[[list[Raw], int], tuple[list[Row], bool]]] = compil
         **{f"_NO_{block_var(b)}": _BLOCK_STRUCTS[b]() for b in BLOCKS},
         "MsgspecError": msgspec.MsgspecError,
         "_fallback": _fallback,
+        "_not_a_pod": _not_a_pod,
         "dict_row": dict_row,
         "_names": _names,
     },

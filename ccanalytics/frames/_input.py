@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import gc
 import inspect
-import logging
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
@@ -28,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from msgspec import Raw
 
-from ccanalytics.frames._decode import Refusal, split_listing
+from ccanalytics.frames._decode import Refusal, objects_or_refusal, split_listing
 from ccanalytics.frames._fields import JsonObject
 
 if TYPE_CHECKING:
@@ -36,7 +35,6 @@ if TYPE_CHECKING:
 
 __all__ = ["PodsInput", "full_collections_deferred", "gc_paused", "pods_of", "refuse_misuse"]
 
-logger = logging.getLogger("ccanalytics.frames")
 
 #: What :func:`pods_frame` and :func:`gpus_frame` accept: raw JSON (``bytes``/``str``)
 #: of a listing or of a bare array, a parsed listing ``{"pods": [...]}``, or an
@@ -169,15 +167,15 @@ def pods_of(pods: Any) -> list[Raw] | list[JsonObject] | Refusal:
         return items
     models = sys.modules.get(_MODELS)
     pod_model = getattr(models, "Pod", None)
-    objects: list[JsonObject] = []
-    for item in items:
-        if pod_model is not None and isinstance(item, pod_model):
-            objects.append(_pod_as_json(item))
-        elif isinstance(item, Mapping):
-            objects.append(dict(item))
-        else:
-            logger.debug("dropping a pod that is not an object: %s", type(item).__name__)
-    return objects
+    objects: list[Any] = [
+        _pod_as_json(item)
+        if pod_model is not None and isinstance(item, pod_model)
+        else dict(item)
+        if isinstance(item, Mapping)
+        else item
+        for item in items
+    ]
+    return objects_or_refusal(objects)
 
 
 def _pod_as_json(pod: Pod) -> JsonObject:

@@ -262,9 +262,10 @@ def test_one_row_per_object_pod_in_listing_order(
     assert [same(a, e) for a, e in zip(frame["pod_id"], expected, strict=True)] == [True] * 16
 
 
-def test_pods_that_are_not_objects_are_dropped() -> None:
-    df = pods_frame([None, "pod-ghost", 3, [], {"id": "pod-real"}])  # type: ignore[list-item]
-    assert df["pod_id"].tolist() == ["pod-real"]
+def test_pods_that_are_not_objects_refuse_the_listing_naming_the_first() -> None:
+    # Dropped, they would leave a pod out of every sum in silence (issue 36.2).
+    with pytest.raises(ValueError, match="pod 1 is null, not a pod object"):
+        pods_frame([{"id": "pod-real"}, None, "pod-ghost", 3, []])  # type: ignore[list-item]
 
 
 @pytest.mark.parametrize(
@@ -776,9 +777,13 @@ def test_mutated_pods_never_raise_and_keep_dtypes(data: st.DataObject) -> None:
         pod = mutate(pod, path, action, data.draw(json_values, label="value"))
 
     listing = {"pods": [pod, EXAMPLE_POD]}
+    if not isinstance(pod, dict):  # no pod at all: refused by name (issue 36.2)
+        with pytest.raises(ValueError, match=r"pod 0 is .*, not a pod object"):
+            pods_frame(listing, cluster_id=CLUSTER)
+        return
     df = pods_frame(listing, cluster_id=CLUSTER)
     assert_documented_dtypes(df, POD_COLUMNS)
-    assert len(df) == (2 if isinstance(pod, dict) else 1)
+    assert len(df) == 2
     assert_documented_dtypes(gpus_frame(listing), GPU_COLUMNS)
 
     # The raw-JSON path reads the same, whenever the mutated pod survives JSON intact.
@@ -852,11 +857,13 @@ def test_input_that_is_plainly_not_pods_is_a_type_error_saying_what_to_pass(
     assert function.__name__ in str(caught.value)
 
 
-def test_listings_with_junk_elements_are_still_read() -> None:
-    """Tolerance stays for listings: only a direct list of nothing but scalars is refused."""
-    assert len(pods_frame({"pods": ["x", 3]})) == 0
-    assert len(pods_frame(b'{"pods": ["x", 3]}')) == 0
-    assert len(pods_frame([None, None])) == 0
+def test_listings_with_junk_elements_are_refused_naming_the_element() -> None:
+    """A listing element that is not a pod object is named, never dropped (issue 36.2)."""
+    for listing in ({"pods": ["x", 3]}, b'{"pods": ["x", 3]}'):
+        with pytest.raises(ValueError, match="pod 0 is a string, not a pod object"):
+            pods_frame(listing)
+    with pytest.raises(ValueError, match="pod 0 is null, not a pod object"):
+        pods_frame([None, None])
 
 
 def test_pods_frame_does_not_import_pydantic() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 from pathlib import Path
 
 import pytest
@@ -254,3 +255,15 @@ def test_a_malformed_webhook_route_is_refused_without_quoting_it(
         parse_policy(f"[[rule]]\nmax_idle_cost = 1\n{route} = {given}\n")
     assert caught.value.key == route and "webhook URL" in str(caught.value)
     assert "secret" not in str(caught.value) and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(("text", "line", "key", "words"), BAD_POLICIES)
+def test_a_malformed_policys_message_names_its_key_in_words(
+    tmp_path: Path, text: str, line: int | None, key: str, words: str
+) -> None:
+    # Issue 36.4: the attribute named the key, the message did not ('soon' is not a duration).
+    path = tmp_path / "policy.toml"
+    path.write_text(text)
+    with pytest.raises(PolicyError) as caught:
+        load_policy(path)
+    assert re.search(rf"\b{re.escape(key)}\b", str(caught.value)), str(caught.value)

@@ -343,6 +343,10 @@ class _Locator:
         line = self._line(number, key)
         place = str(self.path) if self.path is not None else "the policy"
         at = f", line {line}" if line is not None else ""
+        if key is not None and not re.search(rf"\b{re.escape(key)}\b", message):
+            # The file, the line and the key, always: a reason from elsewhere (the one
+            # duration parser's) or about a value ("two rules are called 'a'") names none.
+            message = f"{key}: {message}"
         return PolicyError(f"{place}{at}: {message}", path=self.path, line=line, key=key)
 
     def _line(self, number: int | None, key: str | None) -> int | None:

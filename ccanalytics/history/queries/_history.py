@@ -262,7 +262,7 @@ class History:
                 f"SELECT *, CAST(file_index + {offset} AS UBIGINT) AS file_index "
                 f"FROM read_parquet(getvariable('{variable}'), {options})"
             )
-        return " UNION ALL BY NAME ".join(parts)
+        return _times_as_stored(table, " UNION ALL BY NAME ".join(parts))
 
     def _read_files(self, paths: list[Path], by_name: bool) -> pa.Table | None:
         """Every row of ``paths`` with ``file_index`` (for the day cache); None if one is gone."""
@@ -672,6 +672,23 @@ class History:
         if bad is not None:
             return StoreError(f"cannot read store file {bad[0]}: {bad[1]}", bad[0])
         return err  # not the store's fault: the query's own error
+
+
+def _times_as_stored(table: str, union: str) -> str:
+    """``union`` with every time column as the store's own type (TIMESTAMPTZ, µs).
+
+    The vetting accepts a time column of any width and zone (``DataFrame.to_parquet``
+    writes nanoseconds), and DuckDB reads each as it is stored: one such file made the
+    whole column TIMESTAMP_NS, which ``epoch_us`` and the comparisons with the queries'
+    TIMESTAMPTZ bounds refuse. Cast once here, every query reads one type. A naive
+    column is taken as UTC (the connection's zone), as :func:`to_pandas` does; for
+    a store of only its own files the cast is to the type it has, which DuckDB drops.
+    """
+    import pyarrow as pa
+
+    times = [f.name for f in empty_table(table).schema if pa.types.is_timestamp(f.type)]
+    casts = ", ".join(f'CAST("{name}" AS TIMESTAMPTZ) AS "{name}"' for name in times)
+    return f"SELECT * REPLACE ({casts}) FROM ({union})" if times else union
 
 
 def _bounds_sql(spans: list[TimeSpan]) -> str:

@@ -7,12 +7,14 @@ The method, stated once (the column docs of :data:`SPEND_COLUMNS` say it too):
 - **spent** is Σ cost·Δt over ``[period start, now)`` by the one rule of time every
   History answer uses (:meth:`History.idle_cost`'s ``total_cost``): unobserved time is
   never counted as spend, and never projected;
-- **burn rate** is the USD per hour of each cluster's latest snapshot at or before now
-  (the sum of its pods' ``cost``; each pod once);
+- **burn rate** is the USD per hour of each cluster's newest listing that answered at or
+  before now (the sum of its pods' ``cost``; each pod once): an empty listing burns 0,
+  a failed one is unobserved and leaves the rate of the listing before it;
 - **projected** is spent + burn rate × the hours left until the period ends.
 
 A cluster that appears mid-period has spent only from its first snapshot; one whose
-collection stopped keeps the burn rate of its last snapshot (its spend stops growing).
+collection stopped keeps the burn rate of its last answered listing (its spend stops
+growing).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ SPEND_COLUMNS: Final[Mapping[str, str]] = {
     "spent": "USD spent from period_start to now: Σ cost·Δt over observed time only",
     "observed_hours": "cluster-hours of [period_start, now) covered by snapshots",
     "unobserved_hours": "cluster-hours of [period_start, now) no snapshot covers (not spend)",
-    "burn_rate": "USD per hour of the latest snapshot at or before now",
+    "burn_rate": "USD per hour of the newest answered listing at or before now (empty: 0)",
     "hours_left": "hours from now to period_end",
     "projected": "USD by period_end: spent + burn_rate × hours_left",
 }
@@ -155,23 +157,33 @@ def _period_rows(
 
 
 def burn_rates(history: Ledger, now: pd.Timestamp) -> pd.Series:
-    """USD per hour of each cluster's latest snapshot at or before ``now`` (each pod once)."""
+    """USD per hour of each cluster's newest answered listing at or before ``now``.
+
+    The newest listing that answered, by the snapshots table too: an empty one is
+    observed time at zero cost, so its rate is 0 (not that of the last listing with
+    pods); a failed one is unobserved and leaves the rate of the one before. Each pod
+    counts once (a snapshot held by two files).
+    """
     import pandas as pd
 
+    from ccanalytics.history.queries._accounting import snapshot_instants  # DuckDB: on first use
+
     rates = history.sql(
-        """
-        WITH latest AS (
-            SELECT cluster_id, max(observed_at) AS observed_at
-            FROM pods WHERE observed_at <= $now GROUP BY cluster_id
-        ), per_pod AS (  -- a snapshot held by two files still counts each pod once
+        f"""
+        WITH {snapshot_instants()},
+        latest AS (
+            SELECT cluster_id, max(t) AS t
+            FROM snapshot_instants WHERE ok AND t <= $now_us GROUP BY cluster_id
+        ), per_pod AS (
             SELECT p.cluster_id, coalesce(p.pod_id, p.name) AS pod, max(p.cost) AS cost
-            FROM pods AS p JOIN latest USING (cluster_id, observed_at)
+            FROM pods AS p JOIN latest
+              ON p.cluster_id = latest.cluster_id AND epoch_us(p.observed_at) = latest.t
             GROUP BY p.cluster_id, pod
         )
-        SELECT cluster_id, coalesce(sum(cost), 0.0) AS burn_rate
-        FROM per_pod GROUP BY cluster_id
+        SELECT latest.cluster_id, coalesce(sum(per_pod.cost), 0.0) AS burn_rate
+        FROM latest LEFT JOIN per_pod USING (cluster_id) GROUP BY latest.cluster_id
         """,
-        {"now": now.to_pydatetime()},
+        {"now_us": int(now.value // 1000)},  # .value is nanoseconds since the epoch
     )
     if rates.empty:
         return pd.Series(dtype="Float64")
