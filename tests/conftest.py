@@ -1,12 +1,53 @@
-"""Shared fixtures: the sandbox over real loopback HTTP, fast retries, secret scanning."""
+"""Shared fixtures: the sandbox over real loopback HTTP, fast retries, secret scanning, the
+simulated day; and how the suite runs (tests/README.md): Hypothesis profiles, xdist
+groups, and the CI rule that a skip must be documented."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
+import ci_skips
 import pytest
+from hypothesis import HealthCheck, settings
+from simulated_day import SimulatedDay, build
 
 from ccanalytics.sandbox import FULL_ACCESS_KEY, Sandbox, SandboxApp
+
+pytest_plugins = ["pytester"]  # tests/test_ci_skips.py runs pytest on a made-up suite
+
+# -- Hypothesis: few examples by default, many on demand ------------------------------
+# A property test that pins no max_examples takes its profile's; one that pins a number
+# (a costly example, or a cheap one worth many) keeps it. ``HYPOTHESIS_PROFILE=thorough
+# pytest`` digs 20 times deeper than the "fast" profile every run loads by default.
+settings.register_profile(
+    "fast", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "thorough", max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep what must run in one process together under ``--dist loadgroup``: each
+    notebook's cells (one kernel, in order), and the users of the simulated day (built
+    once, by the worker that runs them)."""
+    for item in items:
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.xdist_group(f"notebook-{item.path.stem}"))
+        elif "simulated_day" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("simulated-day"))
+
+
+@pytest.fixture(scope="session")
+def simulated_day(tmp_path_factory: pytest.TempPathFactory) -> SimulatedDay:
+    """The sandbox's timeline fleet for one day, 288 snapshots (tests/simulated_day.py)."""
+    return build(tmp_path_factory.mktemp("simulated-day") / "store")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    ci_skips.register(config)  # under CI=true, an undocumented skip fails the run
 
 
 @pytest.fixture
