@@ -32,10 +32,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Keep what must run in one process together under ``--dist loadgroup``: each
     notebook's cells (one kernel, in order), and the users of the simulated day (built
-    once, by the worker that runs them)."""
+    once, by the worker that runs them). A notebook is marked slow: it runs a whole
+    story (a simulated day, a month) in its kernel."""
     for item in items:
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.xdist_group(f"notebook-{item.path.stem}"))
+            item.add_marker(pytest.mark.slow)
         elif "simulated_day" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("simulated-day"))
 
