@@ -1,6 +1,6 @@
 """Shared fixtures: the sandbox over real loopback HTTP, fast retries, secret scanning, the
-simulated day; and how the suite runs (tests/README.md): Hypothesis profiles, xdist
-groups, and the CI rule that a skip must be documented."""
+simulated day; and how the suite runs (tests/README.md): Hypothesis profiles, the order
+xdist hands tests out in, and the CI rule that a skip must be documented."""
 
 from __future__ import annotations
 
@@ -30,16 +30,27 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Keep what must run in one process together under ``--dist loadgroup``: each
-    notebook's cells (one kernel, in order), and the users of the simulated day (built
-    once, by the worker that runs them). A notebook is marked slow: it runs a whole
-    story (a simulated day, a month) in its kernel."""
+    """Mark each notebook's cells slow (each runs a whole story in its kernel), and under
+    xdist hand out the longest chains first.
+
+    ``--dist loadfile`` keeps a file's tests in one worker: a notebook's cells share one
+    kernel and must run there in order. (``loadgroup`` would group by ``xdist_group``
+    marks, but pytest 9.2's structured node ids make xdist 3.8 ignore them silently:
+    pytest-dev/pytest-xdist#1386.) The notebooks, then the simulated day's users, come
+    first (``--no-loadscope-reorder`` keeps this order), so they start at once rather
+    than trail at the end of the run on one worker; every worker sorts alike.
+    """
     for item in items:
         if item.path.suffix == ".ipynb":
-            item.add_marker(pytest.mark.xdist_group(f"notebook-{item.path.stem}"))
             item.add_marker(pytest.mark.slow)
-        elif "simulated_day" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("simulated-day"))
+    if hasattr(config, "workerinput"):
+        items.sort(key=_start_early)
+
+
+def _start_early(item: pytest.Item) -> int:
+    if item.path.suffix == ".ipynb":
+        return 0
+    return 1 if "simulated_day" in getattr(item, "fixturenames", ()) else 2
 
 
 @pytest.fixture(scope="session")

@@ -9,9 +9,10 @@ notebooks (idle all day).
 The day is collected by :func:`ccanalytics.collect` through the sandbox in process
 (:class:`~ccanalytics.sandbox.SandboxTransport`): the same client, frames and store
 writes as over loopback HTTP, without a socket and a server thread per request. The
-session fixture ``simulated_day`` (tests/conftest.py) builds it once; its users share
-one xdist group, so that one worker builds it. ``tests/history/test_history_day.py``
-checks that a stretch of it collected over real loopback HTTP gives the same rows.
+session fixture ``simulated_day`` (tests/conftest.py) builds it once per process that
+needs it: its users are handed out early and one after the other, so that one xdist
+worker usually runs them all. ``tests/history/test_history_day.py`` checks that a
+stretch of it collected over real loopback HTTP gives the same rows.
 """
 
 from __future__ import annotations
