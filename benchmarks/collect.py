@@ -15,7 +15,7 @@ from pathlib import Path
 from _harness import interleaved, report, verdict
 
 import ccanalytics
-from ccanalytics.history._collect import append_snapshot, take_snapshot
+from ccanalytics.history.collector._collect import append_snapshot, take_snapshot
 from ccanalytics.sandbox import EXEMPT_KEY, Sandbox
 
 REPEAT = 15

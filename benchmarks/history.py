@@ -17,7 +17,7 @@ costs a random access into a 2.6M-group hash table, the FILTERed ones most), the
 Parquet scan, the window over the instants and the materialized copies of them. The
 days' files cover disjoint times (their footers say so), so no instant is held by two
 files and the query skips the per-instant min/max of ``file_index``, the copy of the
-sums and the second read of the pod rows (history._queries: the short form):
+sums and the second read of the pod rows (history.queries._queries: the short form):
 measured 957-1007 MB -> 782-872 MB peak RSS and ~10% less CPU time.
 """
 
@@ -189,7 +189,7 @@ def bench() -> None:
 # directory: compacted (one file per table per day, as the collector now leaves a closed
 # day) and uncompacted (one file per table per snapshot: 25,920 files). Each timed call
 # (opening History, then idle_cost(by="day")) runs in a fresh process; the first one
-# runs with the store's readers' caches removed (history._vetted, history._daycache)
+# runs with the store's readers' caches removed (history.store._vetted, history.store._daycache)
 # and is reported apart: it reads every footer and copies every quiet day once, and
 # every later reader reads only the footers of new files and the days' copies.
 #
@@ -197,7 +197,7 @@ def bench() -> None:
 # per-file floor however it is set up (prefetching, page index, file cache, hive
 # partitioning): 0.31 ms to open a pods file (a 48-column footer), 0.15 ms a snapshots
 # file, so reading 8,640 of each is about 4 s of CPU; pyarrow is slower per file
-# (0.4-1.8 ms). Hence the readers' day cache (history._daycache): the first reader
+# (0.4-1.8 ms). Hence the readers' day cache (history.store._daycache): the first reader
 # copies each quiet day of many files into one merged file outside the tables
 # (``STORE/.day-cache``; the rows compact() would write, the store itself unchanged),
 # and later readers read 30 files a table instead of 8,640. What is left of a warm
@@ -218,7 +218,7 @@ def _one_day() -> list[object]:
     from datetime import UTC, datetime, timedelta
 
     import ccanalytics
-    from ccanalytics.history._collect import take_snapshot
+    from ccanalytics.history.collector._collect import take_snapshot
     from ccanalytics.sandbox import (
         EXEMPT_KEY,
         IN_PROCESS_URL,
@@ -251,10 +251,10 @@ def build_month(root: Path = MONTH) -> tuple[Path, Path]:
     import pandas as pd
     import pyarrow.parquet as pq
 
-    from ccanalytics.history._collect import snapshot_rows
-    from ccanalytics.history._layout import data_file_name, partition_dir
-    from ccanalytics.history._schema import to_arrow
-    from ccanalytics.history._write import COMPRESSION, append_frame
+    from ccanalytics.history.collector._collect import snapshot_rows
+    from ccanalytics.history.store._layout import data_file_name, partition_dir
+    from ccanalytics.history.store._schema import to_arrow
+    from ccanalytics.history.store._write import COMPRESSION, append_frame
 
     compacted, loose = root / "compacted", root / "uncompacted"
     if (root / "complete").exists():
@@ -317,15 +317,15 @@ def _month_query(store: Path) -> dict[str, float]:
     """The median of REPEAT fresh processes, and the first one with no readers' caches.
 
     The first History to open a store vets every file's footer and leaves its verdicts
-    in ``STORE/.vetted.json`` (history._vetted), and copies each quiet day of many
-    files into ``STORE/.day-cache`` (history._daycache); both are removed first, so
+    in ``STORE/.vetted.json`` (history.store._vetted), and copies each quiet day of many
+    files into ``STORE/.day-cache`` (history.store._daycache); both are removed first, so
     that cold open is measured too (``cold``), then each later process reads them.
     """
     import shutil
     import statistics
 
-    from ccanalytics.history._daycache import CACHE_DIR
-    from ccanalytics.history._vetted import CACHE_NAME
+    from ccanalytics.history.store._daycache import CACHE_DIR
+    from ccanalytics.history.store._vetted import CACHE_NAME
 
     (store / CACHE_NAME).unlink(missing_ok=True)
     shutil.rmtree(store / CACHE_DIR, ignore_errors=True)

@@ -6,9 +6,9 @@ cannot be read, holds no snapshot, the alert state cannot be saved, or ``--textf
 cannot be written (one line; the alerts are still sent); 2 bad usage (a
 wrong argument, a malformed policy file or webhook URL). Thresholds come from flags (one
 set, judged over the whole store) or from ``--policy FILE`` (rules per cluster or glob,
-see :mod:`ccanalytics.history._policy`), or both. With ``--notify URL`` (or a rule's own
+see :mod:`ccanalytics.history.alerts._policy`), or both. With ``--notify URL`` (or a rule's own
 route) a Slack-compatible message is POSTed when an alert's state changes
-(:mod:`ccanalytics.history._alerts` keeps the state, in ``STORE/check-state.json``).
+(:mod:`ccanalytics.history.alerts._alerts` keeps the state, in ``STORE/check-state.json``).
 This module parses and prints; :func:`ccanalytics.history.check` does the rest.
 """
 

@@ -1,13 +1,14 @@
 """Utilization history: snapshots appended to a Parquet store, and SQL over it.
 
-- ``_collect``: :func:`collect` takes one snapshot of some clusters and appends it;
-- ``_collector``: :func:`collect_every`, the scheduled loop (``_schedule``: its budget);
-- ``_write``: appending files atomically (hidden temporary name, then a rename);
-- ``_layout``: where files live, and which a reader should read;
-- ``_schema``: what a file holds; frames to Arrow and back with nullable dtypes;
-- ``_history``: :class:`History`, the read side, in an embedded DuckDB;
-- ``_window``: ``since``/``until`` to a ``[start, end)`` window in UTC;
-- ``_maintenance``: :func:`compact` (a day's files into one) and :func:`verify`.
+Four subpackages, each importing only those below it (``[tool.importlinter]`` in
+pyproject.toml checks it, and that no modules import each other in a circle):
+
+- ``alerts``: thresholds and policies judged over the history, alert state, the
+  textfile: :func:`check`;
+- ``queries``: :class:`History`, the read side, in an embedded DuckDB; ``collector``:
+  :func:`collect` and :func:`collect_every`, the write side (the two never import each other);
+- ``store``: the Parquet files: layout, schema, atomic appends, the readers' caches,
+  :func:`compact` and :func:`verify`.
 
 The store, ``STORE/{pods,gpus,snapshots}/date=YYYY-MM-DD/<unique>.parquet``, is plain Hive-style
 Parquet: DuckDB, Polars, pyarrow and Spark read it as it is (see the README).

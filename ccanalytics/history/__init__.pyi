@@ -1,65 +1,65 @@
 """The public names of ``ccanalytics.history``, written once (see ``__init__.py``)."""
 
-from ._alerts import (
+from .alerts._alerts import (
     Snooze as Snooze,
     notify_on_change as notify_on_change,
     read_state as read_state,
     snooze as snooze,
     webhook_problem as webhook_problem,
 )
-from ._check import (
+from .alerts._check import (
     CheckResult as CheckResult,
     CheckRun as CheckRun,
     check as check,
     check_policy as check_policy,
     check_store as check_store,
 )
-from ._collect import (
-    CLOCK_SKEW as CLOCK_SKEW,
-    CollectResult as CollectResult,
-    collect as collect,
-)
-from ._collector import (
-    CollectorRun as CollectorRun,
-    SnapshotOutcome as SnapshotOutcome,
-    collect_every as collect_every,
-)
-from ._history import (
-    History as History,
-)
-from ._judge import (
+from .alerts._judge import (
     Judgement as Judgement,
     PolicyReport as PolicyReport,
     judge_policy as judge_policy,
 )
-from ._maintenance import (
-    CompactResult as CompactResult,
-    StoreReport as StoreReport,
-    compact as compact,
-    verify as verify,
-)
-from ._policy import (
+from .alerts._policy import (
     Policy as Policy,
     Rule as Rule,
     Threshold as Threshold,
     load_policy as load_policy,
     parse_policy as parse_policy,
 )
-from ._schedule import (
+from .alerts._textfile import (
+    render_textfile as render_textfile,
+    write_textfile as write_textfile,
+)
+from .collector._collect import (
+    CLOCK_SKEW as CLOCK_SKEW,
+    CollectResult as CollectResult,
+    collect as collect,
+)
+from .collector._collector import (
+    CollectorRun as CollectorRun,
+    SnapshotOutcome as SnapshotOutcome,
+    collect_every as collect_every,
+)
+from .collector._schedule import (
     budget_refusal as budget_refusal,
 )
-from ._schema import (
-    SCHEMA_VERSION as SCHEMA_VERSION,
+from .queries._history import (
+    History as History,
 )
-from ._spend import (
+from .queries._spend import (
     PERIODS as PERIODS,
     SPEND_COLUMNS as SPEND_COLUMNS,
     period_bounds as period_bounds,
 )
-from ._textfile import (
-    render_textfile as render_textfile,
-    write_textfile as write_textfile,
-)
-from ._window import (
+from .queries._window import (
     resolve_window as resolve_window,
+)
+from .store._maintenance import (
+    CompactResult as CompactResult,
+    StoreReport as StoreReport,
+    compact as compact,
+    verify as verify,
+)
+from .store._schema import (
+    SCHEMA_VERSION as SCHEMA_VERSION,
 )

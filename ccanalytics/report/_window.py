@@ -17,8 +17,8 @@ from typing import Any
 
 import pandas as pd
 
+from ccanalytics._durations import describe_duration
 from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
-from ccanalytics.history._check import describe_duration
 from ccanalytics.report._draw import Plot, figure
 from ccanalytics.report._html import _Card, _columns, _table, _text
 

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from ccanalytics import analysis
 from ccanalytics.frames import POD_COLUMNS
 from ccanalytics.history import History
-from ccanalytics.history._write import append_frame  # the store's append, on purpose
+from ccanalytics.history.store._write import append_frame  # the store's append, on purpose
 
 T0 = pd.Timestamp("2026-11-20T00:00:00Z")
 HOUR = pd.Timedelta(hours=1)

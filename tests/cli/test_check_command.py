@@ -17,7 +17,7 @@ from history_helpers import pod_row, ts, write_store
 
 from ccanalytics.cli import main
 from ccanalytics.history import History
-from ccanalytics.history._alerts import STATE_FILE
+from ccanalytics.history.alerts._alerts import STATE_FILE
 
 
 def _snapshots(start: str, count: int, *, idle: bool, straggler: bool) -> list[dict[str, object]]:
@@ -211,7 +211,7 @@ def test_notify_only_when_the_state_changes(
     assert [entry["state"] for entry in state["alerts"].values()] == ["fine"]
     assert url not in (tmp_path / STATE_FILE).read_text()  # the URL is a secret
     # Besides the data, only the state and its (hidden) lock file, and the readers'
-    # cache of vetted files (history._vetted).
+    # cache of vetted files (history.store._vetted).
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         ".check-state.lock",
         ".vetted.json",
@@ -297,7 +297,7 @@ def test_a_state_that_cannot_be_saved_is_exit_1_and_is_posted_once_when_it_can(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from ccanalytics.history import _alerts
+    from ccanalytics.history.alerts import _alerts
 
     url, handler = receiver
     argv = ["--store", str(breached_store), "--max-idle-cost", "5", "--notify", url]

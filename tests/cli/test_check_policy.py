@@ -18,7 +18,7 @@ from budget_store import write_budget_store
 from prometheus_client.parser import text_string_to_metric_families
 
 from ccanalytics.cli import main
-from ccanalytics.history import _alerts
+from ccanalytics.history.alerts import _alerts
 
 POLICY = """
 [[rule]]

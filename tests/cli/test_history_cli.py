@@ -334,7 +334,7 @@ def test_the_loop_says_when_it_compacts_a_closed_day(
 ) -> None:
     from datetime import UTC, datetime, timedelta
 
-    from ccanalytics.history import _collector
+    from ccanalytics.history.collector import _collector
     from ccanalytics.sandbox import EXEMPT_KEY, Sandbox, SandboxApp, SimulatedClock
 
     # Snapshots 5 simulated minutes apart from 23:50: two on Nov 2, two on Nov 3.

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from ccanalytics.errors import StoreError
-from ccanalytics.history import _alerts
-from ccanalytics.history._alerts import (
+from ccanalytics.history.alerts import _alerts
+from ccanalytics.history.alerts._alerts import (
     STATE_FILE,
     Alert,
     notify_on_change,
@@ -79,7 +79,7 @@ _PROCESS_RUN = """
 import sys, time
 from datetime import UTC, datetime
 from pathlib import Path
-from ccanalytics.history._alerts import Alert, notify_on_change
+from ccanalytics.history.alerts._alerts import Alert, notify_on_change
 store, key = Path(sys.argv[1]), sys.argv[2]
 def post(url, text):
     time.sleep(0.3)  # slow enough for the other processes to be waiting on the lock

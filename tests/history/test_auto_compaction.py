@@ -79,7 +79,7 @@ def test_a_failed_compaction_is_reported_and_the_loop_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from ccanalytics.errors import StoreError
-    from ccanalytics.history import _collector
+    from ccanalytics.history.collector import _collector
 
     def broken(store: Any, day: Any) -> CompactResult:
         raise StoreError("disk full", Path(store))

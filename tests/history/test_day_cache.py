@@ -1,4 +1,4 @@
-"""The readers' day cache (history._daycache): a quiet day of many small files is read
+"""The readers' day cache (history.store._daycache): a quiet day of many small files is read
 from one merged copy outside the tables, with exactly the answers its files give; a
 change to the day's files is never hidden by an old copy; the store's tables are never
 touched; a store that cannot hold copies, or a broken copy, only costs time."""
@@ -15,8 +15,8 @@ from history_helpers import pod_row, pods_table
 
 from ccanalytics import History
 from ccanalytics.errors import StoreError
-from ccanalytics.history import _daycache
-from ccanalytics.history._write import append_frame
+from ccanalytics.history.store import _daycache
+from ccanalytics.history.store._write import append_frame
 
 DAYS = ("2026-11-20", "2026-11-21")
 HOURS = range(0, 12)
@@ -160,7 +160,7 @@ def test_a_store_that_cannot_hold_copies_still_answers(
         attempts.append(final)
         raise StoreError(f"cannot write {final}: Read-only file system", final)
 
-    monkeypatch.setattr("ccanalytics.history._write.write_atomically", refuse)
+    monkeypatch.setattr("ccanalytics.history.store._write.write_atomically", refuse)
     _assert_same(_answers(store), want)  # five queries in one History
     assert not _copies(store)
     # One try per History: reading a day's files to learn again that the copy cannot

@@ -111,7 +111,7 @@ def test_compact_keeps_every_row_exactly_once(store: Path) -> None:
     assert history_rows(store) == raw_glob_rows(store) == len(before["pods"])
     assert verify(store).ok
     # No temporary file or marker left: only the lock and the readers' cache of vetted
-    # files (history._vetted), both at the top, outside the tables.
+    # files (history.store._vetted), both at the top, outside the tables.
     hidden = sorted(p for p in store.rglob("*") if p.name.startswith(".") and p.is_file())
     assert hidden == [store / ".compact.lock", store / ".vetted.json"]
 

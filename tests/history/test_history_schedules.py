@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ccanalytics.frames import POD_COLUMNS
 from ccanalytics.history import History
-from ccanalytics.history._write import append_frame  # the store's append, on purpose
+from ccanalytics.history.store._write import append_frame  # the store's append, on purpose
 
 T0 = pd.Timestamp("2026-11-20T00:00:00Z")
 US_PER_HOUR = 3_600_000_000

@@ -16,7 +16,7 @@ from history_helpers import pod_row, pods_table, us, write_store
 
 from ccanalytics import analysis
 from ccanalytics.history import History
-from ccanalytics.history._stragglers import FLAGS_SQL, params
+from ccanalytics.history.queries._stragglers import FLAGS_SQL, params
 
 
 def _random_rows(seed: int) -> list[dict[str, object]]:

@@ -10,7 +10,7 @@ import pytest
 
 from ccanalytics import History, pods_frame
 from ccanalytics.history import resolve_window
-from ccanalytics.history._write import append_frame
+from ccanalytics.history.store._write import append_frame
 from ccanalytics.sandbox import make_cluster_pods
 
 #: Snapshot times of the store below: across a UTC midnight, ten minutes apart.

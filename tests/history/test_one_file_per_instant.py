@@ -13,10 +13,11 @@ import pandas as pd
 import pytest
 
 from ccanalytics import History, collect
-from ccanalytics.history import _queries, compact
-from ccanalytics.history._accounting import ONE_FILE_VIEW, one_file_per_instant
-from ccanalytics.history._history import _spans_disjoint
-from ccanalytics.history._write import append_frame
+from ccanalytics.history import compact
+from ccanalytics.history.queries import _queries
+from ccanalytics.history.queries._accounting import ONE_FILE_VIEW, one_file_per_instant
+from ccanalytics.history.queries._history import _spans_disjoint
+from ccanalytics.history.store._write import append_frame
 from ccanalytics.sandbox import EXEMPT_KEY, Sandbox, SandboxApp, SimulatedClock
 
 CLUSTERS = ["cl-infer-prod", "cl-llama70b-train", "cl-bringup", "cl-eval-afternoon"]

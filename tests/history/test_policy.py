@@ -17,9 +17,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from ccanalytics import History
 from ccanalytics.errors import CCAnalyticsError, PolicyError
-from ccanalytics.history._judge import judge_policy
-from ccanalytics.history._policy import load_policy, parse_policy
-from ccanalytics.history._textfile import render_textfile, write_textfile
+from ccanalytics.history.alerts._judge import judge_policy
+from ccanalytics.history.alerts._policy import load_policy, parse_policy
+from ccanalytics.history.alerts._textfile import render_textfile, write_textfile
 
 SECRET_URL = "https://hooks.example.com/services/T000/B000/very-secret-token"
 

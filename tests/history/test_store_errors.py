@@ -15,8 +15,9 @@ import pytest
 from history_helpers import pod_row, pods_table, write_store
 
 from ccanalytics import History, StoreError
-from ccanalytics.history import _history, compact, verify
-from ccanalytics.history._write import append_frame
+from ccanalytics.history import compact, verify
+from ccanalytics.history.queries import _history
+from ccanalytics.history.store._write import append_frame
 
 DAY = "2026-11-20"
 
@@ -98,7 +99,7 @@ def test_a_full_disk_during_compaction_is_a_store_error_and_changes_nothing(
     write_store(tmp_path, _rows())
     write_store(tmp_path, [pod_row("cl-a", f"{DAY}T03:00:00Z", "p1")])
     before = sorted(tmp_path.rglob("*.parquet"))
-    from ccanalytics.history import _maintenance
+    from ccanalytics.history.store import _maintenance
 
     def disk_full(*args: Any, **kwargs: Any) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")

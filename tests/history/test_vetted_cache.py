@@ -1,4 +1,4 @@
-"""The readers' cache of vetted files (``STORE/.vetted.json``, history._vetted) and the
+"""The readers' cache of vetted files (``STORE/.vetted.json``, history.store._vetted) and the
 views built from it: a fresh History reads no footer it has vetted before, never trusts
 a verdict for a file that changed, ignores a cache it cannot make sense of, and answers
 exactly as a History that vets every file."""
@@ -17,9 +17,11 @@ import pytest
 from history_helpers import pod_row, pods_table
 
 from ccanalytics import History, StoreError
-from ccanalytics.history import _history, _vetted, verify
-from ccanalytics.history._window import BOUNDS_SQL
-from ccanalytics.history._write import append_frame
+from ccanalytics.history import verify
+from ccanalytics.history.queries import _history
+from ccanalytics.history.queries._window import BOUNDS_SQL
+from ccanalytics.history.store import _vetted
+from ccanalytics.history.store._write import append_frame
 
 DAY = "2026-11-20"
 

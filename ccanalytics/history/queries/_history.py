@@ -10,14 +10,14 @@ Three views: ``pods`` and ``gpus`` hold every snapshot's rows, and ``snapshots``
 per cluster per snapshot, its listing's outcome (each with the bookkeeping
 columns ``date``, ``schema_version`` and ``file_index``, which file a row was read from:
 the accounting counts each snapshot instant from one file only). Before each query they
-are pointed at the files :func:`~ccanalytics.history._layout.list_store` lists (which
+are pointed at the files :func:`~ccanalytics.history.store._layout.list_store` lists (which
 honours a compaction in progress), and a query that finds a listed file gone (a
 compaction finished meanwhile) is run again on a fresh listing. Each listed file is
 vetted first (a snapshot file of ours, or a StoreError naming it); the verdicts are
-kept in the store's readers' cache (:mod:`~ccanalytics.history._vetted`), so a fresh
+kept in the store's readers' cache (:mod:`~ccanalytics.history.store._vetted`), so a fresh
 History reads only the footers of files new or changed since a reader last saw them. A
 quiet day of many small files is read from one merged copy of exactly those files
-(:mod:`~ccanalytics.history._daycache`), which the first reader writes outside the
+(:mod:`~ccanalytics.history.store._daycache`), which the first reader writes outside the
 tables. The views always have at least the columns a file written now would have, with
 their types: an empty or missing store gives empty frames with the right columns, and a
 column that older files lack reads as null in their rows.
@@ -46,11 +46,11 @@ import duckdb
 
 from ccanalytics._rules import idle_threshold_given
 from ccanalytics.errors import StoreError
-from ccanalytics.history._daycache import DayCache
-from ccanalytics.history._layout import Listing, list_store, store_folder
-from ccanalytics.history._schema import TABLES, TimeSpan, empty_table, to_pandas, vet_file
-from ccanalytics.history._vetted import FileKey, Verdict, VetCache, file_key
-from ccanalytics.history._window import BOUNDS_SQL, BOUNDS_VIEW, resolve_window
+from ccanalytics.history.queries._window import BOUNDS_SQL, BOUNDS_VIEW, resolve_window
+from ccanalytics.history.store._daycache import DayCache
+from ccanalytics.history.store._layout import Listing, list_store, store_folder
+from ccanalytics.history.store._schema import TABLES, TimeSpan, empty_table, to_pandas, vet_file
+from ccanalytics.history.store._vetted import FileKey, Verdict, VetCache, file_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -58,8 +58,8 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa  # type: ignore[import-untyped]
 
-    from ccanalytics.history._maintenance import StoreReport
-    from ccanalytics.history._window import DurationLike, TimeLike
+    from ccanalytics.history.queries._window import DurationLike, TimeLike
+    from ccanalytics.history.store._maintenance import StoreReport
 
 __all__ = ["History"]
 
@@ -113,7 +113,7 @@ class History:
     store:
         The store's folder (see :mod:`ccanalytics.history`). A missing folder is an
         empty store. A path that is not a folder, a data file that is not a snapshot
-        file of ours (:func:`~ccanalytics.history._schema.file_problem`: what
+        file of ours (:func:`~ccanalytics.history.store._schema.file_problem`: what
         :func:`~ccanalytics.history.verify` reports too) and a folder or file that is a
         symbolic link out of the store are each a
         :class:`~ccanalytics.errors.StoreError` naming the path, never rows of nulls.
@@ -220,7 +220,7 @@ class History:
             self._con.execute(f"CREATE OR REPLACE VIEW {BOUNDS_VIEW} AS {bounds}")
             self._viewed[BOUNDS_VIEW] = bounds
         # After the views: the queries' accounting module (pandas) is loaded by then anyway.
-        from ccanalytics.history._accounting import ONE_FILE_VIEW
+        from ccanalytics.history.queries._accounting import ONE_FILE_VIEW
 
         pods = [verdicts.get(path) for path in listings["pods"].files]
         one_file = _spans_disjoint([None if v is None else v[1] for v in pods])
@@ -277,8 +277,8 @@ class History:
         """Refuse a file that is not a snapshot of ours, before DuckDB reads it as nulls.
 
         Returns each listed file's schema key and time span, and its
-        :data:`~ccanalytics.history._vetted.FileKey`. A verdict is reused while the file is
-        unchanged (:mod:`~ccanalytics.history._vetted`: in this History and across
+        :data:`~ccanalytics.history.store._vetted.FileKey`. A verdict is reused while the file is
+        unchanged (:mod:`~ccanalytics.history.store._vetted`: in this History and across
         processes, through the store's cache); files new to it are vetted in threads
         (reading a footer releases the GIL).
         """
@@ -335,7 +335,7 @@ class History:
 
     def verify(self) -> StoreReport:
         """Unreadable files, crash leftovers and unfinished compactions of the store."""
-        from ccanalytics.history._maintenance import verify
+        from ccanalytics.history.store._maintenance import verify
 
         return verify(self._store)
 
@@ -424,8 +424,8 @@ class History:
 
     def coverage(self, since: TimeLike = None, until: TimeLike = None) -> pd.DataFrame:
         """Per cluster: snapshots taken, failed and missing against its schedule, and why
-        the last one failed; see :func:`ccanalytics.history._queries.coverage`."""
-        from ccanalytics.history import _queries
+        the last one failed; see :func:`ccanalytics.history.queries._queries.coverage`."""
+        from ccanalytics.history.queries import _queries
 
         return self._answer(
             lambda start, end: _queries.coverage(self._con, start, end), since, until
@@ -476,12 +476,12 @@ class History:
     ) -> pd.DataFrame:
         """Spend, idle spend and unused-GPU spend in the window, per ``by`` value.
 
-        See :func:`ccanalytics.history._queries.idle_cost` for the columns (USD, hours)
+        See :func:`ccanalytics.history.queries._queries.idle_cost` for the columns (USD, hours)
         and the time accounting; ``by`` is ``"cluster"``, ``"day"``, ``"pod"`` or ``None``.
         ``idle_threshold`` (percent, default 10) is the live rule's; ``threshold=`` is
         its old spelling (DeprecationWarning). With no covered time the sums are 0.
         """
-        from ccanalytics.history import _queries
+        from ccanalytics.history.queries import _queries
 
         idle = idle_threshold_given(idle_threshold, threshold)
         return self._answer(
@@ -504,9 +504,9 @@ class History:
         """GPU utilization per ``freq`` bucket, long format: ``time, cluster_id, ...``.
 
         ``by`` is ``"cluster"``, ``"rank"`` or ``"pod"``; unobserved buckets are <NA>.
-        See :func:`ccanalytics.history._queries.utilization`.
+        See :func:`ccanalytics.history.queries._queries.utilization`.
         """
-        from ccanalytics.history import _queries
+        from ccanalytics.history.queries import _queries
 
         return self._answer(
             lambda start, end: _queries.utilization(
@@ -522,9 +522,9 @@ class History:
         """Per (cluster_id, rank): snapshots judged, flagged, share flagged (>= ``min_share``).
 
         Flagged by the rule of :func:`ccanalytics.analysis.stragglers`, snapshot by
-        snapshot; see :func:`ccanalytics.history._stragglers.stragglers`.
+        snapshot; see :func:`ccanalytics.history.queries._stragglers.stragglers`.
         """
-        from ccanalytics.history import _stragglers
+        from ccanalytics.history.queries import _stragglers
 
         return self._answer(
             lambda start, end: _stragglers.stragglers(self._con, start, end, min_share=min_share),
@@ -543,10 +543,10 @@ class History:
     ) -> pd.DataFrame:
         """Per pod seen: first/last seen, statuses, observed hours, cost in this window, idle share.
 
-        Most expensive idle pods first; see :func:`ccanalytics.history._queries.pod_lifetimes`.
+        Most expensive idle pods first; see :func:`ccanalytics.history.queries._queries.pod_lifetimes`.
         ``threshold=`` is the old spelling of ``idle_threshold=`` (DeprecationWarning).
         """
-        from ccanalytics.history import _queries
+        from ccanalytics.history.queries import _queries
 
         idle = idle_threshold_given(idle_threshold, threshold)
         return self._answer(
@@ -585,8 +585,8 @@ class History:
             USD/h of each cluster's latest snapshot, and ``projected`` = ``spent`` +
             ``burn_rate`` × ``hours_left``. Empty when the store holds no snapshot.
         """
-        from ccanalytics.history import _spend
-        from ccanalytics.history._window import _timestamp, as_duration
+        from ccanalytics.history.queries import _spend
+        from ccanalytics.history.queries._window import _timestamp, as_duration
 
         instant = None if at is None else _timestamp(at, "at")
         gap = None if max_gap is None else as_duration(max_gap)

@@ -35,8 +35,8 @@ import duckdb
 import pandas as pd
 
 from ccanalytics._rules import IDLE_SQL, JUDGED_SQL
-from ccanalytics.history._schema import OK
-from ccanalytics.history._window import DurationLike, as_duration, snapshot_bounds
+from ccanalytics.history.queries._window import DurationLike, as_duration, snapshot_bounds
+from ccanalytics.history.store._schema import OK
 
 __all__ = [
     "IDLE",

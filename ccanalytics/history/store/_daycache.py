@@ -10,10 +10,10 @@ half a second. A reader that finds such a day keeps a merged copy of it here::
 
 and the views read that one file in place of the day's files. The copy is
 exactly those files' rows, read by the History's DuckDB (about 0.3 ms a file against pyarrow's
-1.8 ms) and merged by :func:`~ccanalytics.history._merge.first_copies`, the rule
+1.8 ms) and merged by :func:`~ccanalytics.history.store._merge.first_copies`, the rule
 :func:`compact` merges by, so every answer is the same as from the files
 themselves. ``digest`` names the exact files it was made from (each one's name, size,
-times and inode: :func:`~ccanalytics.history._vetted.file_key`), so a file added,
+times and inode: :func:`~ccanalytics.history.store._vetted.file_key`), so a file added,
 removed, replaced or rewritten makes a new digest, and the old copy is simply not
 used again. Nothing in the store's tables is ever changed: this is a cache, built by
 the first reader that needs it and removable at any time (``rm -r STORE/.day-cache``).
@@ -42,8 +42,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ccanalytics.errors import StoreError
-from ccanalytics.history._layout import DATA_SUFFIX, partition_day, partition_dir
-from ccanalytics.history._vetted import FileKey, file_key
+from ccanalytics.history.store._layout import DATA_SUFFIX, partition_day, partition_dir
+from ccanalytics.history.store._vetted import FileKey, file_key
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -69,7 +69,7 @@ _DIGEST_KEY = b"ccanalytics.day_cache.digest"
 
 #: What a view reads: a file and its schema key (``""``: unknown, read on its own).
 Source = tuple[Path, str]
-#: Reads files' rows with :data:`~ccanalytics.history._merge.FILE_ORDER` (matching
+#: Reads files' rows with :data:`~ccanalytics.history.store._merge.FILE_ORDER` (matching
 #: columns by name when the flag says their schemas differ); None when it cannot.
 Reader = Callable[[list[Path], bool], "pa.Table | None"]
 
@@ -188,8 +188,8 @@ class DayCache:
 
     def _make(self, table: str, group: list[Source], digest: str) -> Source | None:
         """Write the day's copy; None when it cannot be (its files are read instead)."""
-        from ccanalytics.history._merge import first_copies
-        from ccanalytics.history._write import write_atomically
+        from ccanalytics.history.store._merge import first_copies
+        from ccanalytics.history.store._write import write_atomically
 
         path = self._path(table, group, digest)
         try:  # before reading anything: a store that cannot take the copy says so here
@@ -224,7 +224,7 @@ def _valid_copy(path: Path, table: str, digest: str) -> str | None:
     """The copy's schema key when ``path`` is a readable copy of ``digest``; else None."""
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-    from ccanalytics.history._schema import vet_file
+    from ccanalytics.history.store._schema import vet_file
 
     try:
         problem, schema, _ = vet_file(path, table)

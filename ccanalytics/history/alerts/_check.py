@@ -16,13 +16,14 @@ from os import PathLike
 from typing import TYPE_CHECKING, Any
 
 from ccanalytics._durations import describe_duration
-from ccanalytics.history._alerts import Alert
+from ccanalytics.history.alerts._alerts import Alert
+from ccanalytics.history.alerts._judge import format_share
 
 if TYPE_CHECKING:
     from ccanalytics.errors import CheckOutputError
-    from ccanalytics.history._alerts import Outcome
-    from ccanalytics.history._judge import PolicyReport
-    from ccanalytics.history._policy import Policy
+    from ccanalytics.history.alerts._alerts import Outcome
+    from ccanalytics.history.alerts._judge import PolicyReport
+    from ccanalytics.history.alerts._policy import Policy
 
 __all__ = [
     "CheckResult",
@@ -90,17 +91,6 @@ class CheckResult:
         )
 
 
-def format_share(value: float) -> str:
-    """A share (0-1) in percent for a sentence: never a non-zero share printed as 0 %.
-
-    One decimal below 10 % (``0.3%``), none above (``46%``), ``<0.1%`` for the tiniest.
-    """
-    percent = value * 100
-    if 0 < percent < 0.1:
-        return "<0.1%"
-    return f"{percent:.1f}%" if percent < 10 else f"{percent:.0f}%"
-
-
 def check_store(
     store: str | PathLike[str],
     *,
@@ -119,7 +109,7 @@ def check_store(
     import pandas as pd
 
     from ccanalytics.errors import StoreError
-    from ccanalytics.history._history import History
+    from ccanalytics.history.queries._history import History
 
     if window <= timedelta(0):
         raise ValueError("the window must be a positive duration")
@@ -207,9 +197,9 @@ def check_policy(
     from datetime import UTC, datetime
 
     from ccanalytics.errors import StoreError
-    from ccanalytics.history._alerts import read_state
-    from ccanalytics.history._history import History
-    from ccanalytics.history._judge import judge_policy
+    from ccanalytics.history.alerts._alerts import read_state
+    from ccanalytics.history.alerts._judge import judge_policy
+    from ccanalytics.history.queries._history import History
 
     with History(store) as history:
         report = judge_policy(policy, history, at=at)
@@ -283,9 +273,9 @@ def check(
     be read, holds no snapshot, or the alert state cannot be saved.
     """
     from ccanalytics.errors import CheckOutputError
-    from ccanalytics.history._alerts import notify_on_change, webhook_problem
-    from ccanalytics.history._policy import Policy, load_policy
-    from ccanalytics.history._textfile import write_textfile
+    from ccanalytics.history.alerts._alerts import notify_on_change, webhook_problem
+    from ccanalytics.history.alerts._policy import Policy, load_policy
+    from ccanalytics.history.alerts._textfile import write_textfile
 
     if notify is not None and (problem := webhook_problem(notify)):
         raise ValueError(f"notify: {problem}")

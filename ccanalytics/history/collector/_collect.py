@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 # The bound and the rule live with the client, which judges each response by them too.
 from ccanalytics.api import CLOCK_SKEW, trusted_span
 from ccanalytics.errors import CCAnalyticsError, ClockSkewWarning, FleetLoadError
-from ccanalytics.history._write import append_frame
+from ccanalytics.history.store._write import append_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -194,7 +194,7 @@ def snapshot_rows(snapshot: Snapshot, first_seen: Mapping[Any, Any]) -> pd.DataF
     """
     import pandas as pd
 
-    from ccanalytics.history._schema import OK, SNAPSHOT_COLUMNS
+    from ccanalytics.history.store._schema import OK, SNAPSHOT_COLUMNS
 
     when = min(first_seen.values(), default=None)
     if when is None:

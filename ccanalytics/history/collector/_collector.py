@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ccanalytics._durations import parse_duration
 from ccanalytics.errors import CCAnalyticsError, ScheduleError
-from ccanalytics.history._collect import (
+from ccanalytics.history.collector._collect import (
     CLOCK_SKEW,
     CollectResult,
     Snapshot,
@@ -45,9 +45,9 @@ from ccanalytics.history._collect import (
     clock_warning,
     take_snapshot,
 )
-from ccanalytics.history._layout import partition_day
-from ccanalytics.history._maintenance import CompactResult, compact
-from ccanalytics.history._schedule import budget_refusal
+from ccanalytics.history.collector._schedule import budget_refusal
+from ccanalytics.history.store._layout import partition_day
+from ccanalytics.history.store._maintenance import CompactResult, compact
 
 if TYPE_CHECKING:
     from ccanalytics.api import AsyncClient, Client

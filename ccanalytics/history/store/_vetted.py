@@ -1,6 +1,6 @@
 """Which store files a reader has already found to be snapshot files of ours.
 
-Vetting a file (:func:`~ccanalytics.history._schema.vet_file`) reads its Parquet
+Vetting a file (:func:`~ccanalytics.history.store._schema.vet_file`) reads its Parquet
 footer: a fraction of a millisecond, but a month of uncompacted 5-minute snapshots is
 26,000 files, and a fresh :class:`~ccanalytics.history.History` paid seconds for it
 before its first query. The verdicts are kept in ``STORE/.vetted.json`` and reused by
@@ -15,7 +15,7 @@ new, with only the files listed then (compacted-away files drop out). A store th
 reader may not write (read-only, another user's) simply gets no cache, and a cache
 that cannot be read or makes no sense (truncated, hand-edited, from a future version)
 is ignored as if absent. It lies at the store's top level, outside every table's
-folder, so no listing (:func:`~ccanalytics.history._layout.list_store`), ``verify``
+folder, so no listing (:func:`~ccanalytics.history.store._layout.list_store`), ``verify``
 or ``compact`` sees it, and other engines' globs (``STORE/pods/**/*.parquet``) skip it.
 """
 
@@ -32,7 +32,7 @@ from ccanalytics._files import write_atomic
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ccanalytics.history._schema import TimeSpan
+    from ccanalytics.history.store._schema import TimeSpan
 
 __all__ = ["CACHE_NAME", "FileKey", "Verdict", "VetCache", "file_key"]
 
@@ -45,7 +45,7 @@ CACHE_VERSION = 1
 #: What identifies one version of a file: size, mtime_ns, ctime_ns, inode.
 FileKey = tuple[int, int, int, int]
 #: What a reader knows of a file found to be ours: its schema key and time span
-#: (:func:`~ccanalytics.history._schema.vet_file`).
+#: (:func:`~ccanalytics.history.store._schema.vet_file`).
 Verdict = tuple[str, "TimeSpan"]
 
 

@@ -24,8 +24,8 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from ccanalytics._files import write_atomic, write_new
 from ccanalytics.errors import StoreError
-from ccanalytics.history._layout import data_file_name, partition_dir, store_folder
-from ccanalytics.history._schema import to_arrow
+from ccanalytics.history.store._layout import data_file_name, partition_dir, store_folder
+from ccanalytics.history.store._schema import to_arrow
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -14,7 +14,7 @@ twice) or neither (rows missing). A marker that readers honour closes that gap:
 4. delete each file of F;
 5. delete the marker.
 
-A reader (:func:`~ccanalytics.history._layout.list_store`) lists the data files
+A reader (:func:`~ccanalytics.history.store._layout.list_store`) lists the data files
 *first* and the markers *second*, and leaves out F when the marker's M was listed.
 If its listing holds M and some f of F, then either the marker still existed when the
 markers were listed (it is removed only after every f is gone), so F is left out; or
@@ -48,7 +48,7 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from ccanalytics._files import fsync_dir, write_atomic
 from ccanalytics.errors import StoreError
-from ccanalytics.history._layout import (
+from ccanalytics.history.store._layout import (
     DATA_SUFFIX,
     MARKER_PREFIX,
     TEMP_SUFFIX,
@@ -59,9 +59,9 @@ from ccanalytics.history._layout import (
     store_folder,
     temp_path,
 )
-from ccanalytics.history._merge import merge_files
-from ccanalytics.history._schema import TABLES, file_problem
-from ccanalytics.history._write import write_synced
+from ccanalytics.history.store._merge import merge_files
+from ccanalytics.history.store._schema import TABLES, file_problem
+from ccanalytics.history.store._write import write_synced
 
 __all__ = ["CompactResult", "StoreReport", "compact", "verify"]
 

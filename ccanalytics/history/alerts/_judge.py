@@ -15,16 +15,15 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final
 
-from ccanalytics.history._alerts import Alert, Snooze
-from ccanalytics.history._check import format_share
-from ccanalytics.history._policy import Policy, Rule, Threshold
+from ccanalytics.history.alerts._alerts import Alert, Snooze
+from ccanalytics.history.alerts._policy import Policy, Rule, Threshold
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ccanalytics.history._history import History
+    from ccanalytics.history.queries._history import History
 
-__all__ = ["Judgement", "PolicyReport", "judge_policy"]
+__all__ = ["Judgement", "PolicyReport", "format_share", "judge_policy"]
 
 #: A rank counts against ``max_stragglers`` when flagged in at least this share of snapshots.
 STRAGGLER_SHARE: Final = 0.5
@@ -234,3 +233,14 @@ class _Answers:
         mine = pods[(pods["cluster_id"] == cluster_id) & (pods["idle_cost"] > 0.005)]
         worst = mine.sort_values(["idle_cost", "name"], ascending=[False, True]).head(TOP_IDLE_PODS)
         return ", ".join(f"{row.name} {row.idle_cost:,.2f} USD" for row in worst.itertuples())
+
+
+def format_share(value: float) -> str:
+    """A share (0-1) in percent for a sentence: never a non-zero share printed as 0 %.
+
+    One decimal below 10 % (``0.3%``), none above (``46%``), ``<0.1%`` for the tiniest.
+    """
+    percent = value * 100
+    if 0 < percent < 0.1:
+        return "<0.1%"
+    return f"{percent:.1f}%" if percent < 10 else f"{percent:.0f}%"

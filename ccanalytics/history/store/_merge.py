@@ -1,7 +1,7 @@
 """A day's files as one table: what :func:`compact` writes and the readers' day cache holds.
 
 One rule, used by both: every row of the files, in the files' order (by name, as
-:func:`~ccanalytics.history._layout.list_store` lists them), columns a file lacks null
+:func:`~ccanalytics.history.store._layout.list_store` lists them), columns a file lacks null
 (schemas only grow), except the copies of a snapshot instant. Two collects within the
 ``Date`` header's second write the same cluster instant to two files, and a reader
 counts it from the first file only (``file_index``: :mod:`._accounting`); once merged,
@@ -23,7 +23,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from ccanalytics.errors import StoreError
-from ccanalytics.history._schema import file_problem
+from ccanalytics.history.store._schema import file_problem
 
 __all__ = ["FILE_ORDER", "INSTANT_KEY", "first_copies", "merge_files"]
 

@@ -4,7 +4,7 @@ Each function takes the History's DuckDB connection (views ``pods`` and ``gpus``
 a window already resolved to timestamps, runs one query, and returns a small pandas
 frame with nullable dtypes. Nothing here loads the snapshots into pandas: a year of
 minute snapshots is aggregated where it lies. The time each snapshot stands for is
-:mod:`ccanalytics.history._accounting`'s; idle and judged pods are defined there too.
+:mod:`ccanalytics.history.queries._accounting`'s; idle and judged pods are defined there too.
 
 Costs are USD (the pods' ``cost`` is a price per hour), times are hours.
 """
@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from ccanalytics._rules import IDLE_THRESHOLD, UNUSED_COST_SQL, check_idle_threshold
-from ccanalytics.history._accounting import (
+from ccanalytics.history.queries._accounting import (
     IDLE,
     JUDGED,
     POD_ROWS_ONCE,
@@ -32,7 +32,7 @@ from ccanalytics.history._accounting import (
     to_utc,
     window_us,
 )
-from ccanalytics.history._schema import OK
+from ccanalytics.history.store._schema import OK
 
 __all__ = ["IDLE_COST_COLUMNS", "coverage", "idle_cost", "pod_lifetimes", "utilization"]
 

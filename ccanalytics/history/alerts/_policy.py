@@ -39,7 +39,7 @@ from typing import Any, Final, Literal
 
 from ccanalytics._durations import parse_duration
 from ccanalytics.errors import PolicyError
-from ccanalytics.history._alerts import webhook_problem
+from ccanalytics.history.alerts._alerts import webhook_problem
 
 __all__ = ["FIGURES", "Policy", "Rule", "Threshold", "load_policy", "parse_policy"]
 

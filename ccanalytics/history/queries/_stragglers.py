@@ -28,7 +28,7 @@ from ccanalytics._rules import (
     median_sql,
     straggler_flag_sql,
 )
-from ccanalytics.history._accounting import POD_ROWS_ONCE, run, window_us
+from ccanalytics.history.queries._accounting import POD_ROWS_ONCE, run, window_us
 
 __all__ = ["STRAGGLER_COLUMNS", "stragglers"]
 

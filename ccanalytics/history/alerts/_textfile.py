@@ -36,7 +36,7 @@ from ccanalytics._files import write_atomic
 from ccanalytics.errors import CheckOutputError
 
 if TYPE_CHECKING:
-    from ccanalytics.history._judge import Judgement, PolicyReport
+    from ccanalytics.history.alerts._judge import Judgement, PolicyReport
 
 __all__ = ["render_textfile", "write_textfile"]
 

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ccanalytics.history._history import History
+    from ccanalytics.history.queries._window import DurationLike, TimeLike
 
-__all__ = ["PERIODS", "SPEND_COLUMNS", "period_bounds", "spend"]
+__all__ = ["PERIODS", "SPEND_COLUMNS", "Ledger", "period_bounds", "spend"]
 
 Period = Literal["day", "week", "month"]
 
@@ -49,6 +49,28 @@ SPEND_COLUMNS: Final[Mapping[str, str]] = {
 }
 
 
+class Ledger(Protocol):
+    """What spend reads of a :class:`~ccanalytics.history.History`.
+
+    A protocol, not the class: History calls this module, so this module may not import it.
+    """
+
+    def sql(self, query: str, params: Any = None) -> pd.DataFrame: ...
+
+    def window_bounds(
+        self, since: TimeLike = None, until: TimeLike = None
+    ) -> tuple[pd.Timestamp | None, pd.Timestamp | None]: ...
+
+    def idle_cost(
+        self,
+        since: TimeLike = None,
+        until: TimeLike = None,
+        *,
+        by: Literal["cluster", "day", "pod"] | None = "cluster",
+        max_gap: DurationLike | None = None,
+    ) -> pd.DataFrame: ...
+
+
 def period_bounds(now: pd.Timestamp, period: Period) -> tuple[pd.Timestamp, pd.Timestamp]:
     """``[start, end)`` in UTC of the ``period`` that holds ``now`` (an aware timestamp)."""
     import pandas as pd
@@ -66,7 +88,7 @@ def period_bounds(now: pd.Timestamp, period: Period) -> tuple[pd.Timestamp, pd.T
 
 
 def spend(
-    history: History,
+    history: Ledger,
     at: pd.Timestamp | None,
     *,
     by: Literal["cluster"] | None = "cluster",
@@ -86,7 +108,7 @@ def spend(
     return rows[[c for c in SPEND_COLUMNS if c in rows.columns]].reset_index(drop=True)
 
 
-def _newest_snapshot(history: History, at: pd.Timestamp | None) -> pd.Timestamp | None:
+def _newest_snapshot(history: Ledger, at: pd.Timestamp | None) -> pd.Timestamp | None:
     """The newest snapshot in the store; with ``at``, ``at`` itself if a snapshot precedes it."""
     import pandas as pd
 
@@ -102,7 +124,7 @@ def _newest_snapshot(history: History, at: pd.Timestamp | None) -> pd.Timestamp 
 
 
 def _period_rows(
-    history: History,
+    history: Ledger,
     now: pd.Timestamp,
     period: Period,
     rates: pd.Series,
@@ -132,7 +154,7 @@ def _period_rows(
     return frame
 
 
-def burn_rates(history: History, now: pd.Timestamp) -> pd.Series:
+def burn_rates(history: Ledger, now: pd.Timestamp) -> pd.Series:
     """USD per hour of each cluster's latest snapshot at or before ``now`` (each pod once)."""
     import pandas as pd
 
