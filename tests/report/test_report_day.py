@@ -103,7 +103,7 @@ def test_the_first_screen_is_the_windows_figures_then_what_to_do(
             rf'<div class="label">{label}</div><div class="value">([\d,.]+) USD</div>', screen
         )
         assert card, label
-        assert float(card.group(1).replace(",", "")) == round(float(totals[column]), 2)
+        assert _to_the_cent(card.group(1), float(totals[column])), (label, totals[column])
     assert "What to do" in screen
     assert pd.notna(totals["total_cost"])
 
