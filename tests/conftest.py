@@ -1,12 +1,69 @@
-"""Shared fixtures: the sandbox over real loopback HTTP, fast retries, secret scanning."""
+"""Shared fixtures: the sandbox over real loopback HTTP, fast retries, secret scanning, the
+simulated day; and how the suite runs (tests/README.md): Hypothesis profiles, the order
+xdist hands tests out in, and the CI rule that a skip must be documented."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
+import ci_skips
 import pytest
+from hypothesis import HealthCheck, settings
+from simulated_day import SimulatedDay, build
 
 from ccanalytics.sandbox import FULL_ACCESS_KEY, Sandbox, SandboxApp
+
+pytest_plugins = ["pytester"]  # tests/test_ci_skips.py runs pytest on a made-up suite
+
+# -- Hypothesis: few examples by default, many on demand ------------------------------
+# A property test that pins no max_examples takes its profile's; one that pins a number
+# (a costly example, or a cheap one worth many) keeps it. ``HYPOTHESIS_PROFILE=thorough
+# pytest`` digs 20 times deeper than the "fast" profile every run loads by default.
+settings.register_profile(
+    "fast", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "thorough", max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each notebook's cells slow (each runs a whole story in its kernel), and under
+    xdist hand out the longest chains first.
+
+    ``--dist loadfile`` keeps a file's tests in one worker: a notebook's cells share one
+    kernel and must run there in order. (``loadgroup`` would group by ``xdist_group``
+    marks, but pytest 9.2's structured node ids make xdist 3.8 ignore them silently:
+    pytest-dev/pytest-xdist#1386.) The notebooks, then the simulated day's users, come
+    first (``--no-loadscope-reorder`` keeps this order), so they start at once rather
+    than trail at the end of the run on one worker; every worker sorts alike.
+    """
+    for item in items:
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.slow)
+            # Notebook 04 collects a month (1,440 snapshots) in one cell: 105 s on a quiet
+            # machine, past the suite's 120 s on a busy one.
+            item.add_marker(pytest.mark.timeout(600))
+    if hasattr(config, "workerinput"):
+        items.sort(key=_start_early)
+
+
+def _start_early(item: pytest.Item) -> int:
+    if item.path.suffix == ".ipynb":
+        return 0
+    return 1 if "simulated_day" in getattr(item, "fixturenames", ()) else 2
+
+
+@pytest.fixture(scope="session")
+def simulated_day(tmp_path_factory: pytest.TempPathFactory) -> SimulatedDay:
+    """The sandbox's timeline fleet for one day, 288 snapshots (tests/simulated_day.py)."""
+    return build(tmp_path_factory.mktemp("simulated-day") / "store")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    ci_skips.register(config)  # under CI=true, an undocumented skip fails the run
 
 
 @pytest.fixture

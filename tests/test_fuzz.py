@@ -42,8 +42,10 @@ from ccanalytics.api._retry import parse_retry_after
 from ccanalytics.frames import GPU_COLUMNS, POD_COLUMNS
 from ccanalytics.sandbox import SandboxApp
 
-#: Examples per property; ``CCANALYTICS_FUZZ_EXAMPLES=5000 pytest tests/test_fuzz.py`` digs deeper.
-EXAMPLES = int(os.environ.get("CCANALYTICS_FUZZ_EXAMPLES", "150"))
+#: Examples per property: the Hypothesis profile's (tests/conftest.py: 25, or 500 with
+#: HYPOTHESIS_PROFILE=thorough); ``CCANALYTICS_FUZZ_EXAMPLES=5000 pytest tests/test_fuzz.py``
+#: digs deeper still.
+EXAMPLES = int(os.environ.get("CCANALYTICS_FUZZ_EXAMPLES", settings.default.max_examples))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 URL = "http://fuzz.invalid"
 KEY = "fuzz-api-key"

@@ -191,18 +191,27 @@ def _run_sync(
     """Run a load from synchronous code, in Jupyter too (a loop already running)."""
     ids = _cluster_ids(cluster_ids)
 
-    async def run() -> FleetLoad:
+    # The load is handed back beside the task, not as its result: on Python 3.11,
+    # asyncio.run's closing SIGINT check formats the main task's repr, result included,
+    # and the repr of a fleet's frames cost as much as loading them.
+    loaded: list[FleetLoad] = []
+
+    async def run() -> None:
         # Same pacer, and the rate limit it learns shows on ``client`` too.
         twin = client.as_async() if client is not None else AsyncClient()
         async with twin:
-            return await _aload(ids, twin, progress, errors, with_gpus)
+            loaded.append(await _aload(ids, twin, progress, errors, with_gpus))
 
     if not _loop_running():
         # Outside the ``except`` that asked: an error of the load must not carry an
         # unrelated "no running event loop" RuntimeError in its chain.
-        return asyncio.run(run())
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ccanalytics-load") as pool:
-        return pool.submit(asyncio.run, run()).result()
+        asyncio.run(run())
+    else:
+        with concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="ccanalytics-load"
+        ) as pool:
+            pool.submit(asyncio.run, run()).result()
+    return loaded[0]
 
 
 def _loop_running() -> bool:

@@ -85,7 +85,7 @@ def _same_to_the_cent(stored: pd.Series, live: pd.Series) -> bool:
     return len(a) == len(b) and all(abs(x - y) < 0.005 for x, y in zip(a, b, strict=True))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # examples: the profile's
 @given(frame=pod_frames())
 def test_live_and_stored_rules_agree(frame: pd.DataFrame) -> None:
     live_idle = analysis.idle_pods(frame)

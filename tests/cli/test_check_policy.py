@@ -1,6 +1,6 @@
 """``ccanalytics check --policy``: budgets per cluster, routed alerts, snoozes, a textfile.
 
-The store is ``budget_store`` (tests/history/budget_store.py): at its newest snapshot
+The store is ``budget_store`` (tests/budget_store.py): at its newest snapshot
 cl-a has spent 512.50 USD this month (projected 1742.50), cl-b 216.00 (projected 2184.00).
 """
 
@@ -8,20 +8,17 @@ from __future__ import annotations
 
 import http.server
 import json
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from budget_store import write_budget_store
 from prometheus_client.parser import text_string_to_metric_families
 
 from ccanalytics.cli import main
 from ccanalytics.history.alerts import _alerts
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "history"))
-from budget_store import write_budget_store
 
 POLICY = """
 [[rule]]

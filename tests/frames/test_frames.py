@@ -766,7 +766,7 @@ def mutate(pod: Any, path: tuple[Any, ...], action: str, value: Any) -> Any:
     return pod
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # examples: the profile's
 @given(data=st.data())
 def test_mutated_pods_never_raise_and_keep_dtypes(data: st.DataObject) -> None:
     pod: Any = copy.deepcopy(EXAMPLE_POD)

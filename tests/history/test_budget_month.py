@@ -21,9 +21,15 @@ from pathlib import Path
 
 import pytest
 
-from ccanalytics import collect
+from ccanalytics import Client, collect
 from ccanalytics.history import check_policy, notify_on_change, parse_policy
-from ccanalytics.sandbox import EXEMPT_KEY, Sandbox, SandboxApp, SimulatedClock
+from ccanalytics.sandbox import (
+    EXEMPT_KEY,
+    IN_PROCESS_URL,
+    SandboxApp,
+    SandboxTransport,
+    SimulatedClock,
+)
 
 START = datetime(2026, 11, 12, tzinfo=UTC)
 POLICY = """
@@ -48,7 +54,11 @@ def test_rules_fire_and_clear_exactly_at_the_hand_computed_snapshots(tmp_path: P
         cluster = re.search(r"cl-[a-z-]+", text)
         sent.append((f"{clock.now():%d %H:%M}", cluster and cluster.group(), "fine again" in text))
 
-    with Sandbox(app) as sb, sb.client(EXEMPT_KEY) as client:
+    # In process: the loopback path is tests/history/test_history_day.py's to check.
+    transport = SandboxTransport(app)
+    with Client(
+        EXEMPT_KEY, IN_PROCESS_URL, transport=transport, trust_service_clock=True
+    ) as client:
         while clock.now() <= START + timedelta(hours=29):
             collect(["cl-research-dev"], tmp_path, client=client, trust_service_clock=True)
             report = check_policy(tmp_path, policy)

@@ -1,39 +1,26 @@
-"""A simulated day: 288 five-minute snapshots of the timeline fleet, collected into a store."""
+"""A simulated day: 288 five-minute snapshots of the timeline fleet, collected into a store.
+
+The day is collected through the sandbox in process (tests/simulated_day.py); the last
+test collects a stretch of it over real loopback HTTP and finds the same rows.
+"""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from simulated_day import CLUSTERS, SNAPSHOTS, START, STEP, SimulatedDay, collect_at
 
-from ccanalytics import History, collect
+from ccanalytics import History
 from ccanalytics.history import compact, verify
 from ccanalytics.sandbox import EXEMPT_KEY, Sandbox, SandboxApp, SimulatedClock
 
-START = datetime(2026, 11, 2, tzinfo=UTC)
-STEP = timedelta(minutes=5)
-SNAPSHOTS = 288
-
 
 @pytest.fixture(scope="module")
-def day_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[object]]:
-    """One simulated day collected over loopback HTTP, a snapshot every 5 minutes."""
-    store = tmp_path_factory.mktemp("day")
-    clock = SimulatedClock(START)
-    results: list[object] = []
-    # The exempt key: the client's pacer counts windows in real seconds, and the
-    # simulated windows (60 a minute) would make it wait for real minutes here.
-    with Sandbox(SandboxApp(clock=clock)) as sb, sb.client(EXEMPT_KEY) as client:
-        # The clusters whose day has a story (the steady ones would only add time).
-        clusters = ["cl-bringup", "cl-eval-afternoon", "cl-infer-prod", "cl-llama70b-train"]
-        for _ in range(SNAPSHOTS):
-            results.append(
-                collect(clusters, store, client=client, errors="collect", trust_service_clock=True)
-            )
-            clock.advance(STEP)
-    return store, results
+def day_store(simulated_day: SimulatedDay) -> tuple[Path, tuple[object, ...]]:
+    """The simulated day (tests/simulated_day.py): its store and each collect's result."""
+    return simulated_day.store, simulated_day.results
 
 
 def expected_times(first: str = "00:00", last: str = "23:55") -> list[pd.Timestamp]:
@@ -42,9 +29,8 @@ def expected_times(first: str = "00:00", last: str = "23:55") -> list[pd.Timesta
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(600)  # includes the fixture: 288 fleet loads, ~0.2 s each on 2 cores
 def test_observed_at_is_the_simulated_clock_and_every_snapshot_is_there(
-    day_store: tuple[Path, list[object]],
+    day_store: tuple[Path, tuple[object, ...]],
 ) -> None:
     store, results = day_store
     with History(store) as h:
@@ -68,7 +54,7 @@ def test_observed_at_is_the_simulated_clock_and_every_snapshot_is_there(
 
 @pytest.mark.slow
 def test_failures_are_recorded_only_while_a_cluster_does_not_exist(
-    day_store: tuple[Path, list[object]],
+    day_store: tuple[Path, tuple[object, ...]],
 ) -> None:
     _, results = day_store
     failed = [k for k, r in enumerate(results) if r.errors]  # type: ignore[attr-defined]
@@ -77,7 +63,7 @@ def test_failures_are_recorded_only_while_a_cluster_does_not_exist(
 
 
 @pytest.mark.slow
-def test_the_fleets_story_reads_back_by_hand(day_store: tuple[Path, list[object]]) -> None:
+def test_the_fleets_story_reads_back_by_hand(day_store: tuple[Path, tuple[object, ...]]) -> None:
     store, _ = day_store
     with History(store) as h:
         rank5 = h.sql(
@@ -99,7 +85,7 @@ def test_the_fleets_story_reads_back_by_hand(day_store: tuple[Path, list[object]
 
 @pytest.mark.slow
 def test_the_day_compacts_into_one_file_per_table_with_every_row(
-    day_store: tuple[Path, list[object]], tmp_path: Path
+    day_store: tuple[Path, tuple[object, ...]], tmp_path: Path
 ) -> None:
     import shutil
 
@@ -118,3 +104,39 @@ def test_the_day_compacts_into_one_file_per_table_with_every_row(
     with History(store) as h:
         assert (len(h.pods()), len(h.gpus())) == before
     assert verify(store).ok
+
+
+@pytest.mark.slow
+def test_a_stretch_collected_over_loopback_http_gives_the_days_rows(
+    simulated_day: SimulatedDay, tmp_path: Path
+) -> None:
+    """End to end over a real socket: 13:30 to 14:25 (cl-eval-afternoon appears at 14:00)
+    collected from a sandbox served on 127.0.0.1 gives, row for row, what the day
+    collected in process holds for those instants, and the same failures."""
+    first, count = 13 * 12 + 6, 12  # snapshot 162 is 13:30
+    clock = SimulatedClock(START + first * STEP)
+    with Sandbox(SandboxApp(clock=clock)) as sb, sb.client(EXEMPT_KEY) as client:
+        results = collect_at(tmp_path, client, clock, count)
+    assert [sorted(r.errors) for r in results] == [["cl-eval-afternoon"]] * 6 + [[]] * 6
+    stretch = simulated_day.results[first : first + count]
+    assert [r.observed_at for r in results] == [r.observed_at for r in stretch]
+    lo, hi = START + first * STEP, START + (first + count - 1) * STEP
+    for table, order in (
+        ("pods", "cluster_id, observed_at, pod_id"),
+        ("gpus", "cluster_id, observed_at, pod_id, gpu_index"),
+        ("snapshots", "cluster_id, observed_at"),
+    ):
+        query = f"SELECT * FROM {table} WHERE observed_at BETWEEN $lo AND $hi ORDER BY {order}"
+        over_http, in_process = (
+            _rows(store, query, lo, hi) for store in (tmp_path, simulated_day.store)
+        )
+        assert len(over_http) > 0, table
+        pd.testing.assert_frame_equal(over_http, in_process, obj=table)
+    assert sorted({c for r in results for c in r.clusters}) == sorted(CLUSTERS)
+
+
+def _rows(store: Path, query: str, lo: object, hi: object) -> pd.DataFrame:
+    """``query``'s rows, without the position of their file among the store's files."""
+    with History(store) as h:
+        rows = h.sql(query, params={"lo": lo, "hi": hi})
+    return rows.drop(columns=["file_index"], errors="ignore")

@@ -1,44 +1,31 @@
-"""The answers against a simulated day: 288 five-minute snapshots collected over loopback.
+"""The answers against a simulated day: 288 five-minute snapshots (tests/simulated_day.py).
 
 The sandbox's timeline (ccanalytics.sandbox's docstring, shown on the docs site): in cl-llama70b-train
 rank 13 straggles all day and rank 5 only 10:00-14:00; in cl-infer-prod ranks 4, 9 and
 10 are idle 22:00-07:00. History must tell the chronic straggler from the transient
-one, its idle cost must equal the computation by hand from the stored rows, and the
-report's window section and ``check`` must print History's figures to the cent.
+one, and its idle cost must equal the computation by hand from the stored rows (that
+``check`` and the report print these figures to the cent: tests/cli/test_check_day.py
+and tests/report/test_report_day.py).
 """
 
 from __future__ import annotations
 
 import itertools
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from simulated_day import SimulatedDay
 
-from ccanalytics import History, collect
-from ccanalytics.cli import main
-from ccanalytics.report import write_report
-from ccanalytics.sandbox import EXEMPT_KEY, Sandbox, SandboxApp, SimulatedClock
+from ccanalytics import History
 
-START = datetime(2026, 11, 2, tzinfo=UTC)
-STEP = timedelta(minutes=5)
-SNAPSHOTS = 288
-CLUSTERS = ["cl-infer-prod", "cl-llama70b-train"]
-
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def day(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("day")
-    clock = SimulatedClock(START)
-    # The exempt key: the client paces in real seconds, the simulated quota in simulated.
-    with Sandbox(SandboxApp(clock=clock)) as sb, sb.client(EXEMPT_KEY) as client:
-        for _ in range(SNAPSHOTS):
-            collect(CLUSTERS, store, client=client, trust_service_clock=True)
-            clock.advance(STEP)
-    return store
+def day(simulated_day: SimulatedDay) -> Path:
+    """The simulated day's store (tests/simulated_day.py), read only."""
+    return simulated_day.store
 
 
 def test_the_chronic_straggler_is_told_from_the_transient_one(day: Path) -> None:
@@ -88,42 +75,3 @@ def test_the_lifetimes_say_when_the_inference_pods_were_idle(day: Path) -> None:
     by_hour = mine.groupby(mine["time"].dt.hour)["gpu_util_mean"]
     assert (by_hour.max().loc[[0, 3, 6, 22, 23]] < 5).all()
     assert (by_hour.min().loc[7:21] >= 40).all()
-
-
-def test_check_and_the_report_print_historys_figures(
-    day: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    with History(day) as h:
-        totals = h.idle_cost(timedelta(hours=24), by=None).iloc[0]
-    code = main(
-        [
-            "check",
-            "--store",
-            str(day),
-            "--window",
-            "24h",
-            "--max-idle-cost",
-            "1",
-            "--max-stragglers",
-            "0",
-        ]
-    )
-    out = capsys.readouterr().out.splitlines()
-    assert code == 3
-    assert out[0].startswith(f"Idle GPUs cost {totals['idle_cost']:,.2f} USD in the last 24 h")
-    assert out[1].startswith("1 rank straggled") and "cl-llama70b-train rank 13" in out[1]
-    with Sandbox() as sb, sb.client() as client:
-        summary = write_report(
-            ["cl-infer-prod"], tmp_path / "r.html", client=client, store=day, window="24h"
-        )
-    assert (
-        f"the fleet spent {totals['total_cost']:,.2f} USD: {totals['idle_cost']:,.2f} USD"
-        in summary
-    )
-    assert "Chronic stragglers, flagged in at least half of their snapshots: " in summary
-    assert "cl-llama70b-train rank 13 (100% of 288 snapshots)" in summary
-    # The real run of flagged snapshots (10:00 to 13:55, each standing until the next).
-    assert (
-        "Straggled for a stretch only: cl-llama70b-train rank 5: flagged in 48 of 288 "
-        "snapshots, 10:00 to 14:00 UTC (4 h)" in summary
-    )

@@ -1,6 +1,6 @@
 """Spend so far and projections (History.spend), against hand computations to the cent.
 
-The store is ``budget_store`` (tests/history/budget_store.py): two clusters in
+The store is ``budget_store`` (tests/budget_store.py): two clusters in
 November 2026, one with a collection gap, one appearing mid-month.
 """
 

@@ -1,6 +1,7 @@
 """Every failure to read or write a store is a StoreError naming the path (issue 21 item 4):
 a store path that is a file, a read-only or full disk, a day folder symlinked out of the
-store, a query that keeps finding its files gone; and the CLI says it in one line, exit 1."""
+store, a query that keeps finding its files gone (and the CLI says it in one line, exit 1:
+tests/cli/test_check_store_failures.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ import pytest
 from history_helpers import pod_row, pods_table, write_store
 
 from ccanalytics import History, StoreError
-from ccanalytics.cli import main
 from ccanalytics.history import compact, verify
 from ccanalytics.history.queries import _history
 from ccanalytics.history.store._write import append_frame
@@ -162,15 +162,6 @@ def test_a_query_whose_files_keep_vanishing_is_a_store_error(
         with pytest.raises(StoreError, match="kept changing") as caught:
             h.idle_cost(by=None)
     assert caught.value.path == tmp_path.resolve()
-
-
-def test_check_on_a_path_that_is_a_file_is_one_line_and_exit_1(
-    a_file: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code = main(["check", "--store", str(a_file), "--max-idle-cost", "1"])
-    _, err = capsys.readouterr()
-    assert code == 1
-    assert err.count("\n") == 1 and "not a folder" in err and "Traceback" not in err
 
 
 def test_a_day_compacted_over_and_over_never_gives_a_raw_duckdb_error(tmp_path: Path) -> None:

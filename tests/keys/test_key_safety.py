@@ -36,7 +36,8 @@ from ccanalytics.sandbox._data import INITIAL_SSH_KEYS
 SSH_KEYS = "/v2/account/ssh-keys"
 ED25519 = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINajBoYvNIvnWWRi5fvEHCRN+YGrlS3KI3xqQ4uhGGlr a@b"
 KEYS = settings(
-    max_examples=int(os.environ.get("CCANALYTICS_FUZZ_EXAMPLES", "150")),
+    # The Hypothesis profile's number (tests/conftest.py), unless told otherwise.
+    max_examples=int(os.environ.get("CCANALYTICS_FUZZ_EXAMPLES", settings.default.max_examples)),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

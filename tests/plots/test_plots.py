@@ -29,25 +29,9 @@ from ccanalytics.plots import (
     gpu_heatmap,
     utilization_by_rank,
 )
-from ccanalytics.sandbox import SandboxApp, make_cluster_pods
+from ccanalytics.sandbox import make_cluster_pods
 
 TRAIN = "cl-llama70b-train"
-
-
-@pytest.fixture(scope="module")
-def raw() -> dict[str, list[dict[str, Any]]]:
-    """The sandbox fleet as the API serves it: cluster id -> pods (JSON dicts)."""
-    return SandboxApp().data.clusters
-
-
-@pytest.fixture(scope="module")
-def pods(raw: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
-    return pd.concat([pods_frame(p, cluster_id=c) for c, p in raw.items()], ignore_index=True)
-
-
-@pytest.fixture(scope="module")
-def gpus(raw: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
-    return pd.concat([gpus_frame(p, cluster_id=c) for c, p in raw.items()], ignore_index=True)
 
 
 @pytest.fixture

@@ -23,15 +23,9 @@ from matplotlib.text import Text
 
 from ccanalytics import plots
 from ccanalytics.frames import gpus_frame, pods_frame
-from ccanalytics.sandbox import SandboxApp
 
 DOLLARS = ["L4 $$", "a$b$c", "$x$", "$\\alpha$"]  # the sandbox has four GPU types
 CLUSTER = "cl-$train$"
-
-
-@pytest.fixture(scope="module")
-def raw() -> dict[str, list[dict[str, Any]]]:
-    return SandboxApp().data.clusters
 
 
 @pytest.fixture(scope="module")

@@ -25,26 +25,11 @@ from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 
 from ccanalytics import plots
-from ccanalytics.frames import gpus_frame, pods_frame
+from ccanalytics.frames import pods_frame
 from ccanalytics.plots import COLORS
-from ccanalytics.sandbox import SandboxApp, make_cluster_pods
+from ccanalytics.sandbox import make_cluster_pods
 
 INFER = "cl-infer-prod"  # ranks 4, 9 and 10 idle (busiest GPU 2, 3 and 2 %)
-
-
-@pytest.fixture(scope="module")
-def raw() -> dict[str, list[dict[str, Any]]]:
-    return SandboxApp().data.clusters
-
-
-@pytest.fixture(scope="module")
-def pods(raw: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
-    return pd.concat([pods_frame(p, cluster_id=c) for c, p in raw.items()], ignore_index=True)
-
-
-@pytest.fixture(scope="module")
-def gpus(raw: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
-    return pd.concat([gpus_frame(p, cluster_id=c) for c, p in raw.items()], ignore_index=True)
 
 
 def gpu_bars(ax: Axes) -> list[Any]:

@@ -9,27 +9,11 @@ import matplotlib
 matplotlib.use("Agg")
 
 import pandas as pd
-import pytest
 from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
-from matplotlib.figure import Figure
 
 from ccanalytics.frames import pods_frame
 from ccanalytics.plots import idle_cost_by_day, utilization_by_rank, utilization_over_time
-from ccanalytics.sandbox import SandboxApp
-
-
-@pytest.fixture
-def ax() -> Axes:
-    figure = Figure(figsize=(8, 4), layout="constrained")
-    FigureCanvasAgg(figure)
-    return figure.add_subplot()
-
-
-@pytest.fixture(scope="module")
-def raw() -> dict[str, list[dict[str, Any]]]:
-    return SandboxApp().data.clusters
 
 
 def test_a_cpu_only_rank_is_not_marked_no_metrics(

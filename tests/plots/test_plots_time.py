@@ -56,13 +56,6 @@ def util_by_rank(rows: list[tuple[int, str, int, float | None]]) -> pd.DataFrame
     )
 
 
-@pytest.fixture
-def ax() -> Axes:
-    figure = Figure(figsize=(8, 4), layout="constrained")
-    FigureCanvasAgg(figure)
-    return figure.add_subplot()
-
-
 def line(ax: Axes, label: str) -> matplotlib.lines.Line2D:
     return next(ln for ln in ax.get_lines() if ln.get_label() == label)
 

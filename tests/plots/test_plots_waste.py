@@ -9,17 +9,8 @@ matplotlib.use("Agg")
 import pandas as pd
 import pytest
 from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from ccanalytics.plots import NoDataError, waste_breakdown
-
-
-@pytest.fixture
-def ax() -> Axes:
-    figure = Figure(figsize=(8, 4), layout="constrained")
-    FigureCanvasAgg(figure)
-    return figure.add_subplot()
 
 
 def costs() -> pd.DataFrame:

@@ -1,23 +1,20 @@
 """The report with a policy opens with the budget status, with check's figures to the cent.
 
-The store is ``budget_store`` (tests/history/budget_store.py): this month cl-a and cl-b
+The store is ``budget_store`` (tests/budget_store.py): this month cl-a and cl-b
 have spent 512.50 + 216.00 = 728.50 USD; at 2.50 + 4.00 = 6.50 USD/h for the 492 h left,
 the month reaches 728.50 + 3198.00 = 3926.50 USD.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
+from budget_store import write_budget_store
 
 from ccanalytics.cli import main
 from ccanalytics.report import write_report
 from ccanalytics.sandbox import Sandbox
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "history"))
-from budget_store import write_budget_store
 
 POLICY = '[[rule]]\nname = "month"\nclusters = "cl-*"\nmax_projected_spend = { month = 2000 }\n'
 

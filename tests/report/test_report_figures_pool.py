@@ -22,6 +22,9 @@ from ccanalytics.frames import gpus_frame, pods_frame
 from ccanalytics.report import _draw, render_report
 from ccanalytics.sandbox import SandboxApp
 
+# Each test starts a pool of drawing processes and renders every figure: seconds each.
+pytestmark = pytest.mark.slow
+
 
 def _in_a_fresh_process(script: str, *args: str, env: dict[str, str] | None = None) -> str:
     """What ``script`` prints, run by a new interpreter: a process with no other thread,

@@ -14,17 +14,7 @@ import pandas as pd
 import pytest
 
 from ccanalytics.analysis import idle_pods, stragglers
-from ccanalytics.frames import gpus_frame, pods_frame
 from ccanalytics.report import render_report
-from ccanalytics.sandbox import SandboxApp
-
-
-@pytest.fixture(scope="module")
-def frames() -> tuple[pd.DataFrame, pd.DataFrame]:
-    clusters = SandboxApp().data.clusters
-    pods = pd.concat([pods_frame(p, cluster_id=c) for c, p in clusters.items()], ignore_index=True)
-    gpus = pd.concat([gpus_frame(p, cluster_id=c) for c, p in clusters.items()], ignore_index=True)
-    return pods, gpus
 
 
 @pytest.fixture(scope="module")

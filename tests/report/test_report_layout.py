@@ -11,9 +11,7 @@ import pandas as pd
 import pytest
 from browser import CHROMIUM, measure
 
-from ccanalytics.frames import gpus_frame, pods_frame
 from ccanalytics.report import render_report
-from ccanalytics.sandbox import SandboxApp
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="no Chromium (apt-get install chromium) for the layout check"
@@ -21,11 +19,8 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def document() -> str:
-    clusters = SandboxApp().data.clusters
-    pods = pd.concat([pods_frame(p, cluster_id=c) for c, p in clusters.items()], ignore_index=True)
-    gpus = pd.concat([gpus_frame(p, cluster_id=c) for c, p in clusters.items()], ignore_index=True)
-    return render_report(pods, gpus, max_rank_plots=1)
+def document(frames: tuple[pd.DataFrame, pd.DataFrame]) -> str:
+    return render_report(*frames, max_rank_plots=1)
 
 
 @pytest.mark.slow

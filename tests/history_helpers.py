@@ -108,6 +108,49 @@ def _gpu_rows(pods: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+# ---- files that are not snapshots of ours ---------------------------------------------
+
+FOREIGN_DAY = "2026-11-20"
+_STAMP = pa.array([0], pa.timestamp("us", tz="UTC"))
+
+#: Parquet files a store may hold that no collect of ours wrote (issue 21 item 5).
+FOREIGN = {
+    "unrelated columns": pa.table({"foo": [1, 2], "bar": ["a", "b"]}),
+    "a column of the wrong type": pa.table(
+        {
+            "cluster_id": pa.array([7], pa.int64()),
+            "pod_id": ["p9"],
+            "observed_at": _STAMP,
+            "schema_version": pa.array([1], pa.int32()),
+        }
+    ),
+    "observed_at as text": pa.table(
+        {
+            "cluster_id": ["cl-a"],
+            "observed_at": ["2026-11-20T05:00:00Z"],
+            "schema_version": pa.array([1], pa.int32()),
+        }
+    ),
+    "no columns": pa.table({}),
+    "no schema_version": pa.table(
+        {"cluster_id": ["cl-a"], "pod_id": ["p9"], "observed_at": _STAMP}
+    ),
+    "a column twice": pa.Table.from_arrays(
+        [pa.array(["cl-a"]), _STAMP, pa.array([1], pa.int32()), pa.array([1], pa.int32())],
+        names=["cluster_id", "observed_at", "schema_version", "schema_version"],
+    ),
+}
+
+
+def write_foreign_store(store: Path, kind: str) -> tuple[Path, Path]:
+    """A store of three snapshots on :data:`FOREIGN_DAY` plus the ``FOREIGN[kind]`` file
+    in its pods day folder: the store and that file."""
+    write_store(store, [pod_row("cl-a", f"{FOREIGN_DAY}T0{h}:00:00Z", "p1") for h in (0, 1, 2)])
+    path = store / "pods" / f"date={FOREIGN_DAY}" / "foreign.parquet"
+    pq.write_table(FOREIGN[kind], path)
+    return store, path
+
+
 # ---- the answers by hand -------------------------------------------------------------
 
 
