@@ -182,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _audit_inputs(inputs: list[_Input], writer: Writer, counts: dict[str, int]) -> None:
     """Judge and write each entry as it is read: memory does not grow with the file."""
-    from ccanalytics.keys import Duplicates, iter_audit
+    from ccanalytics.keys import Duplicates, PlainEntry, iter_rows
 
     duplicates = Duplicates()
     # Entries hold no reference cycles, so the cyclic collector would only rescan the
@@ -193,9 +193,16 @@ def _audit_inputs(inputs: list[_Input], writer: Writer, counts: dict[str, int]) 
         for usable in inputs:
             duplicates.begin(usable.name)
             writer.begin(usable.name)
-            for entry in iter_audit(usable.file, duplicates=duplicates):
-                counts[entry.status] += 1
-                writer.entry(usable.name, entry)
+            name, plain, entry = usable.name, writer.plain, writer.entry
+            plains = 0
+            for row in iter_rows(usable.file, duplicates=duplicates):
+                if isinstance(row, PlainEntry):  # ok, with nothing to say: most lines
+                    plains += 1
+                    plain(name, row)
+                else:
+                    counts[row.status] += 1
+                    entry(name, row)
+            counts["ok"] += plains
             writer.end()
     finally:
         if collecting:

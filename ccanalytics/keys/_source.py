@@ -22,9 +22,11 @@ from typing import BinaryIO, TypeAlias
 from ccanalytics.errors import KeyFileError
 from ccanalytics.keys._line import (
     AuthorizedKey,
+    PlainEntry,
     _Findings,
     _judge_line,
     _key_advice,
+    _plain_entry,
     _strcspn,
 )
 from ccanalytics.keys._reasons import API_FORM as _API_FORM, REJECT as _REJECT
@@ -68,11 +70,19 @@ _PRIVATE_MARKERS = (
 _DER_PRIVATE = re.compile(r"(?<![A-Za-z0-9+/])M[IHG][A-Za-z0-9+/]{62,}")
 
 
-def _private_key_kind(text: str) -> str | None:
-    """What kind of private key ``text`` contains, if any (never what it says)."""
+def _private_marker_kind(text: str) -> str | None:
+    """What kind of private key a marker in ``text`` names, if any."""
     for marker, kind in _PRIVATE_MARKERS:
         if marker in text:
             return kind
+    return None
+
+
+def _private_key_kind(text: str) -> str | None:
+    """What kind of private key ``text`` contains, if any (never what it says)."""
+    kind = _private_marker_kind(text)
+    if kind is not None:
+        return kind
     for match in _DER_PRIVATE.finditer(text):
         if _is_der_private(match.group()):
             return "the body of a PEM private key"
@@ -186,8 +196,21 @@ def file_lines(file: BinaryIO) -> Iterator[Line]:
             yield line.removesuffix("\n"), True
         text.detach()
         return
-    for raw in file:
-        yield _decode(raw.removesuffix(b"\n"))
+    read = file.read1 if isinstance(file, io.BufferedReader) else file.read
+    while block := read(_BLOCK):
+        if not block.endswith(b"\n"):
+            block += file.readline()  # whole lines only: no character is cut in two
+        try:  # a block at a time: most files are UTF-8 throughout
+            lines = block.decode("utf-8").removesuffix("\n").split("\n")
+        except UnicodeDecodeError:
+            for raw in block.removesuffix(b"\n").split(b"\n"):
+                yield _decode(raw)
+            continue
+        for line in lines:
+            yield line, True
+
+
+_BLOCK = 1 << 16  # bytes read at a time (then up to the end of the line)
 
 
 def open_regular(
@@ -277,10 +300,14 @@ class _Lines:
         return self._ahead
 
     def take(self) -> Line | None:
-        line = self.peek()
-        if line is not None:
+        line = self._ahead
+        if line is None:
+            line = next(self._lines, None)
+            if line is None:
+                return None
+        else:
             self._ahead = None
-            self.line_no += 1
+        self.line_no += 1
         return line
 
 
@@ -288,20 +315,32 @@ def _is_key_line(text: str) -> bool:
     return text.lstrip(" \t")[: _strcspn(text.lstrip(" \t"))] in KEY_TYPE_NAMES
 
 
-Entry: TypeAlias = tuple[int, AuthorizedKey, bool]
+Entry: TypeAlias = tuple[int, AuthorizedKey | PlainEntry, bool]
 
 
-def _entries(source: KeySource, *, drop_bom: bool = False) -> Iterator[Entry]:
+def _entries(source: KeySource, *, drop_bom: bool = False, plain: bool = False) -> Iterator[Entry]:
     """(line number, judgement, was valid UTF-8) for every entry; blocks become one.
 
     Lines are read one at a time, so a file of any size is judged in constant memory.
     ``drop_bom`` removes a byte order mark that starts the input (normalizing does;
-    auditing reports it, since sshd does not skip it either).
+    auditing reports it, since sshd does not skip it either). With ``plain``, a line
+    with nothing to say about it is a ``PlainEntry`` (no objects built), not an
+    ``AuthorizedKey``.
     """
     lines = _Lines(_source_lines(source))
     first = True
     while (line := lines.take()) is not None:
         text, utf8 = line
+        # A plain line holds no private key's body (its comment is too short for one,
+        # its key is a parsed blob), so only a marker could make it one.
+        if (
+            plain
+            and (found := _plain_entry(lines.line_no, text)) is not None
+            and _private_marker_kind(text) is None
+        ):
+            first = False
+            yield found.line_no, found, True
+            continue
         probe = text
         if first:
             first = False
