@@ -288,6 +288,19 @@ class _TableWriter(Writer):
         self.entries += 1
         return row
 
+    def plain(self, name: str, row: PlainEntry) -> None:
+        # Writer.plain, with format_plain's common case inline: a tenth of a line's time.
+        comment = row.comment
+        middle = self._middles.get((row.key_type, row.bits))
+        if middle is None or comment is None or len(comment) > _COMMENT_WIDTH or not self.entries:
+            super().plain(name, row)
+            return
+        self.entries += 1
+        parts = self.parts
+        parts.append(f"{row.line_no:>6}{middle}{row.fingerprint}  {comment:<{_COMMENT_WIDTH}}  -\n")
+        if len(parts) >= _CHUNK:
+            self.flush()
+
     def format_plain(self, name: str, row: PlainEntry) -> str:
         # The comment is printable ASCII (see PlainEntry): safe for a terminal as it is.
         comment = row.comment

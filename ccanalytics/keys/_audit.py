@@ -185,16 +185,18 @@ def iter_rows(
     A plain line that repeats a key is judged in full, to say so.
     """
     seen = Duplicates() if duplicates is None else duplicates
-    for line_no, judged, utf8 in _entries(source, drop_bom=drop_bom, plain=plain):
-        if type(judged) is PlainEntry:
-            earlier = seen.earlier_digest(judged.digest, line_no)
+    earlier_digest = seen.earlier_digest
+    for item in _entries(source, drop_bom=drop_bom, plain=plain):
+        if type(item) is PlainEntry:
+            line_no, utf8 = item.line_no, True
+            earlier = earlier_digest(item.digest, line_no)
             if earlier is None:
-                yield judged
+                yield item
                 continue
-            key = _judge_line(judged.line)
+            key = _judge_line(item.line)
         else:
-            assert isinstance(judged, AuthorizedKey)
-            key = judged
+            assert not isinstance(item, PlainEntry)  # for the type: ``type`` did not narrow
+            line_no, key, utf8 = item
             earlier = seen.earlier(key, line_no)
         extra = []
         if not utf8:

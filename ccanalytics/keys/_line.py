@@ -243,6 +243,8 @@ _PLAIN_LINE = re.compile(
 
 # NamedTuple's own __new__ is a Python function: a tenth of a plain line's time.
 _new_plain = tuple.__new__
+_a2b_base64, _b2a_base64, _sha256 = binascii.a2b_base64, binascii.b2a_base64, hashlib.sha256
+_ed25519_match = _ED25519_LINE.fullmatch
 
 
 def _plain_entry(line_no: int, text: str) -> PlainEntry | None:
@@ -253,12 +255,13 @@ def _plain_entry(line_no: int, text: str) -> PlainEntry | None:
     this comment, and there is no blank or NUL to warn about. A private key's marker
     in the line is for the caller to rule out (``_source``).
     """
-    match = _ED25519_LINE.fullmatch(text)
+    match = _ed25519_match(text)
     if match is not None:
-        digest = hashlib.sha256(binascii.a2b_base64(match[1])).digest()
-        fingerprint = "SHA256:" + binascii.b2a_base64(digest, newline=False).decode()[:-1]
+        key_text, comment = match.groups()
+        digest = _sha256(_a2b_base64(key_text)).digest()
+        fingerprint = "SHA256:" + _b2a_base64(digest, newline=False)[:-1].decode()
         return _new_plain(
-            PlainEntry, (line_no, text, "ssh-ed25519", 256, fingerprint, match[2], digest)
+            PlainEntry, (line_no, text, "ssh-ed25519", 256, fingerprint, comment, digest)
         )
     match = _PLAIN_LINE.fullmatch(text)
     if match is None:

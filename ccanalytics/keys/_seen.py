@@ -20,13 +20,16 @@ from ccanalytics.keys._line import AuthorizedKey
 __all__ = ["Duplicates"]
 
 _WIDTH = 16  # bytes of digest kept per key
-_EMPTY = bytes(_WIDTH)  # never a real digest prefix (2**-128)
 _LINE_BITS = 40  # a position is (source index << 40) | line number
 _PART_BITS = 8  # the table is 2**8 tables, chosen by the digest's hash
 
 
 class _Part:
-    """One open-addressed table of ``mask + 1`` slots, filled at most half."""
+    """One open-addressed table of ``mask + 1`` slots, filled at most half.
+
+    A slot's position is stored plus one, so that 0 marks an empty slot: a probe
+    reads one number, and compares digests only where a key is.
+    """
 
     __slots__ = ("count", "digests", "mask", "positions")
 
@@ -45,12 +48,15 @@ class _DigestTable:
     levels probed every level for each new key: 7 of the 9 us an Ed25519 line took),
     and a doubling copies one part, 1/256 of the table, so the peak stays the table
     itself (about 50 MB at a million keys), not the old and the new table at once.
+    ``capacity`` (slots in all, when the number of keys is known) spares the doublings.
     """
 
     __slots__ = ("_parts",)
 
     def __init__(self, capacity: int = 1 << 12) -> None:
-        size = max(16, capacity >> _PART_BITS)
+        size = 16
+        while size << _PART_BITS < capacity:
+            size *= 2
         self._parts = [_Part(size) for _ in range(1 << _PART_BITS)]
 
     @property
@@ -63,25 +69,22 @@ class _DigestTable:
         start = hash(digest)
         part = self._parts[start & ((1 << _PART_BITS) - 1)]
         start >>= _PART_BITS
-        digests, mask = part.digests, part.mask
+        positions, mask = part.positions, part.mask
         slot = start & mask
-        while True:
+        while held := positions[slot]:
             at = slot * _WIDTH
-            held = digests[at : at + _WIDTH]
-            if held == _EMPTY:
-                break
-            if held == digest:
-                return part.positions[slot]
+            if part.digests[at : at + _WIDTH] == digest:
+                return held - 1
             slot = (slot + 1) & mask
         if 2 * (part.count + 1) > mask + 1:
             _grow(part)
-            digests, mask = part.digests, part.mask
+            positions, mask = part.positions, part.mask
             slot = start & mask
-            while digests[slot * _WIDTH : (slot + 1) * _WIDTH] != _EMPTY:
+            while positions[slot]:
                 slot = (slot + 1) & mask
-            at = slot * _WIDTH
-        digests[at : at + _WIDTH] = digest
-        part.positions[slot] = position
+        at = slot * _WIDTH
+        part.digests[at : at + _WIDTH] = digest
+        positions[slot] = position + 1
         part.count += 1
         return position
 
@@ -93,15 +96,15 @@ def _grow(part: _Part) -> None:
     part.mask = mask = capacity - 1
     part.digests = digests = bytearray(capacity * _WIDTH)
     part.positions = positions = array("Q", bytes(8 * capacity))
-    for old in range(len(old_positions)):
-        digest = old_digests[old * _WIDTH : (old + 1) * _WIDTH]
-        if digest == _EMPTY:
+    for old, held in enumerate(old_positions):
+        if not held:
             continue
-        slot = (hash(bytes(digest)) >> _PART_BITS) & mask
-        while digests[slot * _WIDTH : (slot + 1) * _WIDTH] != _EMPTY:
+        digest = bytes(old_digests[old * _WIDTH : (old + 1) * _WIDTH])
+        slot = (hash(digest) >> _PART_BITS) & mask
+        while positions[slot]:
             slot = (slot + 1) & mask
         digests[slot * _WIDTH : (slot + 1) * _WIDTH] = digest
-        positions[slot] = old_positions[old]
+        positions[slot] = held
 
 
 class Duplicates:
@@ -113,8 +116,9 @@ class Duplicates:
 
     __slots__ = ("_names", "_table")
 
-    def __init__(self) -> None:
-        self._table = _DigestTable()
+    def __init__(self, expected: int = 0) -> None:
+        """``expected``: about how many keys will be seen, if known (room is made for them)."""
+        self._table = _DigestTable(2 * expected)
         self._names: list[str | None] = []
 
     def begin(self, name: str | None) -> None:
@@ -132,9 +136,10 @@ class Duplicates:
 
     def earlier_digest(self, digest: bytes, line_no: int) -> str | None:
         """``earlier`` for a plain key (no certificate) whose fingerprint is ``digest``."""
-        if not self._names:
-            self._names.append(None)
-        source = len(self._names) - 1
+        names = self._names
+        if not names:
+            names.append(None)
+        source = len(names) - 1
         here = source << _LINE_BITS | line_no
         first = self._table.setdefault(digest[:_WIDTH], here)
         if first == here:

@@ -70,19 +70,16 @@ _PRIVATE_MARKERS = (
 _DER_PRIVATE = re.compile(r"(?<![A-Za-z0-9+/])M[IHG][A-Za-z0-9+/]{62,}")
 
 
-def _private_marker_kind(text: str) -> str | None:
-    """What kind of private key a marker in ``text`` names, if any."""
-    for marker, kind in _PRIVATE_MARKERS:
-        if marker in text:
-            return kind
-    return None
+# Every marker holds one of these: a line without them holds no marker (three searches).
+_MARKER_WORDS = ("PRIVATE", "PuTTY-User-Key-File-", "b3BlbnNzaC1rZXktdjE")
+assert all(any(word in marker for word in _MARKER_WORDS) for marker, _ in _PRIVATE_MARKERS)
 
 
 def _private_key_kind(text: str) -> str | None:
     """What kind of private key ``text`` contains, if any (never what it says)."""
-    kind = _private_marker_kind(text)
-    if kind is not None:
-        return kind
+    for marker, kind in _PRIVATE_MARKERS:
+        if marker in text:
+            return kind
     for match in _DER_PRIVATE.finditer(text):
         if _is_der_private(match.group()):
             return "the body of a PEM private key"
@@ -315,31 +312,36 @@ def _is_key_line(text: str) -> bool:
     return text.lstrip(" \t")[: _strcspn(text.lstrip(" \t"))] in KEY_TYPE_NAMES
 
 
-Entry: TypeAlias = tuple[int, AuthorizedKey | PlainEntry, bool]
+Entry: TypeAlias = tuple[int, AuthorizedKey, bool]
 
 
-def _entries(source: KeySource, *, drop_bom: bool = False, plain: bool = False) -> Iterator[Entry]:
+def _entries(
+    source: KeySource, *, drop_bom: bool = False, plain: bool = False
+) -> Iterator[Entry | PlainEntry]:
     """(line number, judgement, was valid UTF-8) for every entry; blocks become one.
 
     Lines are read one at a time, so a file of any size is judged in constant memory.
     ``drop_bom`` removes a byte order mark that starts the input (normalizing does;
     auditing reports it, since sshd does not skip it either). With ``plain``, a line
-    with nothing to say about it is a ``PlainEntry`` (no objects built), not an
-    ``AuthorizedKey``.
+    with nothing to say about it is a ``PlainEntry`` (no objects built), alone.
     """
     lines = _Lines(_source_lines(source))
     first = True
-    while (line := lines.take()) is not None:
+    private, putty, openssh = _MARKER_WORDS
+    take = lines.take
+    while (line := take()) is not None:
         text, utf8 = line
         # A plain line holds no private key's body (its comment is too short for one,
         # its key is a parsed blob), so only a marker could make it one.
         if (
             plain
             and (found := _plain_entry(lines.line_no, text)) is not None
-            and _private_marker_kind(text) is None
+            and private not in text
+            and putty not in text
+            and openssh not in text
         ):
             first = False
-            yield found.line_no, found, True
+            yield found
             continue
         probe = text
         if first:
