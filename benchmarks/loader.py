@@ -1,7 +1,7 @@
 """Figure 1: a listing's bytes on the wire to the pods frame, through the client.
 
 What is timed is ``load_cluster_pods`` as a user calls it: a real ``Client`` over
-loopback HTTP to a small server (a thread of this process) that answers
+loopback HTTP to a small server (a process of its own) that answers
 ``GET /v2/clusters/{id}/pods`` with a listing serialized once beforehand, so the
 request, the body's transfer, the decoding and the frame are all in, with the
 garbage collector as the user has it (on). The listing is provider-shaped (issue
@@ -25,11 +25,9 @@ import json
 import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -100,34 +98,56 @@ def listing_bytes(n: int) -> bytes:
     return b'{"pods": [' + b",".join([inner] * copies) + b"]}"
 
 
+#: The loopback server, run as its own process (as the provider's is): it serves the
+#: file named by its argument as the listing of CLUSTER, and prints its port.
+_SERVER = """
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+body = open(sys.argv[1], "rb").read()
+path = sys.argv[2]
+
+class Listing(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the provider's service
+
+    def do_GET(self):
+        if self.path != path:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Listing)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+
 @contextmanager
 def loopback_server(body: bytes) -> Iterator[str]:
-    """A server on 127.0.0.1 answering the cluster's listing with ``body``; its base URL."""
-
-    class Listing(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive, as the provider's service
-
-        def do_GET(self) -> None:
-            if self.path != f"/v2/clusters/{CLUSTER}/pods":
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Listing)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    """A server process on 127.0.0.1 answering the cluster's listing with ``body``; its
+    base URL. Its own process: in a thread of this one it would contend for our GIL."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "listing.json"
+        path.write_bytes(body)
+        server = subprocess.Popen(
+            [sys.executable, "-c", _SERVER, str(path), f"/v2/clusters/{CLUSTER}/pods"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert server.stdout is not None
+            port = int(server.stdout.readline())
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            server.terminate()
+            server.wait()
 
 
 def real_path(client: ccanalytics.Client) -> None:
@@ -142,6 +162,7 @@ _RSS_PROBE = """
 import gc, sys
 from datetime import UTC, datetime
 import orjson, pandas, pyarrow, msgspec
+from ccanalytics.frames._build import FleetFrames
 
 def status(field):
     with open("/proc/self/status") as f:
