@@ -296,6 +296,14 @@ class _Lines:
             self._ahead = next(self._lines, None)
         return self._ahead
 
+    def idle(self) -> bool:
+        """Whether no line was looked at ahead: the next line is the source's next."""
+        return self._ahead is None
+
+    def put_back(self, line: Line) -> None:
+        """``line``, taken from the source directly, is the next one ``take`` gives."""
+        self._ahead = line
+
     def take(self) -> Line | None:
         line = self._ahead
         if line is None:
@@ -325,24 +333,29 @@ def _entries(
     auditing reports it, since sshd does not skip it either). With ``plain``, a line
     with nothing to say about it is a ``PlainEntry`` (no objects built), alone.
     """
-    lines = _Lines(_source_lines(source))
+    source_lines = _source_lines(source)
+    lines = _Lines(source_lines)
     first = True
     private, putty, openssh = _MARKER_WORDS
-    take = lines.take
-    while (line := take()) is not None:
+    while True:
+        if plain and lines.idle():
+            # Plain lines straight off the source, most of a large file: no ``take``. A
+            # plain line holds no private key's body (its comment is too short for one,
+            # its key is a parsed blob), so only a marker could make it one.
+            number = lines.line_no
+            for text, utf8 in source_lines:
+                found = _plain_entry(number + 1, text)
+                if found is None or private in text or putty in text or openssh in text:
+                    lines.put_back((text, utf8))  # for the full judgement, below
+                    break
+                number += 1
+                first = False
+                yield found
+            lines.line_no = number
+        line = lines.take()
+        if line is None:
+            return
         text, utf8 = line
-        # A plain line holds no private key's body (its comment is too short for one,
-        # its key is a parsed blob), so only a marker could make it one.
-        if (
-            plain
-            and (found := _plain_entry(lines.line_no, text)) is not None
-            and private not in text
-            and putty not in text
-            and openssh not in text
-        ):
-            first = False
-            yield found
-            continue
         probe = text
         if first:
             first = False

@@ -189,3 +189,38 @@ def test_every_writer_prints_a_plain_row_as_the_full_entry(fmt: str) -> None:
         return out.getvalue()
 
     assert written(plain=True) == written(plain=False)
+
+
+_BLOCKS = [
+    "",
+    "# a comment",
+    "-----BEGIN PUBLIC KEY-----",
+    "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE",
+    "-----END PUBLIC KEY-----",
+    "---- BEGIN SSH2 PUBLIC KEY ----",
+    'Comment: "me"',
+    _ed25519(40).split()[1],
+    "---- END SSH2 PUBLIC KEY ----",
+    "-----BEGIN OPENSSH PRIVATE KEY-----",
+    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ",
+    "-----END OPENSSH PRIVATE KEY-----",
+]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [f"{_ed25519(41)} a", f"\ufeff{_ed25519(42)} b", *_BLOCKS, f"{_ed25519(43)} c"],
+        [f"\ufeff{_ed25519(44)} a", f"{_ed25519(45)} b", *_BLOCKS[::-1], f"{_ed25519(46)}"],
+        [*_BLOCKS, f"{_ed25519(47)} a", *_BLOCKS, f"{_ed25519(48)} b", f"{_ed25519(47)} a"],
+    ],
+)
+def test_plain_lines_between_blocks_keep_their_numbers_and_verdicts(lines: list[str]) -> None:
+    full = list(iter_audit(lines))
+    rows = list(iter_rows(lines))
+    assert [r.line_no for r in rows] == [e.line_no for e in full]
+    for row, entry in zip(rows, full, strict=True):
+        if isinstance(row, PlainEntry):
+            assert (entry.status, entry.problems, entry.fingerprint) == ("ok", [], row.fingerprint)
+        else:
+            assert row == entry
