@@ -224,3 +224,21 @@ def test_plain_lines_between_blocks_keep_their_numbers_and_verdicts(lines: list[
             assert (entry.status, entry.problems, entry.fingerprint) == ("ok", [], row.fingerprint)
         else:
             assert row == entry
+
+
+def test_duplicates_kept_in_a_dict_move_to_the_table_and_still_name_the_first_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ccanalytics.keys import _seen
+
+    monkeypatch.setattr(_seen, "_DICT_KEYS", 8)  # a quarter more: the 11th key moves them
+    seen = Duplicates(expected=5)
+    digests = [hashlib.sha256(bytes([i])).digest() for i in range(30)]
+    assert [seen.earlier_digest(d, i + 1) for i, d in enumerate(digests)] == [None] * 30
+    assert seen._small is None  # moved
+    assert seen.earlier_digest(digests[3], 31) == "line 4"
+    assert seen.earlier_digest(digests[29], 32) == "line 30"
+    kept = Duplicates(expected=5)
+    assert kept.earlier_digest(digests[0], 1) is None
+    assert kept.earlier_digest(digests[0], 2) == "line 1"
+    assert kept._small is not None  # still the dict
