@@ -13,7 +13,10 @@ hour. So we derive them, knowing what ``ssh-keygen -l`` (and our audit) checks:
   for both programs, as it is for servers).
 
 Every line holds a different key (``distinct`` checks), so no cache can skip work
-``ssh-keygen`` does. The mix (``MIX``) is mostly Ed25519 and RSA, as in the wild.
+``ssh-keygen`` does. ``MIXES`` names the mixes a file can be made of: ``every-type``
+(``MIX``, every key type OpenSSH reads, certificates included), ``ed25519`` (only
+Ed25519, what most files hold today), ``rsa`` (only RSA, of the three common sizes)
+and ``realistic`` (mostly Ed25519, some ECDSA and RSA, as a fleet's files are now).
 """
 
 from __future__ import annotations
@@ -46,8 +49,22 @@ MIX = {
     "sk-ssh-ed25519-cert-v01@openssh.com": 1,
     "sk-ecdsa-sha2-nistp256-cert-v01@openssh.com": 1,
 }
-_PERIOD = sum(MIX.values())
-assert _PERIOD == 1000
+#: Mixes by name, each as lines of each kind in every 1,000.
+MIXES: dict[str, dict[str, int]] = {
+    "every-type": MIX,
+    "ed25519": {"ssh-ed25519": 1000},
+    "rsa": {"ssh-rsa 2048": 200, "ssh-rsa 3072": 600, "ssh-rsa 4096": 200},
+    "realistic": {
+        "ssh-ed25519": 880,
+        "ecdsa-sha2-nistp256": 50,
+        "ecdsa-sha2-nistp384": 10,
+        "ssh-rsa 2048": 10,
+        "ssh-rsa 3072": 35,
+        "ssh-rsa 4096": 15,
+    },
+}
+_PERIOD = 1000
+assert all(sum(mix.values()) == _PERIOD for mix in MIXES.values())
 
 # The NIST curves: p, b, the base point G and the order n (FIPS 186-4, D.1.2).
 _CURVES = {
@@ -185,6 +202,8 @@ def _certificates(
     directory: Path, blobs: list[bytes], ca_args: tuple[str, ...] = ("-t", "rsa", "-b", "2048")
 ) -> list[str]:
     """``type base64`` of each blob certified by one CA (RSA unless ``ca_args`` say), in batches."""
+    if not blobs:
+        return []
     ca = directory / "ca"
     subprocess.run(["ssh-keygen", "-q", *ca_args, "-N", "", "-f", str(ca)], check=True)
     work = directory / "certs"
@@ -208,19 +227,21 @@ def _certificates(
     ]
 
 
-def _kinds(lines: int, rng: random.Random) -> list[str]:
-    """The kind of every line: MIX's proportions, in a shuffled order."""
-    pattern = [kind for kind, count in MIX.items() for _ in range(count)]
+def _kinds(lines: int, rng: random.Random, mix: dict[str, int]) -> list[str]:
+    """The kind of every line: ``mix``'s proportions, in a shuffled order."""
+    pattern = [kind for kind, count in mix.items() for _ in range(count)]
     kinds = pattern * (lines // _PERIOD) + pattern[: lines % _PERIOD]
     rng.shuffle(kinds)
     return kinds
 
 
-def make_key_file(directory: Path, lines: int = 200_000, seed: int = 1) -> Path:
-    """``directory/authorized_keys``: ``lines`` distinct keys in MIX's proportions."""
+def make_key_file(
+    directory: Path, lines: int = 200_000, seed: int = 1, mix: str = "every-type"
+) -> Path:
+    """``directory/authorized_keys``: ``lines`` distinct keys in the proportions of ``mix``."""
     rng = random.Random(seed)
     maker = _Maker(directory, rng)
-    kinds = _kinds(lines, rng)
+    kinds = _kinds(lines, rng, MIXES[mix])
     plain_of_cert = {
         "ssh-ed25519-cert-v01@openssh.com": "ssh-ed25519",
         "ssh-rsa-cert-v01@openssh.com": "ssh-rsa 3072",
@@ -233,7 +254,7 @@ def make_key_file(directory: Path, lines: int = 200_000, seed: int = 1) -> Path:
         directory, [maker.plain(plain_of_cert[kinds[i]])() for i in cert_indices]
     )
     cert_lines = dict(zip(cert_indices, certified, strict=True))
-    makers = {kind: maker.plain(kind) for kind in MIX if kind not in plain_of_cert}
+    makers = {kind: maker.plain(kind) for kind in MIXES[mix] if kind not in plain_of_cert}
     out = directory / "authorized_keys"
     with out.open("w") as fh:
         for i, kind in enumerate(kinds):

@@ -15,6 +15,7 @@ checks), so it starts fast and audits faster than ``ssh-keygen -lf`` fingerprint
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import io
 import os
@@ -180,11 +181,24 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_BYTES_PER_KEY = 100  # an Ed25519 line and its comment; other keys' lines are longer
+_MOST_EXPECTED = 1 << 20  # room made for at most this many keys (48 MB); beyond, it grows
+
+
+def _expected_keys(inputs: list[_Input]) -> int:
+    """About how many keys the inputs hold, from their sizes (0 for a pipe)."""
+    total = 0
+    for usable in inputs:
+        with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+            total += os.fstat(usable.file.fileno()).st_size
+    return min(total // _BYTES_PER_KEY, _MOST_EXPECTED)
+
+
 def _audit_inputs(inputs: list[_Input], writer: Writer, counts: dict[str, int]) -> None:
     """Judge and write each entry as it is read: memory does not grow with the file."""
-    from ccanalytics.keys import Duplicates, iter_audit
+    from ccanalytics.keys import Duplicates, PlainEntry, iter_rows
 
-    duplicates = Duplicates()
+    duplicates = Duplicates(expected=_expected_keys(inputs))
     # Entries hold no reference cycles, so the cyclic collector would only rescan the
     # duplicate table (hundreds of thousands of objects) again and again: pause it.
     collecting = gc.isenabled()
@@ -193,9 +207,16 @@ def _audit_inputs(inputs: list[_Input], writer: Writer, counts: dict[str, int]) 
         for usable in inputs:
             duplicates.begin(usable.name)
             writer.begin(usable.name)
-            for entry in iter_audit(usable.file, duplicates=duplicates):
-                counts[entry.status] += 1
-                writer.entry(usable.name, entry)
+            name, plain, entry = usable.name, writer.plain, writer.entry
+            plains = 0
+            for row in iter_rows(usable.file, duplicates=duplicates):
+                if isinstance(row, PlainEntry):  # ok, with nothing to say: most lines
+                    plains += 1
+                    plain(name, row)
+                else:
+                    counts[row.status] += 1
+                    entry(name, row)
+            counts["ok"] += plains
             writer.end()
     finally:
         if collecting:

@@ -32,6 +32,9 @@ from ccanalytics.errors import CCAnalyticsError, FleetLoadError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ccanalytics.api import RawListing
+    from ccanalytics.frames._build import FleetFrames
+
 __all__ = [
     "ClusterFrames",
     "FleetLoad",
@@ -132,11 +135,8 @@ async def _aload(
                 failures[cid] = _kept(err)
                 fleet.skip(cid)
             else:
-                refused = fleet.add(listing.content, cid, listing.observed_at)
-                path = listing.path
+                _add(fleet, failures, client, cid, listing)
                 del listing  # the body: nothing of it may outlive the decoding
-                if refused is not None:
-                    failures[cid] = client.malformed(path, refused.message)
         if bar is not None:
             bar.update(1)
 
@@ -151,6 +151,29 @@ async def _aload(
         if bar is not None:
             bar.close()
 
+    return _finished(fleet, failures, ids, errors)
+
+
+def _add(
+    fleet: FleetFrames,
+    failures: dict[str, CCAnalyticsError],
+    client: Client | AsyncClient,
+    cid: str,
+    listing: RawListing,
+) -> None:
+    """Decode one cluster's listing into ``fleet``; a body that is not one, a failure."""
+    refused = fleet.add(listing.content, cid, listing.observed_at)
+    if refused is not None:
+        failures[cid] = client.malformed(listing.path, refused.message)
+
+
+def _finished(
+    fleet: FleetFrames,
+    failures: dict[str, CCAnalyticsError],
+    ids: list[str],
+    errors: ErrorMode,
+) -> FleetLoad:
+    """The frames of every cluster that loaded, the failures in the order asked."""
     pods_all, gpus = fleet.frames()
     gpus_all = gpus if gpus is not None else _no_gpus()
     failed = {cid: failures[cid] for cid in ids if cid in failures}  # in the order asked
@@ -161,6 +184,30 @@ async def _aload(
             raise failed[ids[0]]
         raise FleetLoadError(failed, pods_all, asked=len(ids))
     return FleetLoad(pods_all, gpus_all, failed)
+
+
+def _load_one(cid: str, client: Client, errors: ErrorMode, with_gpus: bool) -> FleetLoad:
+    """One cluster through a synchronous client: its own request, on its own pool.
+
+    What ``_aload`` does for one cluster, without an event loop and an async twin
+    (a new connection pool, TLS context and connection for every load): a tenth of
+    a 50,000-pod load's time went there (issue 37).
+    """
+    from ccanalytics.frames._build import FleetFrames
+    from ccanalytics.frames._input import full_collections_deferred
+
+    fleet = FleetFrames([cid], with_gpus)
+    failures: dict[str, CCAnalyticsError] = {}
+    with full_collections_deferred():
+        try:
+            listing = client.list_cluster_pods_raw(cid)
+        except CCAnalyticsError as err:
+            failures[cid] = _kept(err)
+            fleet.skip(cid)
+        else:
+            _add(fleet, failures, client, cid, listing)
+            del listing  # the body: nothing of it may outlive the decoding
+    return _finished(fleet, failures, [cid], errors)
 
 
 def _no_gpus() -> pd.DataFrame:
@@ -190,10 +237,13 @@ def _run_sync(
 ) -> FleetLoad:
     """Run a load from synchronous code, in Jupyter too (a loop already running)."""
     ids = _cluster_ids(cluster_ids)
-
-    # The load is handed back beside the task, not as its result: on Python 3.11,
-    # asyncio.run's closing SIGINT check formats the main task's repr, result included,
-    # and the repr of a fleet's frames cost as much as loading them.
+    if errors not in ("raise", "collect"):
+        raise ValueError("errors must be 'raise' or 'collect'")
+    if len(ids) == 1 and isinstance(client, Client):
+        return _load_one(ids[0], client, errors, with_gpus)
+    # The load is handed back here, not as the task's result: on Python 3.11, asyncio.run
+    # formats repr(main task) on its way out (looking up the SIGINT handler), and a done
+    # task's repr holds its result's: both frames, formatted as text for nothing.
     loaded: list[FleetLoad] = []
 
     async def run() -> None:
@@ -211,7 +261,7 @@ def _run_sync(
             1, thread_name_prefix="ccanalytics-load"
         ) as pool:
             pool.submit(asyncio.run, run()).result()
-    return loaded[0]
+    return loaded.pop()
 
 
 def _loop_running() -> bool:

@@ -15,7 +15,8 @@ and OpenSSH on the pods (``key_valid``: the key material as ``sshd`` reads it).
 - ``_sshbuf``, ``_sshwire``, ``_sshsig``: the SSH wire format, key blobs and curve checks;
 - ``_api_rule``: the spec's key pattern, as the server's validator judges it;
 The ``audit-keys`` command is in :mod:`ccanalytics.cli` with the other commands; it
-streams entries through :func:`iter_audit` (no pandas: it must start fast).
+streams entries through :func:`iter_rows` (no pandas: it must start fast), which
+yields a line with nothing to say as a bare ``PlainEntry`` (most lines of a large file).
 
 It imports only the standard library and :mod:`ccanalytics.errors` (pandas inside
 ``audit_keys``, ``cryptography`` on the first certificate whose signature is checked); the API client imports ``_api_rule`` from here, never the reverse.
@@ -29,9 +30,11 @@ from ccanalytics.keys._audit import (
     AuthorizedKey,
     Duplicates,
     KeySource,
+    PlainEntry,
     audit_keys,
     audit_lines,
     iter_audit,
+    iter_rows,
     parse_authorized_key,
 )
 from ccanalytics.keys._replace import (
@@ -56,11 +59,13 @@ __all__ = [
     "KeyOptionsDroppedWarning",
     "KeyRef",
     "KeySource",
+    "PlainEntry",
     "audit_keys",
     "audit_lines",
     "diff_ssh_keys",
     "is_utf16",
     "iter_audit",
+    "iter_rows",
     "normalize_key_lines",
     "open_regular",
     "parse_authorized_key",

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ccanalytics.keys._line import (
     RECOMMENDED_RSA_BITS as RECOMMENDED_RSA_BITS,
     AuthorizedKey,
+    PlainEntry,
     Status,
     _judge_line,
 )
@@ -50,9 +51,11 @@ __all__ = [
     "AuthorizedKey",
     "Duplicates",
     "KeySource",
+    "PlainEntry",
     "audit_keys",
     "audit_lines",
     "iter_audit",
+    "iter_rows",
     "parse_authorized_key",
 ]
 
@@ -161,12 +164,43 @@ def iter_audit(
     source: KeySource, *, drop_bom: bool = False, duplicates: Duplicates | None = None
 ) -> Iterator[AuditEntry]:
     """``audit_lines``, one entry at a time; ``duplicates`` spans several sources."""
+    for row in iter_rows(source, drop_bom=drop_bom, duplicates=duplicates, plain=False):
+        if isinstance(row, PlainEntry):  # not made without plain=True; for the type
+            key = _judge_line(row.line)
+            row = AuditEntry(row.line_no, key, key.problems, key.status)
+        yield row
+
+
+def iter_rows(
+    source: KeySource,
+    *,
+    drop_bom: bool = False,
+    duplicates: Duplicates | None = None,
+    plain: bool = True,
+) -> Iterator[AuditEntry | PlainEntry]:
+    """``iter_audit``, where a line with nothing to say is a ``PlainEntry`` (with ``plain``).
+
+    For ``audit-keys``, which prints most lines of a large file as ``ok`` and nothing
+    else: building an ``AuditEntry`` and its keys took more time than the judgement.
+    A plain line that repeats a key is judged in full, to say so.
+    """
     seen = Duplicates() if duplicates is None else duplicates
-    for line_no, key, utf8 in _entries(source, drop_bom=drop_bom):
+    earlier_digest = seen.earlier_digest
+    for item in _entries(source, drop_bom=drop_bom, plain=plain):
+        if type(item) is PlainEntry:
+            line_no, utf8 = item.line_no, True
+            earlier = earlier_digest(item.digest, line_no)
+            if earlier is None:
+                yield item
+                continue
+            key = _judge_line(item.line)
+        else:
+            assert not isinstance(item, PlainEntry)  # for the type: ``type`` did not narrow
+            line_no, key, utf8 = item
+            earlier = seen.earlier(key, line_no)
         extra = []
         if not utf8:
             extra.append("The line is not valid UTF-8; the undecodable bytes are shown as U+FFFD.")
-        earlier = seen.earlier(key, line_no)
         if earlier is not None:
             extra.append(f"Duplicate key: the same key is already on {earlier}.")
         if not extra:

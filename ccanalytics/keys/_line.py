@@ -10,11 +10,13 @@ every judgement builds, is defined here and re-exported by ``keys``.
 
 from __future__ import annotations
 
+import binascii
+import hashlib
 import re
 import time
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal, TypeAlias
+from typing import Literal, NamedTuple, TypeAlias
 
 from ccanalytics.keys._api_rule import ECMA_WHITESPACE, matches_api_pattern
 from ccanalytics.keys._options import advance_past_options, options_advice, parse_options
@@ -38,10 +40,12 @@ from ccanalytics.keys._sshwire import (
 __all__ = [
     "RECOMMENDED_RSA_BITS",
     "AuthorizedKey",
+    "PlainEntry",
     "Status",
     "_Findings",
     "_judge_line",
     "_key_advice",
+    "_plain_entry",
     "_strcspn",
 ]
 
@@ -110,6 +114,24 @@ class _Findings:
         if self.errors:
             return "error"
         return "warning" if self.messages else "ok"
+
+
+class PlainEntry(NamedTuple):
+    """A line ``_judge_line`` finds ``ok`` with nothing to say, judged without objects.
+
+    What a file is mostly made of: a plain key (no certificate, no options) whose type
+    is written as OpenSSH writes it, a short printable comment and no advice. Its
+    ``AuthorizedKey`` would say ``api_valid``, ``key_valid``, status ``ok``, no
+    problems and no options; ``_judge_line(line)`` builds it when one is wanted.
+    """
+
+    line_no: int
+    line: str
+    key_type: str
+    bits: int
+    fingerprint: str
+    comment: str | None
+    digest: bytes  # the fingerprint's SHA-256 digest (what duplicates are found by)
 
 
 # --------------------------------------------------------------------------- one line
@@ -192,6 +214,67 @@ def _key_advice(found: _Findings, key: PublicKey, *, cert_authority: bool = Fals
     if cert is not None and cert.valid_before < time.time():
         expired = time.strftime("%Y-%m-%d", time.gmtime(min(cert.valid_before, 2**37)))
         found.warning(f"The certificate expired on {expired}.")
+
+
+# A plain line as ``_plain_entry`` takes it: type, one space, base64, and perhaps one
+# space and a comment of printable ASCII that neither starts nor ends with a blank, and
+# is under 64 characters (so it cannot hold the body of a private key: _source).
+_COMMENT = r"(?: ([!-~](?:[ !-~]{0,61}[!-~])?))?"
+# Ed25519, the commonest, in the only form OpenSSH writes: the 51-byte blob's base64
+# (68 characters, no padding) starts with its type and length; the 26th character
+# holds the length's last 2 bits (zero: A to P) and the key's first 4. Any 32 bytes
+# are an Ed25519 key to OpenSSH, so the form alone makes the key valid.
+_ED25519_LINE = re.compile(
+    r"ssh-ed25519 (AAAAC3NzaC1lZDI1NTE5AAAAI[A-P][A-Za-z0-9+/]{42})" + _COMMENT
+)
+_PLAIN_TYPES = (
+    "ssh-rsa",
+    "ecdsa-sha2-nistp256",
+    "ecdsa-sha2-nistp384",
+    "ecdsa-sha2-nistp521",
+    "sk-ssh-ed25519@openssh.com",
+    "sk-ecdsa-sha2-nistp256@openssh.com",
+    "ssh-dss",
+)
+_PLAIN_LINE = re.compile(
+    "(" + "|".join(map(re.escape, _PLAIN_TYPES)) + r") ([A-Za-z0-9+/]+={0,2})" + _COMMENT
+)
+
+
+# NamedTuple's own __new__ is a Python function: a tenth of a plain line's time.
+_new_plain = tuple.__new__
+_a2b_base64, _b2a_base64, _sha256 = binascii.a2b_base64, binascii.b2a_base64, hashlib.sha256
+_ed25519_match = _ED25519_LINE.fullmatch
+
+
+def _plain_entry(line_no: int, text: str) -> PlainEntry | None:
+    """``text`` as a ``PlainEntry``, if ``_judge_line`` would find nothing to say about it.
+
+    Only the key is read (cached like any line's); the rest follows from the line's
+    form: it matches the API's pattern, OpenSSH reads it as a key with no options and
+    this comment, and there is no blank or NUL to warn about. A private key's marker
+    in the line is for the caller to rule out (``_source``).
+    """
+    match = _ed25519_match(text)
+    if match is not None:
+        key_text, comment = match.groups()
+        digest = _sha256(_a2b_base64(key_text)).digest()
+        fingerprint = "SHA256:" + _b2a_base64(digest, newline=False)[:-1].decode()
+        return _new_plain(
+            PlainEntry, (line_no, text, "ssh-ed25519", 256, fingerprint, comment, digest)
+        )
+    match = _PLAIN_LINE.fullmatch(text)
+    if match is None:
+        return None
+    key = _read_key(match[1], match[2])
+    if not isinstance(key, PublicKey) or key.key_type != match[1]:
+        return None
+    advice = _Findings()
+    _key_advice(advice, key)
+    if advice.messages:
+        return None
+    digest = binascii.a2b_base64(key.fingerprint[7:] + "=")
+    return PlainEntry(line_no, text, key.key_type, key.bits, key.fingerprint, match[3], digest)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,9 +22,11 @@ from typing import BinaryIO, TypeAlias
 from ccanalytics.errors import KeyFileError
 from ccanalytics.keys._line import (
     AuthorizedKey,
+    PlainEntry,
     _Findings,
     _judge_line,
     _key_advice,
+    _plain_entry,
     _strcspn,
 )
 from ccanalytics.keys._reasons import API_FORM as _API_FORM, REJECT as _REJECT
@@ -66,6 +68,11 @@ _PRIVATE_MARKERS = (
 )
 # A base64 token that could be DER: SEQUENCE with a 1- or 2-byte length, 64+ chars.
 _DER_PRIVATE = re.compile(r"(?<![A-Za-z0-9+/])M[IHG][A-Za-z0-9+/]{62,}")
+
+
+# Every marker holds one of these: a line without them holds no marker (three searches).
+_MARKER_WORDS = ("PRIVATE", "PuTTY-User-Key-File-", "b3BlbnNzaC1rZXktdjE")
+assert all(any(word in marker for word in _MARKER_WORDS) for marker, _ in _PRIVATE_MARKERS)
 
 
 def _private_key_kind(text: str) -> str | None:
@@ -186,8 +193,21 @@ def file_lines(file: BinaryIO) -> Iterator[Line]:
             yield line.removesuffix("\n"), True
         text.detach()
         return
-    for raw in file:
-        yield _decode(raw.removesuffix(b"\n"))
+    read = file.read1 if isinstance(file, io.BufferedReader) else file.read
+    while block := read(_BLOCK):
+        if not block.endswith(b"\n"):
+            block += file.readline()  # whole lines only: no character is cut in two
+        try:  # a block at a time: most files are UTF-8 throughout
+            lines = block.decode("utf-8").removesuffix("\n").split("\n")
+        except UnicodeDecodeError:
+            for raw in block.removesuffix(b"\n").split(b"\n"):
+                yield _decode(raw)
+            continue
+        for line in lines:
+            yield line, True
+
+
+_BLOCK = 1 << 16  # bytes read at a time (then up to the end of the line)
 
 
 def open_regular(
@@ -276,11 +296,23 @@ class _Lines:
             self._ahead = next(self._lines, None)
         return self._ahead
 
+    def idle(self) -> bool:
+        """Whether no line was looked at ahead: the next line is the source's next."""
+        return self._ahead is None
+
+    def put_back(self, line: Line) -> None:
+        """``line``, taken from the source directly, is the next one ``take`` gives."""
+        self._ahead = line
+
     def take(self) -> Line | None:
-        line = self.peek()
-        if line is not None:
+        line = self._ahead
+        if line is None:
+            line = next(self._lines, None)
+            if line is None:
+                return None
+        else:
             self._ahead = None
-            self.line_no += 1
+        self.line_no += 1
         return line
 
 
@@ -291,16 +323,38 @@ def _is_key_line(text: str) -> bool:
 Entry: TypeAlias = tuple[int, AuthorizedKey, bool]
 
 
-def _entries(source: KeySource, *, drop_bom: bool = False) -> Iterator[Entry]:
+def _entries(
+    source: KeySource, *, drop_bom: bool = False, plain: bool = False
+) -> Iterator[Entry | PlainEntry]:
     """(line number, judgement, was valid UTF-8) for every entry; blocks become one.
 
     Lines are read one at a time, so a file of any size is judged in constant memory.
     ``drop_bom`` removes a byte order mark that starts the input (normalizing does;
-    auditing reports it, since sshd does not skip it either).
+    auditing reports it, since sshd does not skip it either). With ``plain``, a line
+    with nothing to say about it is a ``PlainEntry`` (no objects built), alone.
     """
-    lines = _Lines(_source_lines(source))
+    source_lines = _source_lines(source)
+    lines = _Lines(source_lines)
     first = True
-    while (line := lines.take()) is not None:
+    private, putty, openssh = _MARKER_WORDS
+    while True:
+        if plain and lines.idle():
+            # Plain lines straight off the source, most of a large file: no ``take``. A
+            # plain line holds no private key's body (its comment is too short for one,
+            # its key is a parsed blob), so only a marker could make it one.
+            number = lines.line_no
+            for text, utf8 in source_lines:
+                found = _plain_entry(number + 1, text)
+                if found is None or private in text or putty in text or openssh in text:
+                    lines.put_back((text, utf8))  # for the full judgement, below
+                    break
+                number += 1
+                first = False
+                yield found
+            lines.line_no = number
+        line = lines.take()
+        if line is None:
+            return
         text, utf8 = line
         probe = text
         if first:
