@@ -26,8 +26,6 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa  # type: ignore[import-untyped]
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     import pandas as pd
 
 __all__ = [
@@ -165,7 +163,7 @@ def foreign_reason(schema: pa.Schema, table: str) -> str | None:
     return None
 
 
-def file_problem(path: Path, table: str) -> str | None:
+def file_problem(path: Any, table: str) -> str | None:
     """Why ``path`` cannot be read as a snapshot file of ``table`` (one line); None when it can.
 
     Reads the Parquet footer only. ``FileNotFoundError`` propagates: a file that
@@ -180,7 +178,7 @@ def file_problem(path: Path, table: str) -> str | None:
 TimeSpan = tuple[int, int] | tuple[()] | None
 
 
-def vet_file(path: Path, table: str) -> tuple[str | None, str, TimeSpan]:
+def vet_file(path: Any, table: str) -> tuple[str | None, str, TimeSpan]:
     """:func:`file_problem`, the file's schema key and its :data:`TimeSpan`.
 
     The schema key is ``""`` for a file with a problem; files with equal keys have the
