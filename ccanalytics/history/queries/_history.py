@@ -86,7 +86,10 @@ _ORDER = {
     "snapshots": "observed_at, cluster_id",
 }
 _VANISHED = re.compile(
-    r"No files found that match|No such file|Cannot open file|Path does not exist", re.IGNORECASE
+    r"No files found that match|No such file|Cannot open file"
+    # An S3 object gone between the listing and the read (pyarrow's words for it):
+    r"|Path does not exist|RESOURCE_NOT_FOUND|NoSuchKey",
+    re.IGNORECASE,
 )
 
 
@@ -149,6 +152,7 @@ class History:
         self._store = self._location.root
         spill = Path(tempfile.gettempdir()) / f"ccanalytics-duckdb-{uuid.uuid4().hex}"
         self._con = _connect(self._location, spill)
+        self._spill = spill
         self._finalizer = weakref.finalize(self, _close, self._con, spill)
         #: Verdicts on the store's files, kept while each file is unchanged (_vetted).
         self._cache: VetCache | None = None

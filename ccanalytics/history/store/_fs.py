@@ -31,6 +31,7 @@ URI's query: ``s3://bucket/prefix?endpoint_url=http://127.0.0.1:9000`` (and
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import time
@@ -67,6 +68,9 @@ __all__ = [
 FileKey = tuple[int, int, int, int] | tuple[int, int, str]
 #: An S3 lock object older than this is a killed holder's: the next one takes it over.
 LOCK_STALE_SECONDS = 600.0
+#: An object up to this size is read whole by one request when pyarrow asks for it (a
+#: 5-minute snapshot file is tens of kB): pyarrow's own reads are a HEAD and a GET or more.
+WHOLE_READ_BYTES = 1 << 20
 #: How long to wait for an S3 lock before giving up with a StoreError.
 LOCK_WAIT_SECONDS = 900.0
 _WRITE = Callable[[BinaryIO], object]
@@ -110,6 +114,11 @@ class Location:
     def entries(self, folder: PurePath) -> list[tuple[str, bool]]:
         """The names in ``folder``, sorted, each with whether it is a link outside."""
         raise NotImplementedError
+
+    def entries_of(self, folders: list[PurePath]) -> dict[PurePath, list[tuple[str, bool]]]:
+        """:meth:`entries` of each of ``folders`` (S3: of a table's partitions in one
+        listing of the table, not one request per day)."""
+        return {folder: self.entries(folder) for folder in folders}
 
     def outside(self, path: PurePath) -> bool:
         """Whether ``path`` is a symbolic link out of the store (never on S3)."""
@@ -434,6 +443,21 @@ class S3Location(Location):
         objects, _ = self._list(folder, delimiter=True)
         return sorted((obj["Key"].rsplit("/", 1)[-1], False) for obj in objects)
 
+    def entries_of(self, folders: list[PurePath]) -> dict[PurePath, list[tuple[str, bool]]]:
+        parents = {folder.parent for folder in folders}
+        if len(folders) < 2 or len(parents) != 1:
+            return super().entries_of(folders)
+        objects, _ = self._list(parents.pop(), delimiter=False)
+        found: dict[PurePath, list[tuple[str, bool]]] = {folder: [] for folder in folders}
+        for obj in objects:
+            path = PurePosixPath(self.bucket, obj["Key"])
+            names = found.get(path.parent)
+            if names is not None:
+                names.append((path.name, False))
+        for names in found.values():
+            names.sort()
+        return found
+
     def read_bytes(self, path: PurePath) -> bytes:
         try:
             reply = self.client.get_object(Bucket=self.bucket, Key=self._object(path))
@@ -455,11 +479,17 @@ class S3Location(Location):
         return key
 
     def source(self, path: PurePath) -> Any:
-        import pyarrow.fs as pafs
+        import pyarrow as pa
 
-        size = self._keys.get(path, (None,))[0]
-        info = pafs.FileInfo(str(path), pafs.FileType.File, size=size)  # no HEAD when known
-        return self.filesystem().open_input_file(info if size is not None else str(path))
+        key = self._keys.get(path)
+        if key is not None and key[0] <= WHOLE_READ_BYTES:  # one GET, not a HEAD and GETs
+            return pa.BufferReader(self.read_bytes(path))
+        try:
+            return self.filesystem().open_input_file(str(path))
+        except OSError as err:
+            if "does not exist" in str(err):
+                raise FileNotFoundError(errno.ENOENT, "no such object", self.show(path)) from None
+            raise
 
     def _put(self, path: PurePath, data: bytes, **condition: str) -> str:
         try:
@@ -555,8 +585,6 @@ def _aws_reason(err: Exception) -> str:
 
 def _os_error(err: Exception, where: str) -> OSError:
     """A boto3 failure as the OSError a local file system would raise."""
-    import errno
-
     code = ""
     response = getattr(err, "response", None)
     if isinstance(response, dict):

@@ -126,9 +126,9 @@ def list_store(store: Location, table: str) -> Listing:
     # 1. Data files, every partition.
     data: dict[PurePath, list[str]] = {}
     temporary: list[PurePath] = []
-    for part in partitions:
+    for part, entries in store.entries_of(partitions).items():
         data[part] = []
-        for name, out in store.entries(part):
+        for name, out in entries:
             if name.startswith("."):
                 if name.endswith(TEMP_SUFFIX):
                     temporary.append(part / name)
@@ -140,8 +140,8 @@ def list_store(store: Location, table: str) -> Listing:
     # 2. Then the markers: a merge whose file was listed hides the files it replaced.
     markers: list[PurePath] = []
     hidden: set[PurePath] = set()
-    for part in partitions:
-        for name, _ in store.entries(part):
+    for part, entries in store.entries_of(partitions).items():
+        for name, _ in entries:
             if not (name.startswith(MARKER_PREFIX) and name.endswith(".json")):
                 continue
             try:
