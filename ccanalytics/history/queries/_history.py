@@ -50,7 +50,14 @@ from ccanalytics.history.queries._window import BOUNDS_SQL, BOUNDS_VIEW, resolve
 from ccanalytics.history.store._daycache import DayCache
 from ccanalytics.history.store._fs import FileKey, Location, dataset_of, open_store
 from ccanalytics.history.store._layout import Listing, list_store, partition_day, store_folder
-from ccanalytics.history.store._schema import TABLES, TimeSpan, empty_table, to_pandas, vet_file
+from ccanalytics.history.store._schema import (
+    TABLES,
+    TimeSpan,
+    empty_table,
+    schema_key,
+    to_pandas,
+    vet_file,
+)
 from ccanalytics.history.store._vetted import Verdict, VetCache
 
 if TYPE_CHECKING:
@@ -158,12 +165,15 @@ class History:
         self._cache: VetCache | None = None
         #: Merged copies of quiet days of many files, read in their place (_daycache).
         self._days = DayCache(self._location, self._read_files)
-        #: An S3 store's file schemas by schema key (one footer read per schema).
+        #: An S3 store's file schemas by schema key (one footer read per schema; none
+        #: for the schemas a file written now has).
         self._schemas: dict[str, pa.Schema] = {}
         #: The files each view reads now (a refresh that lists the same keeps the view).
         self._viewed: dict[str, object] = {}
         for table in TABLES:
-            self._con.register(f"_empty_{table}", empty_table(table))
+            empty = empty_table(table)
+            self._con.register(f"_empty_{table}", empty)
+            self._schemas[schema_key(empty.schema, table)] = empty.schema
         self._retrying(self.refresh)
 
     # -- lifetime -------------------------------------------------------------------

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path, PurePath, PurePosixPath
 from typing import TYPE_CHECKING, Any, BinaryIO
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 from ccanalytics._files import fsync_dir, write_atomic, write_new
 from ccanalytics.errors import StoreError
@@ -119,6 +119,14 @@ class Location:
         """:meth:`entries` of each of ``folders`` (S3: of a table's partitions in one
         listing of the table, not one request per day)."""
         return {folder: self.entries(folder) for folder in folders}
+
+    def table_listing(
+        self, table_dir: PurePath
+    ) -> tuple[list[tuple[PurePath, bool]], dict[PurePath, list[tuple[str, bool]]]]:
+        """:meth:`partitions` of a table and the :meth:`entries_of` those not outside
+        (S3: both from one listing of the table)."""
+        partitions = self.partitions(table_dir)
+        return partitions, self.entries_of([part for part, out in partitions if not out])
 
     def outside(self, path: PurePath) -> bool:
         """Whether ``path`` is a symbolic link out of the store (never on S3)."""
@@ -385,16 +393,16 @@ class S3Location(Location):
         if self._fs is None:
             import pyarrow.fs as pafs
 
-            if self.endpoint_url is None:  # from_uri honours AWS_ENDPOINT_URL; the constructor not
-                fs, _ = pafs.FileSystem.from_uri(f"s3://{self.bucket}")
-                if self.region is not None:
-                    fs = pafs.S3FileSystem(region=self.region)
+            region = self.region or _env_region()
+            if self.endpoint_url is None:
+                # from_uri honours AWS_ENDPOINT_URL (the constructor does not); a known
+                # region spares it the request that would look the bucket's up.
+                query = f"?region={quote(region)}" if region else ""
+                fs, _ = pafs.FileSystem.from_uri(f"s3://{self.bucket}{query}")
             else:
                 parts = urlsplit(self.endpoint_url)
                 fs = pafs.S3FileSystem(
-                    endpoint_override=parts.netloc,
-                    scheme=parts.scheme or "https",
-                    region=self.region or _env_region(),
+                    endpoint_override=parts.netloc, scheme=parts.scheme or "https", region=region
                 )
             self._fs = fs
         return self._fs
@@ -442,6 +450,22 @@ class S3Location(Location):
     def entries(self, folder: PurePath) -> list[tuple[str, bool]]:
         objects, _ = self._list(folder, delimiter=True)
         return sorted((obj["Key"].rsplit("/", 1)[-1], False) for obj in objects)
+
+    def table_listing(
+        self, table_dir: PurePath
+    ) -> tuple[list[tuple[PurePath, bool]], dict[PurePath, list[tuple[str, bool]]]]:
+        objects, _ = self._list(table_dir, delimiter=False)
+        found: dict[PurePath, list[tuple[str, bool]]] = {}
+        for obj in objects:
+            path = PurePosixPath(self.bucket, obj["Key"])
+            if path.parent.parent == table_dir and path.parent.name.startswith("date="):
+                found.setdefault(path.parent, []).append((path.name, False))
+        for names in found.values():
+            names.sort()
+        folders = sorted(found)
+        return [(folder, False) for folder in folders], {
+            folder: found[folder] for folder in folders
+        }
 
     def entries_of(self, folders: list[PurePath]) -> dict[PurePath, list[tuple[str, bool]]]:
         parents = {folder.parent for folder in folders}

@@ -116,17 +116,13 @@ def list_store(store: Location, table: str) -> Listing:
     table_dir = store.root / table
     if store.outside(table_dir):
         return Listing((), (), (), (table_dir,))
-    outside: list[PurePath] = []
-    partitions = []
-    for part, out in store.partitions(table_dir):
-        if out:
-            outside.append(part)
-        else:
-            partitions.append(part)
+    found, listed_entries = store.table_listing(table_dir)
+    outside = [part for part, out in found if out]
+    partitions = [part for part, out in found if not out]
     # 1. Data files, every partition.
     data: dict[PurePath, list[str]] = {}
     temporary: list[PurePath] = []
-    for part, entries in store.entries_of(partitions).items():
+    for part, entries in listed_entries.items():
         data[part] = []
         for name, out in entries:
             if name.startswith("."):

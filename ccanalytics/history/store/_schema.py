@@ -38,6 +38,7 @@ __all__ = [
     "empty_table",
     "file_problem",
     "foreign_reason",
+    "schema_key",
     "to_arrow",
     "to_pandas",
     "vet_file",
@@ -223,6 +224,11 @@ def _time_span(metadata: Any) -> TimeSpan:
         lows.append(int(stats.min_raw))
         highs.append(int(stats.max_raw))
     return (min(lows), max(highs)) if lows else ()
+
+
+def schema_key(schema: pa.Schema, table: str) -> str:
+    """The schema key :func:`vet_file` gives a file of ``table`` with this Arrow schema."""
+    return _judged_once(schema.remove_metadata(), table)[1]
 
 
 @lru_cache(maxsize=64)
