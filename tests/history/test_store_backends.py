@@ -17,6 +17,7 @@ import sys
 import textwrap
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePath
@@ -240,7 +241,7 @@ def test_collectors_a_compaction_and_readers_at_once_lose_nothing(
     compact(store, DAY)
     done.set()
     polling.join()
-    assert errors == []
+    assert errors == [], "".join(traceback.format_exception(errors[0]))
     assert history_rows(store) == base + sum(added)
     assert len(added) == 6 and counts and min(counts) >= base
     assert len(objects(store)) == 1

@@ -95,7 +95,7 @@ _ORDER = {
 _VANISHED = re.compile(
     r"No files found that match|No such file|Cannot open file"
     # An S3 object gone between the listing and the read (pyarrow's words for it):
-    r"|Path does not exist|RESOURCE_NOT_FOUND|NoSuchKey",
+    r"|Path does not exist|RESOURCE_NOT_FOUND|NO_SUCH_KEY|NoSuchKey",
     re.IGNORECASE,
 )
 
@@ -451,6 +451,10 @@ class History:
                 if attempt < MAX_QUERY_ATTEMPTS:  # a compaction removed a listed file
                     time.sleep(RETRY_PAUSE_SECONDS * attempt)
                     continue  # list again
+            except FileNotFoundError:  # the same, found by a footer read (an S3 view's schema)
+                if attempt < MAX_QUERY_ATTEMPTS:
+                    time.sleep(RETRY_PAUSE_SECONDS * attempt)
+                    continue
             else:
                 # The verdicts are written after the query, not in the moment between
                 # listing the files and reading them: the write (fsync included) would

@@ -468,16 +468,30 @@ class S3Location(Location):
         }
 
     def entries_of(self, folders: list[PurePath]) -> dict[PurePath, list[tuple[str, bool]]]:
+        # Names only (the markers' pass of a listing): pyarrow's C++ client lists them
+        # several times faster than boto3 parses the same XML, and no ETag is needed.
+        import pyarrow.fs as pafs
+
         parents = {folder.parent for folder in folders}
-        if len(folders) < 2 or len(parents) != 1:
-            return super().entries_of(folders)
-        objects, _ = self._list(parents.pop(), delimiter=False)
+        roots = [parents.pop()] if len(folders) > 1 and len(parents) == 1 else folders
         found: dict[PurePath, list[tuple[str, bool]]] = {folder: [] for folder in folders}
-        for obj in objects:
-            path = PurePosixPath(self.bucket, obj["Key"])
-            names = found.get(path.parent)
-            if names is not None:
-                names.append((path.name, False))
+        for root in roots:
+            selector = pafs.FileSelector(
+                str(root), allow_not_found=True, recursive=root not in found
+            )
+            try:
+                infos = self.filesystem().get_file_info(selector)
+            except OSError as err:
+                where = self.show(root)
+                raise StoreError(
+                    f"cannot list {where}: {' '.join(str(err).split())}", where
+                ) from None
+            for info in infos:
+                if info.type == pafs.FileType.File:
+                    path = PurePosixPath(info.path)
+                    names = found.get(path.parent)
+                    if names is not None:
+                        names.append((path.name, False))
         for names in found.values():
             names.sort()
         return found
