@@ -13,7 +13,7 @@ exactly those files' rows, read by the History's DuckDB (about 0.3 ms a file aga
 1.8 ms) and merged by :func:`~ccanalytics.history.store._merge.first_copies`, the rule
 :func:`compact` merges by, so every answer is the same as from the files
 themselves. ``digest`` names the exact files it was made from (each one's name, size,
-times and inode: :func:`~ccanalytics.history.store._vetted.file_key`), so a file added,
+times and inode, or an object's ETag: :meth:`~ccanalytics.history.store._fs.Location.key`), so a file added,
 removed, replaced or rewritten makes a new digest, and the old copy is simply not
 used again. Nothing in the store's tables is ever changed: this is a cache, built by
 the first reader that needs it and removable at any time (``rm -r STORE/.day-cache``).

@@ -28,6 +28,10 @@ exactly once whenever no compaction is running; do not run them during one, or r
 through :class:`~ccanalytics.history.History`. Compactions of one store take turns
 (a lock file, ``STORE/.compact.lock``); collectors never wait: their new files are not
 in F and stay.
+
+On S3 (:mod:`._fs`) the steps are the same through the same code: step 1 keeps the
+merged file in memory (no rename exists), the marker and M are each one upload made
+only if the key is free, and the lock is an object taken over once stale.
 """
 
 from __future__ import annotations

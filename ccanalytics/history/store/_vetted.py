@@ -12,7 +12,7 @@ ETag or time), so a file that changed is vetted again; a file found foreign is n
 recorded (it is refused every time).
 
 The file is a cache and nothing else: it is written through the one atomic-write
-helper (:func:`ccanalytics._files.write_atomic`), only when a reader vetted something
+replacement of the store's seam (:meth:`~ccanalytics.history.store._fs.Location.replace`), only when a reader vetted something
 new, with only the files listed then (compacted-away files drop out). A store the
 reader may not write (read-only, another user's) simply gets no cache, and a cache
 that cannot be read or makes no sense (truncated, hand-edited, from a future version)
