@@ -35,6 +35,7 @@ import keys_audit
 import loader
 import pandas as pd
 import report
+import s3store
 import soak
 
 #: Figure name -> its module's ``bench``; each figure lives in ``benchmarks/<module>.py``.
@@ -52,6 +53,7 @@ FIGURES = {
 #: 10,000-snapshot soak): run by name, not in the default run.
 LONG_FIGURES = {
     "history-month": history.bench_month,
+    "s3": s3store.bench,
     "soak": soak.bench,
 }
 

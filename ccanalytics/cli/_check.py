@@ -60,7 +60,12 @@ def add_parser(sub: Any) -> None:
         "  ccanalytics check --store /data/cc --policy budgets.toml --snooze inference "
         "--for 4h --who alice --why 'load test'",
     )
-    check.add_argument("--store", required=True, metavar="DIR", help="the history store")
+    check.add_argument(
+        "--store",
+        required=True,
+        metavar="STORE",
+        help="the history store: a folder or s3://bucket/prefix",
+    )
     check.add_argument(
         "--policy", metavar="FILE", help="a TOML policy: budgets and thresholds per cluster"
     )

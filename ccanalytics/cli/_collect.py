@@ -76,7 +76,9 @@ def add_parser(sub: Any) -> None:
         "  ccanalytics collect cl-a --store ./store --every 5m --count 288 --sandbox",
     )
     collect.add_argument("cluster_ids", nargs="+", metavar="CLUSTER_ID", type=cluster_id)
-    collect.add_argument("--store", required=True, metavar="DIR", help="the store's folder")
+    collect.add_argument(
+        "--store", required=True, metavar="STORE", help="the store: a folder or s3://bucket/prefix"
+    )
     collect.add_argument(
         "--every", type=duration, metavar="DURATION", help="repeat every DURATION (30s, 5m, 1h)"
     )

@@ -68,7 +68,9 @@ def add_parser(sub: Any) -> None:
     )
     report.add_argument("--csv", metavar="DIR", help="also write the frames as CSV files to DIR")
     report.add_argument(
-        "--store", metavar="DIR", help="a history store: open with the window it covers"
+        "--store",
+        metavar="STORE",
+        help="a history store (a folder or s3://bucket/prefix): open with the window it covers",
     )
     report.add_argument(
         "--window",

@@ -298,7 +298,6 @@ def test_a_state_that_cannot_be_saved_is_exit_1_and_is_posted_once_when_it_can(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from ccanalytics.history.alerts import _alerts
 
     url, handler = receiver
     argv = ["--store", str(breached_store), "--max-idle-cost", "5", "--notify", url]
@@ -306,7 +305,7 @@ def test_a_state_that_cannot_be_saved_is_exit_1_and_is_posted_once_when_it_can(
     def read_only(*args: object, **kwargs: object) -> None:
         raise OSError(30, "Read-only file system")
 
-    monkeypatch.setattr(_alerts, "write_atomic", read_only)
+    monkeypatch.setattr("ccanalytics.history.store._fs.LocalLocation.replace", read_only)
     for _ in range(2):  # cron's next run finds the store as read-only as before
         code, _, err = _run(capsys, *argv)
         assert code == 1 and "cannot save the alert state" in err.splitlines()[-1]

@@ -18,7 +18,6 @@ from budget_store import write_budget_store
 from prometheus_client.parser import text_string_to_metric_families
 
 from ccanalytics.cli import main
-from ccanalytics.history.alerts import _alerts
 
 POLICY = """
 [[rule]]
@@ -203,7 +202,7 @@ def test_a_state_that_cannot_be_saved_is_exit_1_and_posts_nothing_twice(
     def read_only(*args: object, **kwargs: object) -> None:
         raise OSError(30, "Read-only file system")
 
-    monkeypatch.setattr(_alerts, "write_atomic", read_only)
+    monkeypatch.setattr("ccanalytics.history.store._fs.LocalLocation.replace", read_only)
     for _ in range(2):
         code, _, err = _run(capsys, "--store", str(store), "--policy", str(policy))
         assert code == 1 and "cannot save the alert state" in err

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from ccanalytics.errors import StoreError
-from ccanalytics.history.alerts import _alerts
 from ccanalytics.history.alerts._alerts import (
     STATE_FILE,
     Alert,
@@ -134,7 +133,7 @@ def test_a_state_that_cannot_be_saved_posts_nothing_and_never_twice(
     def read_only(*args: object, **kwargs: object) -> None:
         raise OSError(30, "Read-only file system")
 
-    monkeypatch.setattr(_alerts, "write_atomic", read_only)
+    monkeypatch.setattr("ccanalytics.history.store._fs.LocalLocation.replace", read_only)
     post = Receiver()
     for _ in range(3):
         with pytest.raises(StoreError, match="cannot save the alert state"):

@@ -5,6 +5,7 @@ touched; a store that cannot hold copies, or a broken copy, only costs time."""
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from pathlib import Path
@@ -14,7 +15,6 @@ import pytest
 from history_helpers import pod_row, pods_table
 
 from ccanalytics import History
-from ccanalytics.errors import StoreError
 from ccanalytics.history.store import _daycache
 from ccanalytics.history.store._write import append_frame
 
@@ -156,11 +156,11 @@ def test_a_store_that_cannot_hold_copies_still_answers(
     want = _uncached(store, monkeypatch)
     attempts: list[Path] = []
 
-    def refuse(table: object, final: Path, **_: object) -> Path:
+    def refuse(location: object, final: Path, write: object) -> None:
         attempts.append(final)
-        raise StoreError(f"cannot write {final}: Read-only file system", final)
+        raise OSError(errno.EROFS, "Read-only file system", str(final))
 
-    monkeypatch.setattr("ccanalytics.history.store._write.write_atomically", refuse)
+    monkeypatch.setattr("ccanalytics.history.store._fs.LocalLocation.create", refuse)
     _assert_same(_answers(store), want)  # five queries in one History
     assert not _copies(store)
     # One try per History: reading a day's files to learn again that the copy cannot

@@ -11,7 +11,7 @@ The rules, each written here once:
   so three checks started together send one message, and two checks with different
   thresholds never lose each other's state.
 - **Nothing is posted that cannot be remembered.** The new state is written (atomically,
-  :func:`ccanalytics._files.write_atomic`) *before* the POST, marked ``notified: false``,
+  :meth:`~ccanalytics.history.store._fs.Location.replace`) *before* the POST, marked ``notified: false``,
   and marked ``true`` after it succeeds; a state that cannot be written raises
   :class:`~ccanalytics.errors.StoreError` before anything is sent, and a failed POST is
   retried by the next run. On a read-only store nothing is ever posted twice.
@@ -34,11 +34,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from os import PathLike
-from pathlib import Path
+from pathlib import PurePath
 from typing import Any, Final
 
-from ccanalytics._files import write_atomic
 from ccanalytics.errors import StoreError
+from ccanalytics.history.store._fs import Location, open_store
 
 __all__ = [
     "LOCK_FILE",
@@ -127,7 +127,8 @@ class AlertState:
 
 def read_state(store: str | PathLike[str]) -> AlertState:
     """The state as saved (unlocked: for showing it; writers use :func:`_locked`)."""
-    return _read(Path(store) / STATE_FILE)
+    location = open_store(store)
+    return _read(location, location.root / STATE_FILE)
 
 
 def snooze(
@@ -148,7 +149,7 @@ def snooze(
     if end <= moment:
         raise ValueError("a snooze must end in the future")
     entry = Snooze(rule, end, who or None, why or None, moment)
-    with _locked(Path(store)) as (state, save):
+    with _locked(open_store(store)) as (state, save):
         state.snoozes[rule] = entry
         save()
     return entry
@@ -180,7 +181,7 @@ def notify_on_change(
     sent: list[str] = []
     failed: list[tuple[str, str]] = []
     snoozed: list[str] = []
-    with _locked(Path(store)) as (state, save):
+    with _locked(open_store(store)) as (state, save):
         due = _due(state, alerts, moment, snoozed)
         if not due:
             return Outcome(snoozed=tuple(snoozed))
@@ -264,47 +265,48 @@ def post_message(url: str, text: str, *, deadline: float = POST_DEADLINE) -> str
 
 
 @contextlib.contextmanager
-def _locked(store: Path) -> Iterator[tuple[AlertState, Callable[[], None]]]:
+def _locked(store: Location) -> Iterator[tuple[AlertState, Callable[[], None]]]:
     """The state under the store's exclusive lock, and a function that saves it."""
-    import fcntl
-
-    if not store.is_dir():
-        raise StoreError(f"the store {store} is not a folder", store)
-    path = store / STATE_FILE
-    try:
-        lock = open(store / LOCK_FILE, "a+b")  # noqa: SIM115 (held for the whole block)
-    except OSError as err:
-        raise StoreError(f"cannot lock {path}: {err.strerror or err}", path) from None
-    with lock:
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-        state = _read(path)
+    if not store.exists():
+        raise StoreError(
+            f"the store {store.show(store.root)} is not a folder", store.at(store.root)
+        )
+    path = store.root / STATE_FILE
+    where = store.at(path)
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(store.lock(LOCK_FILE))
+        except OSError as err:
+            raise StoreError(f"cannot lock {where}: {err.strerror or err}", where) from None
+        state = _read(store, path)
 
         def save() -> None:
             text = state.to_json()
             try:
-                write_atomic(path, lambda sink: sink.write(text.encode("utf-8")))
+                store.replace(path, lambda sink: sink.write(text.encode("utf-8")))
             except OSError as err:
                 raise StoreError(
-                    f"cannot save the alert state {path}: {err.strerror or err}", path
+                    f"cannot save the alert state {where}: {err.strerror or err}", where
                 ) from None
 
         yield state, save
 
 
-def _read(path: Path) -> AlertState:
+def _read(store: Location, path: PurePath) -> AlertState:
+    where = store.at(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = store.read_bytes(path).decode("utf-8")
     except FileNotFoundError:
         return AlertState()
     except (OSError, UnicodeDecodeError) as err:
-        raise StoreError(f"cannot read the alert state {path}: {err}", path) from None
+        raise StoreError(f"cannot read the alert state {where}: {err}", where) from None
     try:
         return _parse(json.loads(text))
     except (ValueError, TypeError, KeyError, RecursionError, OverflowError) as err:
         raise StoreError(
-            f"{path} is not an alert state ccanalytics wrote ({type(err).__name__}: "
+            f"{where} is not an alert state ccanalytics wrote ({type(err).__name__}: "
             f"{str(err)[:80]}); move it aside to start afresh",
-            path,
+            where,
         ) from None
 
 

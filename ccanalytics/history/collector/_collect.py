@@ -23,13 +23,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from os import PathLike
-from pathlib import Path
+from pathlib import PurePath
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 # The bound and the rule live with the client, which judges each response by them too.
 from ccanalytics.api import CLOCK_SKEW, trusted_span
 from ccanalytics.errors import CCAnalyticsError, ClockSkewWarning, FleetLoadError
+from ccanalytics.history.store._fs import Location, open_store
 from ccanalytics.history.store._write import append_frame
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ class CollectResult:
     pod_rows: int
     gpu_rows: int
     errors: Mapping[str, CCAnalyticsError] = field(default_factory=lambda: MappingProxyType({}))
-    files: tuple[Path, ...] = ()
+    files: tuple[PurePath, ...] = ()
 
     @property
     def failures(self) -> Mapping[str, str]:
@@ -221,7 +222,7 @@ def snapshot_rows(snapshot: Snapshot, first_seen: Mapping[Any, Any]) -> pd.DataF
     return frame.astype(SNAPSHOT_COLUMNS)
 
 
-def append_snapshot(store: str | PathLike[str], snapshot: Snapshot) -> CollectResult:
+def append_snapshot(store: str | PathLike[str] | Location, snapshot: Snapshot) -> CollectResult:
     """Write a snapshot's rows to the store and say what was written.
 
     The snapshots table's rows are written last, once the pod and GPU rows are on
@@ -229,7 +230,7 @@ def append_snapshot(store: str | PathLike[str], snapshot: Snapshot) -> CollectRe
     store written before the table was), never an ``ok`` row that claims pods the
     store does not hold (which would read as observed time at zero cost).
     """
-    root = Path(store)
+    root = open_store(store)  # one location (and S3 client) for the snapshot's files
     # Both tables at once: most of a write is waiting for fsync, and two can wait together.
     with ThreadPoolExecutor(2, thread_name_prefix="ccanalytics-append") as pool:
         pods = pool.submit(append_frame, root, "pods", snapshot.pods)
@@ -269,7 +270,8 @@ def collect(
     cluster_ids:
         One cluster id or several (loaded concurrently within the rate limit).
     store:
-        The store's folder (created when missing); see :mod:`ccanalytics.history`.
+        The store's folder (created when missing), or ``s3://bucket/prefix``; see
+        :mod:`ccanalytics.history`.
     client:
         A :class:`~ccanalytics.Client` or :class:`~ccanalytics.AsyncClient`; ``None``:
         one from ``CCANALYTICS_API_KEY`` and ``CCANALYTICS_BASE_URL``.

@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from itertools import pairwise
 from os import PathLike
-from pathlib import Path
+from pathlib import Path, PurePath
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
 
@@ -47,9 +47,17 @@ import duckdb
 from ccanalytics.errors import StoreError
 from ccanalytics.history.queries._window import BOUNDS_SQL, BOUNDS_VIEW, resolve_window
 from ccanalytics.history.store._daycache import DayCache
-from ccanalytics.history.store._layout import Listing, list_store, store_folder
-from ccanalytics.history.store._schema import TABLES, TimeSpan, empty_table, to_pandas, vet_file
-from ccanalytics.history.store._vetted import FileKey, Verdict, VetCache, file_key
+from ccanalytics.history.store._fs import FileKey, Location, dataset_of, open_store
+from ccanalytics.history.store._layout import Listing, list_store, partition_day, store_folder
+from ccanalytics.history.store._schema import (
+    TABLES,
+    TimeSpan,
+    empty_table,
+    schema_key,
+    to_pandas,
+    vet_file,
+)
+from ccanalytics.history.store._vetted import Verdict, VetCache
 from ccanalytics.measures import Params, renamed
 
 if TYPE_CHECKING:
@@ -84,18 +92,28 @@ _ORDER = {
     "gpus": "observed_at, cluster_id, pod_id, gpu_index",
     "snapshots": "observed_at, cluster_id",
 }
-_VANISHED = re.compile(r"No files found that match|No such file|Cannot open file", re.IGNORECASE)
+_VANISHED = re.compile(
+    r"No files found that match|No such file|Cannot open file"
+    # An S3 object gone between the listing and the read (pyarrow's words for it):
+    r"|Path does not exist|RESOURCE_NOT_FOUND|NO_SUCH_KEY|NoSuchKey",
+    re.IGNORECASE,
+)
 
 
-def _connect(store: Path, spill: Path) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB that may read ``store`` (and spill to ``spill``) and nothing else."""
+def _connect(store: Location, spill: Path) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB that may read ``store`` (and spill to ``spill``) and nothing else.
+
+    An S3 store's objects reach DuckDB as pyarrow datasets registered on the connection
+    (DuckDB's httpfs extension is never loaded): then it may read no folder but ``spill``.
+    """
     con = duckdb.connect(
         ":memory:",
         config={"autoinstall_known_extensions": False, "autoload_known_extensions": False},
     )
     con.execute("SET TimeZone = 'UTC'")
     con.execute("SET temp_directory = ?", [str(spill)])
-    con.execute("SET allowed_directories = ?", [[f"{store}{os.sep}", f"{spill}{os.sep}"]])
+    readable = [f"{store.root}{os.sep}"] if store.local else []
+    con.execute("SET allowed_directories = ?", [[*readable, f"{spill}{os.sep}"]])
     con.execute("SET enable_external_access = false")  # cannot be turned back on
     return con
 
@@ -136,19 +154,26 @@ class History:
     empty listing there reads as unobserved and :meth:`coverage` counts no failure.
     """
 
-    def __init__(self, store: str | PathLike[str]) -> None:
-        self._store = store_folder(Path(store).resolve())
+    def __init__(self, store: str | PathLike[str] | Location) -> None:
+        self._location = store_folder(open_store(store, resolve=True))
+        self._store = self._location.root
         spill = Path(tempfile.gettempdir()) / f"ccanalytics-duckdb-{uuid.uuid4().hex}"
-        self._con = _connect(self._store, spill)
+        self._con = _connect(self._location, spill)
+        self._spill = spill
         self._finalizer = weakref.finalize(self, _close, self._con, spill)
         #: Verdicts on the store's files, kept while each file is unchanged (_vetted).
         self._cache: VetCache | None = None
         #: Merged copies of quiet days of many files, read in their place (_daycache).
-        self._days = DayCache(self._store, self._read_files)
+        self._days = DayCache(self._location, self._read_files)
+        #: An S3 store's file schemas by schema key (one footer read per schema; none
+        #: for the schemas a file written now has).
+        self._schemas: dict[str, pa.Schema] = {}
         #: The files each view reads now (a refresh that lists the same keeps the view).
         self._viewed: dict[str, object] = {}
         for table in TABLES:
-            self._con.register(f"_empty_{table}", empty_table(table))
+            empty = empty_table(table)
+            self._con.register(f"_empty_{table}", empty)
+            self._schemas[schema_key(empty.schema, table)] = empty.schema
         self._retrying(self.refresh)
 
     # -- lifetime -------------------------------------------------------------------
@@ -169,12 +194,13 @@ class History:
         self._finalizer()
 
     def __repr__(self) -> str:
-        return f"History({str(self._store)!r})"
+        return f"History({self._location.show(self._store)!r})"
 
     @property
-    def store(self) -> Path:
-        """The store's folder (absolute)."""
-        return self._store
+    def store(self) -> Path | str:
+        """The store's folder (absolute), or its ``s3://bucket/prefix`` address."""
+        at = self._location.at(self._store)
+        return Path(at) if isinstance(at, PurePath) else at
 
     @property
     def connection(self) -> duckdb.DuckDBPyConnection:
@@ -189,7 +215,7 @@ class History:
 
     def refresh(self) -> None:
         """Point the views at the store's files as they are now."""
-        listings = {table: list_store(self._store, table) for table in TABLES}
+        listings = {table: list_store(self._location, table) for table in TABLES}
         for listing in listings.values():
             if listing.outside:
                 where = listing.outside[0]
@@ -231,12 +257,15 @@ class History:
             self._viewed[ONE_FILE_VIEW] = one_file
         self._days.sweep()
 
-    def _view_sql(self, table: str, files: tuple[tuple[Path, str], ...]) -> str:
+    def _view_sql(self, table: str, files: tuple[tuple[PurePath, str], ...]) -> str:
         """The view of ``table`` over ``files`` (in listing order, each with its schema key)."""
         empty = (
             f"SELECT *, CAST(NULL AS DATE) AS date, CAST(NULL AS UBIGINT) AS file_index "
             f"FROM _empty_{table}"
         )
+        if not self._location.local:
+            dataset = self._dataset(table, files)
+            return _times_as_stored(table, f"{empty} UNION ALL BY NAME SELECT * FROM {dataset}")
         # Runs of consecutive files with one schema, each read without matching columns
         # by name: union_by_name reads every file's footer when the view is bound, and
         # again for each query (seconds for a month of 5-minute files). file_index
@@ -264,8 +293,52 @@ class History:
             )
         return _times_as_stored(table, " UNION ALL BY NAME ".join(parts))
 
-    def _read_files(self, paths: list[Path], by_name: bool) -> pa.Table | None:
+    def _dataset(self, table: str, files: tuple[tuple[PurePath, str], ...]) -> str:
+        """An S3 store's ``files`` registered as one pyarrow dataset; its name.
+
+        Each file is a fragment whose ``date`` (its partition) and ``file_index`` (its
+        place in the listing) pyarrow fills in, as DuckDB's ``read_parquet`` does for
+        a folder; its schema is the files' own, unified by name (columns a file lacks
+        read as null), so every view means the same on both backends.
+        """
+        schema = self._unified([path for path, _ in files], [key for _, key in files])
+        entries = [(path, partition_day(path), index) for index, (path, _) in enumerate(files)]
+        name = f"_data_{table}"
+        self._con.register(name, dataset_of(self._location, entries, schema, with_date=True))
+        return name
+
+    def _unified(self, paths: list[PurePath], keys: list[str]) -> pa.Schema:
+        """The schema of files read as one: each distinct schema's footer read once."""
+        import pyarrow as pa
+
+        schemas = []
+        seen: set[str] = set()
+        for path, key in zip(paths, keys, strict=True):
+            if key in seen:
+                continue  # "" (unknown) is never seen: such a file is read on its own
+            known = self._schemas.get(key) if key else None
+            if known is None:
+                known = pq_schema(self._location, path)
+                if key:
+                    self._schemas[key] = known
+            if key:
+                seen.add(key)
+            schemas.append(known)
+        if not schemas:
+            return pa.schema([])
+        return pa.unify_schemas(schemas, promote_options="permissive")
+
+    def _read_files(self, paths: list[PurePath], by_name: bool) -> pa.Table | None:
         """Every row of ``paths`` with ``file_index`` (for the day cache); None if one is gone."""
+        if not self._location.local:
+            try:
+                some = paths if by_name else paths[:1]  # else they share one schema
+                schema = self._unified(some, [""] * len(some))
+                entries = [(path, None, index) for index, path in enumerate(paths)]
+                dataset = dataset_of(self._location, entries, schema, with_date=False)
+                return dataset.to_table()
+            except Exception:  # a file gone or unreadable: read from the files, which says why
+                return None
         options = ", union_by_name = true" if by_name else ""
         query = f"SELECT *, file_index FROM read_parquet(?, hive_partitioning = false{options})"
         try:
@@ -273,21 +346,23 @@ class History:
         except duckdb.Error:
             return None  # a file gone or unreadable: read from the files, which says why
 
-    def _vet(self, listings: dict[str, Listing]) -> tuple[dict[Path, Verdict], dict[Path, FileKey]]:
+    def _vet(
+        self, listings: dict[str, Listing]
+    ) -> tuple[dict[PurePath, Verdict], dict[PurePath, FileKey]]:
         """Refuse a file that is not a snapshot of ours, before DuckDB reads it as nulls.
 
         Returns each listed file's schema key and time span, and its
-        :data:`~ccanalytics.history.store._vetted.FileKey`. A verdict is reused while the file is
+        :data:`~ccanalytics.history.store._fs.FileKey`. A verdict is reused while the file is
         unchanged (:mod:`~ccanalytics.history.store._vetted`: in this History and across
         processes, through the store's cache); files new to it are vetted in threads
         (reading a footer releases the GIL).
         """
         if self._cache is None:
-            self._cache = VetCache.load(self._store)
+            self._cache = VetCache.load(self._location)
         cache = self._cache
-        keys: dict[Path, Verdict] = {}
-        stats: dict[Path, FileKey] = {}
-        todo: list[tuple[str, Path, str, FileKey]] = []
+        keys: dict[PurePath, Verdict] = {}
+        stats: dict[PurePath, FileKey] = {}
+        todo: list[tuple[str, PurePath, str, FileKey]] = []
         listed: set[str] = set()
         prefix = len(str(self._store)) + 1  # listed paths are the store's + "/" + relative
         for table, listing in listings.items():
@@ -295,7 +370,7 @@ class History:
                 relative = str(path)[prefix:]
                 listed.add(relative)
                 try:
-                    stat = file_key(path)
+                    stat = self._location.key(path)
                 except FileNotFoundError:
                     continue  # a compaction removed it: the query lists again
                 stats[path] = stat
@@ -309,8 +384,9 @@ class History:
                 continue  # vanished meanwhile
             problem, key, span = verdict
             if problem is not None:
+                where = self._location.at(path)
                 raise StoreError(
-                    f"cannot read store file {path}: {problem} (move it out of the store)", path
+                    f"cannot read store file {where}: {problem} (move it out of the store)", where
                 )
             cache.record(relative, stat, (key, span))
             keys[path] = (key, span)
@@ -318,13 +394,16 @@ class History:
         # The cache is saved once the query has run (_retrying): not between listing and reading.
         return keys, stats
 
-    @staticmethod
     def _judge(
-        todo: list[tuple[str, Path, str, FileKey]],
+        self, todo: list[tuple[str, PurePath, str, FileKey]]
     ) -> list[tuple[str | None, str, TimeSpan] | None]:
-        def one(item: tuple[str, Path, str, FileKey]) -> tuple[str | None, str, TimeSpan] | None:
+        location = self._location
+
+        def one(
+            item: tuple[str, PurePath, str, FileKey],
+        ) -> tuple[str | None, str, TimeSpan] | None:
             try:
-                return vet_file(item[1], item[0])
+                return vet_file(location.source(item[1]), item[0])
             except FileNotFoundError:
                 return None
 
@@ -337,7 +416,7 @@ class History:
         """Unreadable files, crash leftovers and unfinished compactions of the store."""
         from ccanalytics.history.store._maintenance import verify
 
-        return verify(self._store)
+        return verify(self._location)
 
     # -- queries --------------------------------------------------------------------
 
@@ -373,6 +452,10 @@ class History:
                 if attempt < MAX_QUERY_ATTEMPTS:  # a compaction removed a listed file
                     time.sleep(RETRY_PAUSE_SECONDS * attempt)
                     continue  # list again
+            except FileNotFoundError:  # the same, found by a footer read (an S3 view's schema)
+                if attempt < MAX_QUERY_ATTEMPTS:
+                    time.sleep(RETRY_PAUSE_SECONDS * attempt)
+                    continue
             else:
                 # The verdicts are written after the query, not in the moment between
                 # listing the files and reading them: the write (fsync included) would
@@ -381,7 +464,7 @@ class History:
                     self._cache.save()
                 return result
         raise StoreError(
-            f"the store {self._store} kept changing under the query: {MAX_QUERY_ATTEMPTS} "
+            f"the store {self._location.show(self._store)} kept changing under the query: {MAX_QUERY_ATTEMPTS} "
             "runs each found a listed file gone (is something compacting it in a loop?)",
             self._store,
         )
@@ -665,10 +748,11 @@ class History:
         # DuckDB appends the query text and a caret line after "LINE n:": not for people.
         message = " ".join(re.split(r"\bLINE \d+:", str(err))[0].split())
         for table in TABLES:
-            for path in list_store(self._store, table).files:
+            for path in list_store(self._location, table).files:
                 if str(path) in message:
-                    return StoreError(f"cannot read store file {path}: {message}", path)
-        bad = _first_unreadable(self._store)
+                    where = self._location.at(path)
+                    return StoreError(f"cannot read store file {where}: {message}", where)
+        bad = _first_unreadable(self._location)
         if bad is not None:
             return StoreError(f"cannot read store file {bad[0]}: {bad[1]}", bad[0])
         return err  # not the store's fault: the query's own error
@@ -732,16 +816,23 @@ def _empty_frame() -> pd.DataFrame:
     return pd.DataFrame()
 
 
-def _first_unreadable(store: Path) -> tuple[Path, str] | None:
+def _first_unreadable(store: Location) -> tuple[PurePath | str, str] | None:
     """The first data file whose Parquet footer cannot be read, and why."""
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     for table in TABLES:
         for path in list_store(store, table).files:
             try:
-                pq.read_metadata(path)
+                pq.read_metadata(store.source(path))
             except FileNotFoundError:
                 continue
             except Exception as err:  # pyarrow raises ArrowInvalid, OSError, ...
-                return path, " ".join(str(err).split())
+                return store.at(path), " ".join(str(err).split())
     return None
+
+
+def pq_schema(store: Location, path: PurePath) -> pa.Schema:
+    """A file's Arrow schema from its footer, without pandas' metadata."""
+    import pyarrow.parquet as pq
+
+    return pq.read_schema(store.source(path)).remove_metadata()

@@ -13,7 +13,7 @@ exactly those files' rows, read by the History's DuckDB (about 0.3 ms a file aga
 1.8 ms) and merged by :func:`~ccanalytics.history.store._merge.first_copies`, the rule
 :func:`compact` merges by, so every answer is the same as from the files
 themselves. ``digest`` names the exact files it was made from (each one's name, size,
-times and inode: :func:`~ccanalytics.history.store._vetted.file_key`), so a file added,
+times and inode, or an object's ETag: :meth:`~ccanalytics.history.store._fs.Location.key`), so a file added,
 removed, replaced or rewritten makes a new digest, and the old copy is simply not
 used again. Nothing in the store's tables is ever changed: this is a cache, built by
 the first reader that needs it and removable at any time (``rm -r STORE/.day-cache``).
@@ -38,12 +38,12 @@ import hashlib
 import time
 from collections.abc import Callable
 from itertools import groupby
-from pathlib import Path
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from ccanalytics.errors import StoreError
+from ccanalytics.history.store._fs import FileKey, Location
 from ccanalytics.history.store._layout import DATA_SUFFIX, partition_day, partition_dir
-from ccanalytics.history.store._vetted import FileKey, file_key
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -68,22 +68,23 @@ KEEP_SECONDS = 3600.0
 _DIGEST_KEY = b"ccanalytics.day_cache.digest"
 
 #: What a view reads: a file and its schema key (``""``: unknown, read on its own).
-Source = tuple[Path, str]
+Source = tuple[PurePath, str]
 #: Reads files' rows with :data:`~ccanalytics.history.store._merge.FILE_ORDER` (matching
 #: columns by name when the flag says their schemas differ); None when it cannot.
-Reader = Callable[[list[Path], bool], "pa.Table | None"]
+Reader = Callable[[list[PurePath], bool], "pa.Table | None"]
 
 
 class DayCache:
     """One History's use of its store's day cache."""
 
-    def __init__(self, store: Path, read: Reader) -> None:
-        self._root = store / CACHE_DIR / _VERSION
+    def __init__(self, store: Location, read: Reader) -> None:
+        self._store = store
+        self._root = store.root / CACHE_DIR / _VERSION
         self._read = read
         #: The copies this History's views have used (never swept by it).
-        self._used: set[Path] = set()
+        self._used: set[PurePath] = set()
         #: Copies found readable, with the file's key then: each is checked once.
-        self._checked: dict[Path, tuple[FileKey, str]] = {}
+        self._checked: dict[PurePath, tuple[FileKey, str]] = {}
         #: False once a copy could not be written: the store takes none (read-only,
         #: full), and reading a day's files twice a query to learn that again would
         #: cost more than the copies save.
@@ -91,7 +92,7 @@ class DayCache:
         self._swept = False
 
     def substitute(
-        self, table: str, sources: Sequence[Source], keys: dict[Path, FileKey]
+        self, table: str, sources: Sequence[Source], keys: dict[PurePath, FileKey]
     ) -> tuple[Source, ...]:
         """``sources`` with each quiet day of many files replaced by its copy.
 
@@ -121,22 +122,27 @@ class DayCache:
     def sweep(self) -> None:
         """Remove copies this History's views do not use, written :data:`KEEP_SECONDS`
         ago or more, and crashed writes' leftovers (once per History)."""
-        if self._swept or not self._root.is_dir():
+        if self._swept:
             return
         self._swept = True
         cutoff = time.time() - KEEP_SECONDS
-        for path in self._root.glob("*/date=*/*"):
+        store = self._store
+        try:
+            found = store.walk(self._root, "*/date=*/*")
+        except (OSError, StoreError):
+            return  # no cache, or one this reader may not list: nothing to sweep
+        for path in found:
             try:
-                if path not in self._used and path.stat().st_mtime < cutoff:
-                    path.unlink()
-                    path.parent.rmdir()  # fails while the folder holds another copy
+                if path not in self._used and store.key(path)[1] / 1e9 < cutoff:
+                    store.delete(path)
+                    store.delete_folder(path.parent)  # fails while it holds another copy
             except OSError:
                 continue  # gone already, in use, or not ours to remove: harmless
 
     # -- steps ----------------------------------------------------------------------
 
     @staticmethod
-    def _eligible(group: list[Source], keys: dict[Path, FileKey]) -> bool:
+    def _eligible(group: list[Source], keys: dict[PurePath, FileKey]) -> bool:
         if len(group) < CACHE_FROM_FILES or partition_day(group[0][0]) is None:
             return False
         if any(not schema or path not in keys for path, schema in group):
@@ -147,8 +153,8 @@ class DayCache:
     def _copies(
         self,
         table: str,
-        wanted: list[tuple[int, Path, list[Source]]],
-        keys: dict[Path, FileKey],
+        wanted: list[tuple[int, PurePath, list[Source]]],
+        keys: dict[PurePath, FileKey],
     ) -> dict[int, Source]:
         """The copy of each wanted day (index -> source), made where missing."""
         found: dict[int, Source] = {}
@@ -167,33 +173,35 @@ class DayCache:
                 found[index] = source
         return found
 
-    def _checked_copy(self, path: Path, table: str, digest: str) -> str | None:
+    def _checked_copy(self, path: PurePath, table: str, digest: str) -> str | None:
         """:func:`_valid_copy`, once per version of the file in this History."""
         try:
-            key = file_key(path)
+            key = self._store.key(path)
         except OSError:
             return None  # not made yet (or removed)
         known = self._checked.get(path)
         if known is not None and known[0] == key:
             return known[1]
-        schema = _valid_copy(path, table, digest)
+        schema = _valid_copy(self._store, path, table, digest)
         if schema is not None:
             self._checked[path] = (key, schema)
         return schema
 
-    def _path(self, table: str, group: list[Source], digest: str) -> Path:
+    def _path(self, table: str, group: list[Source], digest: str) -> PurePath:
         day = partition_day(group[0][0])
         assert day is not None  # _eligible checked it
         return partition_dir(self._root, table, day) / f"{digest}{DATA_SUFFIX}"
 
     def _make(self, table: str, group: list[Source], digest: str) -> Source | None:
         """Write the day's copy; None when it cannot be (its files are read instead)."""
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
         from ccanalytics.history.store._merge import first_copies
-        from ccanalytics.history.store._write import write_atomically
+        from ccanalytics.history.store._write import COMPRESSION
 
         path = self._path(table, group, digest)
         try:  # before reading anything: a store that cannot take the copy says so here
-            path.parent.mkdir(parents=True, exist_ok=True)
+            self._store.make_dirs(path.parent)
         except OSError:
             self._writable = False
             return None
@@ -203,16 +211,23 @@ class DayCache:
         merged = first_copies(rows, table)
         metadata = dict(merged.schema.metadata or {})
         metadata[_DIGEST_KEY] = digest.encode()
+        copy = merged.replace_schema_metadata(metadata)
         try:
-            write_atomically(merged.replace_schema_metadata(metadata), path)
-        except StoreError:
+            self._store.create(
+                path, lambda sink: pq.write_table(copy, sink, compression=COMPRESSION)
+            )
+        except FileExistsError:
+            pass  # another reader made the same copy (S3: create-if-absent): check it
+        except OSError:
             self._writable = False  # a read-only or full store: no copies, nothing wrong
             return None
         schema = self._checked_copy(path, table, digest)
         return None if schema is None else (path, schema)
 
 
-def _digest(table: str, folder: Path, group: list[Source], keys: dict[Path, FileKey]) -> str:
+def _digest(
+    table: str, folder: PurePath, group: list[Source], keys: dict[PurePath, FileKey]
+) -> str:
     """What names the exact files of one day (see the module docstring)."""
     h = hashlib.sha256(f"{_VERSION}\0{table}\0{folder.name}".encode())
     for path, _ in group:
@@ -220,17 +235,18 @@ def _digest(table: str, folder: Path, group: list[Source], keys: dict[Path, File
     return h.hexdigest()[:32]
 
 
-def _valid_copy(path: Path, table: str, digest: str) -> str | None:
+def _valid_copy(store: Location, path: PurePath, table: str, digest: str) -> str | None:
     """The copy's schema key when ``path`` is a readable copy of ``digest``; else None."""
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq
 
     from ccanalytics.history.store._schema import vet_file
 
     try:
-        problem, schema, _ = vet_file(path, table)
+        source = store.source(path)
+        problem, schema, _ = vet_file(source, table)
         if problem is not None:
             return None
-        metadata = pq.read_schema(path).metadata or {}
+        metadata = pq.read_schema(source).metadata or {}
     except Exception:  # missing, truncated, not Parquet: made again
         return None
     return schema if metadata.get(_DIGEST_KEY) == digest.encode() else None

@@ -30,13 +30,13 @@ that cannot be read, a store path that is a file) is a
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
+from pathlib import PurePath
 
 from ccanalytics.errors import StoreError
+from ccanalytics.history.store._fs import TEMP_SUFFIX, Location, temp_path
 
 __all__ = [
     "DATA_SUFFIX",
@@ -52,17 +52,16 @@ __all__ = [
 ]
 
 DATA_SUFFIX = ".parquet"
-TEMP_SUFFIX = ".tmp"
 MARKER_PREFIX = ".compaction-"
 _PARTITION_PREFIX = "date="
 
 
-def partition_dir(store: Path, table: str, day: str) -> Path:
+def partition_dir(store: PurePath, table: str, day: str) -> PurePath:
     """``STORE/<table>/date=<day>``, ``day`` as ``YYYY-MM-DD``."""
     return store / table / f"{_PARTITION_PREFIX}{day}"
 
 
-def partition_day(path: Path) -> str | None:
+def partition_day(path: PurePath) -> str | None:
     """The ``YYYY-MM-DD`` of a data file's ``date=`` folder (``partition_dir``'s day);
     ``None`` for a path outside a partition."""
     name = path.parent.name
@@ -74,75 +73,34 @@ def data_file_name(first_observed: datetime) -> str:
     return f"{first_observed:%Y%m%dT%H%M%S%fZ}-{uuid.uuid4().hex}{DATA_SUFFIX}"
 
 
-def temp_path(final: Path) -> Path:
-    """The hidden name a file is written under before it is renamed to ``final``."""
-    return final.with_name(f".{final.name}{TEMP_SUFFIX}")
-
-
 @dataclass(frozen=True)
 class Listing:
     """One table's files as a reader should see them, and what else lies around."""
 
     #: Data files to read: every complete file, minus those a finished merge replaced.
-    files: tuple[Path, ...]
+    files: tuple[PurePath, ...]
     #: Hidden ``*.tmp`` files: being written now, or left by a crash (never read).
-    temporary: tuple[Path, ...]
+    temporary: tuple[PurePath, ...]
     #: Compaction markers present (a compaction running, or one that crashed).
-    markers: tuple[Path, ...]
+    markers: tuple[PurePath, ...]
     #: Folders and data files that are symbolic links out of the store (never read).
-    outside: tuple[Path, ...] = ()
+    outside: tuple[PurePath, ...] = ()
 
 
-def store_folder(store: Path) -> Path:
+def store_folder(store: Location) -> Location:
     """``store``, or :class:`StoreError` when it exists and is not a folder.
 
     A missing store is not an error here: it is an empty store to a reader, and a
     writer creates it.
     """
-    if store.exists() and not store.is_dir():
-        raise StoreError(f"the store {store} is not a folder", store)
+    store.check()
     return store
 
 
-def _listing_error(folder: Path, err: OSError) -> StoreError:
-    return StoreError(f"cannot list the store folder {folder}: {err.strerror or err}", folder)
-
-
-def _is_outside(path: Path, root: str) -> bool:
-    """Whether the symbolic link ``path`` resolves to somewhere outside ``root``."""
-    real = os.path.realpath(path)
-    return real != root and not real.startswith(root + os.sep)
-
-
-def _partitions(table_dir: Path) -> list[Path]:
-    try:
-        entries = list(os.scandir(table_dir))
-    except FileNotFoundError:
-        return []
-    except OSError as err:
-        raise _listing_error(table_dir, err) from None
-    return sorted(
-        Path(e.path) for e in entries if e.name.startswith(_PARTITION_PREFIX) and e.is_dir()
-    )
-
-
-def _entries(folder: Path) -> list[os.DirEntry[str]]:
-    try:
-        return sorted(os.scandir(folder), key=lambda e: e.name)
-    except FileNotFoundError:
-        return []
-    except OSError as err:
-        raise _listing_error(folder, err) from None
-
-
-def _names(folder: Path) -> list[str]:
-    return [e.name for e in _entries(folder)]
-
-
-def read_marker(path: Path) -> tuple[str, frozenset[str]]:
+def read_marker(store: Location, path: PurePath) -> tuple[str, frozenset[str]]:
     """A compaction marker's merged file name and the names it replaces."""
     try:
-        content = json.loads(path.read_bytes())
+        content = json.loads(store.read_bytes(path))
         merged, replaces = content["merged"], content["replaces"]
         if not isinstance(merged, str) or not all(isinstance(n, str) for n in replaces):
             raise TypeError("names must be strings")
@@ -153,50 +111,43 @@ def read_marker(path: Path) -> tuple[str, frozenset[str]]:
     return merged, frozenset(replaces)
 
 
-def list_store(store: Path, table: str) -> Listing:
+def list_store(store: Location, table: str) -> Listing:
     """The files of ``store/table`` a reader should read (see the module docstring)."""
-    root = os.path.realpath(store)
-    table_dir = store / table
-    if table_dir.is_symlink() and _is_outside(table_dir, root):
+    table_dir = store.root / table
+    if store.outside(table_dir):
         return Listing((), (), (), (table_dir,))
-    outside: list[Path] = []
-    partitions = []
-    for part in _partitions(table_dir):
-        if part.is_symlink() and _is_outside(part, root):
-            outside.append(part)
-        else:
-            partitions.append(part)
+    found, listed_entries = store.table_listing(table_dir)
+    outside = [part for part, out in found if out]
+    partitions = [part for part, out in found if not out]
     # 1. Data files, every partition.
-    data: dict[Path, list[str]] = {}
-    temporary: list[Path] = []
-    for part in partitions:
-        entries = _entries(part)
+    data: dict[PurePath, list[str]] = {}
+    temporary: list[PurePath] = []
+    for part, entries in listed_entries.items():
         data[part] = []
-        for entry in entries:
-            name = entry.name
+        for name, out in entries:
             if name.startswith("."):
                 if name.endswith(TEMP_SUFFIX):
                     temporary.append(part / name)
             elif name.endswith(DATA_SUFFIX):
-                if entry.is_symlink() and _is_outside(part / name, root):
+                if out:
                     outside.append(part / name)
                 else:
                     data[part].append(name)
     # 2. Then the markers: a merge whose file was listed hides the files it replaced.
-    markers: list[Path] = []
-    hidden: set[Path] = set()
-    for part in partitions:
-        for name in _names(part):
+    markers: list[PurePath] = []
+    hidden: set[PurePath] = set()
+    for part, entries in store.entries_of(partitions).items():
+        for name, _ in entries:
             if not (name.startswith(MARKER_PREFIX) and name.endswith(".json")):
                 continue
             try:
-                merged, replaces = read_marker(part / name)
+                merged, replaces = read_marker(store, part / name)
             except FileNotFoundError:
                 continue  # the compaction finished between the listing and now
             markers.append(part / name)
             if merged in data[part]:
                 hidden.update(part / n for n in replaces)
-    # One Path per file, and no hashing of 26,000 of them when no merge hides any (the
+    # One path per file, and no hashing of 26,000 of them when no merge hides any (the
     # usual case: a month of 5-minute snapshots is that many files).
     listed = (part / n for part, names in data.items() for n in names)
     files = tuple(p for p in listed if p not in hidden) if hidden else tuple(listed)

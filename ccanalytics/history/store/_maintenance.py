@@ -28,6 +28,10 @@ exactly once whenever no compaction is running; do not run them during one, or r
 through :class:`~ccanalytics.history.History`. Compactions of one store take turns
 (a lock file, ``STORE/.compact.lock``); collectors never wait: their new files are not
 in F and stay.
+
+On S3 (:mod:`._fs`) the steps are the same through the same code: step 1 keeps the
+merged file in memory (no rename exists), the marker and M are each one upload made
+only if the key is free, and the lock is an object taken over once stale.
 """
 
 from __future__ import annotations
@@ -40,28 +44,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from os import PathLike
-from pathlib import Path
+from pathlib import Path, PurePath
 from types import MappingProxyType
 
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-from ccanalytics._files import fsync_dir, write_atomic
 from ccanalytics.errors import StoreError
+from ccanalytics.history.store._fs import TEMP_SUFFIX, Location, open_store
 from ccanalytics.history.store._layout import (
     DATA_SUFFIX,
     MARKER_PREFIX,
-    TEMP_SUFFIX,
     data_file_name,
     list_store,
     partition_dir,
     read_marker,
     store_folder,
-    temp_path,
 )
 from ccanalytics.history.store._merge import merge_files
 from ccanalytics.history.store._schema import TABLES, file_problem
-from ccanalytics.history.store._write import write_synced
+from ccanalytics.history.store._write import COMPRESSION
 
 __all__ = ["CompactResult", "StoreReport", "compact", "verify"]
 
@@ -78,7 +80,7 @@ class CompactResult:
     files_before: Mapping[str, int]
     files_after: Mapping[str, int]
     rows: Mapping[str, int]
-    removed_temporary: tuple[Path, ...] = ()
+    removed_temporary: tuple[PurePath, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,9 +88,9 @@ class StoreReport:
     """What :func:`verify` found. ``ok`` when nothing needs attention."""
 
     files: int
-    temporary: tuple[Path, ...] = ()
-    markers: tuple[Path, ...] = ()
-    unreadable: Mapping[Path, str] = field(default_factory=lambda: MappingProxyType({}))
+    temporary: tuple[PurePath, ...] = ()
+    markers: tuple[PurePath, ...] = ()
+    unreadable: Mapping[PurePath, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def ok(self) -> bool:
@@ -114,77 +116,70 @@ def _day(value: str | date | datetime) -> str:
         raise ValueError(f"day must be a date or 'YYYY-MM-DD', got {value!r}") from None
 
 
-class _StoreLock:
-    """An exclusive advisory lock on ``STORE/.compact.lock`` (POSIX ``flock``)."""
-
-    def __init__(self, store: Path) -> None:
-        self._fd = os.open(store / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
-
-    def __enter__(self) -> _StoreLock:
-        import fcntl
-
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        os.close(self._fd)  # closing releases the lock
-
-
-def _finish_leftovers(folder: Path) -> None:
+def _finish_leftovers(store: Location, folder: PurePath) -> None:
     """Complete (or drop) compactions a crash interrupted, as step 4-5 would have."""
-    for marker in sorted(folder.glob(f"{MARKER_PREFIX}*.json")):
-        merged, replaces = read_marker(marker)
-        if (folder / merged).exists():
-            for name in replaces:
-                (folder / name).unlink(missing_ok=True)
-            fsync_dir(folder)
-        marker.unlink()
+    names = [name for name, _ in store.entries(folder)]
+    for name in names:
+        if not (name.startswith(MARKER_PREFIX) and name.endswith(".json")):
+            continue
+        marker = folder / name
+        merged, replaces = read_marker(store, marker)
+        if merged in names:
+            for replaced in replaces:
+                store.delete(folder / replaced)
+            store.sync_folder(folder)
+        store.delete(marker)
 
 
-def _remove_orphans(folder: Path, now: float) -> list[Path]:
+def _remove_orphans(store: Location, folder: PurePath, now: float) -> list[PurePath]:
     removed = []
-    for temp in folder.glob(f".*{TEMP_SUFFIX}"):
+    for name, _ in store.entries(folder):
+        if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
+            continue
+        temp = folder / name
         try:
-            if now - temp.stat().st_mtime >= ORPHAN_AGE_SECONDS:
-                temp.unlink()
+            if now - store.key(temp)[1] / 1e9 >= ORPHAN_AGE_SECONDS:
+                store.delete(temp)
                 removed.append(temp)
         except FileNotFoundError:
             continue
     return removed
 
 
-def _write_marker(folder: Path, merged: str, replaces: list[str]) -> Path:
+def _write_marker(store: Location, folder: PurePath, merged: str, replaces: list[str]) -> PurePath:
     marker = folder / f"{MARKER_PREFIX}{uuid.uuid4().hex}.json"
     content = json.dumps({"merged": merged, "replaces": replaces}).encode()
     # Synced, and the rename too: step 3 must never be on disk without the marker.
-    return write_atomic(marker, lambda sink: sink.write(content), durable_rename=True)
+    store.create_durably(marker, lambda sink: sink.write(content))
+    return marker
 
 
-def _compact_folder(folder: Path, table_name: str) -> tuple[int, int, int]:
+def _compact_folder(store: Location, folder: PurePath, table_name: str) -> tuple[int, int, int]:
     """Merge one partition folder's files: (files before, files after, rows)."""
-    files = sorted(
-        folder / n for n in os.listdir(folder) if n.endswith(DATA_SUFFIX) and not n.startswith(".")
-    )
+    files = [
+        folder / n
+        for n, _ in store.entries(folder)
+        if n.endswith(DATA_SUFFIX) and not n.startswith(".")
+    ]
     if len(files) <= 1:
-        rows = pq.read_metadata(files[0]).num_rows if files else 0
+        rows = pq.read_metadata(store.source(files[0])).num_rows if files else 0
         return len(files), len(files), rows
-    table = merge_files(files, table_name)  # 1. (each instant once: _merge)
+    table = merge_files(store, files, table_name)  # 1. (each instant once: _merge)
     final = folder / data_file_name(_first_time(table))
-    temp = temp_path(final)
+    staged = store.stage(final, lambda sink: pq.write_table(table, sink, compression=COMPRESSION))
     try:
-        write_synced(table, temp)
-        if pq.read_metadata(temp).num_rows != table.num_rows:
-            raise StoreError(f"compaction wrote a short file {temp}; nothing was changed", temp)
-        marker = _write_marker(folder, final.name, [f.name for f in files])  # 2.
-        os.replace(temp, final)  # 3.
+        if staged.metadata().num_rows != table.num_rows:
+            where = store.at(final)
+            raise StoreError(f"compaction wrote a short file {where}; nothing was changed", where)
+        marker = _write_marker(store, folder, final.name, [f.name for f in files])  # 2.
+        store.publish(staged)  # 3.
     except BaseException:
-        temp.unlink(missing_ok=True)
+        store.discard(staged)
         raise
-    fsync_dir(folder)
     for path in files:  # 4.
-        path.unlink()
-    fsync_dir(folder)
-    marker.unlink()  # 5.
+        store.delete(path)
+    store.sync_folder(folder)
+    store.delete(marker)  # 5.
     return len(files), 1, table.num_rows
 
 
@@ -196,7 +191,7 @@ def _first_time(table: pa.Table) -> datetime:
     return datetime.now(UTC)
 
 
-def compact(store: str | PathLike[str], day: str | date | datetime) -> CompactResult:
+def compact(store: str | PathLike[str] | Location, day: str | date | datetime) -> CompactResult:
     """Merge one UTC day's files into one file per table, keeping every row exactly once.
 
     An instant two files hold (two collects within one second) is kept from the first
@@ -210,27 +205,29 @@ def compact(store: str | PathLike[str], day: str | date | datetime) -> CompactRe
     folder, a read-only or full disk) is a :class:`StoreError` naming the path; a
     failed compaction leaves the day's files as they were.
     """
-    root, name = Path(store), _day(day)
+    root, name = open_store(store), _day(day)
     store_folder(root)
     before: dict[str, int] = {}
     after: dict[str, int] = {}
     rows: dict[str, int] = {}
-    removed: list[Path] = []
-    if not root.is_dir():  # a mistyped path: nothing to compact, and nothing created
+    removed: list[PurePath] = []
+    if not root.exists():  # a mistyped path: nothing to compact, and nothing created
         empty = MappingProxyType(dict.fromkeys(TABLES, 0))
         return CompactResult(name, empty, empty, empty)
     try:
-        with _StoreLock(root):
+        with root.lock(_LOCK_NAME):
             for table in TABLES:
-                folder = partition_dir(root, table, name)
-                if not folder.is_dir():
+                folder = partition_dir(root.root, table, name)
+                if not root.entries(folder):
                     before[table] = after[table] = rows[table] = 0
                     continue
-                _finish_leftovers(folder)
-                removed += _remove_orphans(folder, time.time())
-                before[table], after[table], rows[table] = _compact_folder(folder, table)
+                _finish_leftovers(root, folder)
+                removed += _remove_orphans(root, folder, time.time())
+                before[table], after[table], rows[table] = _compact_folder(root, folder, table)
     except OSError as err:
-        where = Path(err.filename) if err.filename else root
+        where: PurePath | str = root.at(root.root)
+        if err.filename:
+            where = Path(err.filename) if root.local else str(err.filename)
         raise StoreError(f"cannot compact {where}: {err.strerror or err}", where) from None
     return CompactResult(
         name,
@@ -241,18 +238,18 @@ def compact(store: str | PathLike[str], day: str | date | datetime) -> CompactRe
     )
 
 
-def verify(store: str | PathLike[str]) -> StoreReport:
+def verify(store: str | PathLike[str] | Location) -> StoreReport:
     """Read every file's Parquet footer; report unreadable files, leftovers and markers.
 
     A folder or file that is a symbolic link out of the store is reported unreadable
     (:class:`History` refuses it). A store path that is not a folder is a
     :class:`StoreError`; a missing one is an empty store.
     """
-    root = store_folder(Path(store))
+    root = store_folder(open_store(store))
     count = 0
-    temporary: list[Path] = []
-    markers: list[Path] = []
-    unreadable: dict[Path, str] = {}
+    temporary: list[PurePath] = []
+    markers: list[PurePath] = []
+    unreadable: dict[PurePath, str] = {}
     for table in TABLES:
         listing = list_store(root, table)
         count += len(listing.files)
@@ -264,7 +261,7 @@ def verify(store: str | PathLike[str]) -> StoreReport:
             )
         for path in listing.files:
             try:
-                problem = file_problem(path, table)
+                problem = file_problem(root.source(path), table)
             except FileNotFoundError:
                 continue  # a compaction finished meanwhile
             if problem is not None:

@@ -16,13 +16,14 @@ day's file for good.
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import PurePath
 
 import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from ccanalytics.errors import StoreError
+from ccanalytics.history.store._fs import Location
 from ccanalytics.history.store._schema import file_problem
 
 __all__ = ["FILE_ORDER", "INSTANT_KEY", "first_copies", "merge_files"]
@@ -36,7 +37,7 @@ _ONE_COPY_TABLES = frozenset({"pods", "gpus"})
 FILE_ORDER = "file_index"
 
 
-def merge_files(files: list[Path], table: str) -> pa.Table:
+def merge_files(store: Location, files: list[PurePath], table: str) -> pa.Table:
     """The rows of ``files`` (sorted by name) as one table, each instant from one file.
 
     Raises :class:`StoreError` naming a file that is foreign or unreadable, or the
@@ -44,13 +45,13 @@ def merge_files(files: list[Path], table: str) -> pa.Table:
     """
     tables = []
     for number, path in enumerate(files):
-        rows = _read(path, table)
+        rows = _read(store, path, table)
         order = pa.array(np.full(rows.num_rows, number, dtype=np.uint64))
         tables.append(rows.append_column(FILE_ORDER, order))
     try:
         merged = pa.concat_tables(tables, promote_options="permissive")
     except (pa.ArrowInvalid, pa.ArrowTypeError) as err:  # widths the footers allowed
-        folder = files[0].parent
+        folder = store.at(files[0].parent)
         raise StoreError(f"cannot merge {folder}: {' '.join(str(err).split())}", folder) from None
     return first_copies(merged, table)
 
@@ -83,13 +84,15 @@ def _without_copies(rows: pa.Table) -> pa.Table:
     return rows.filter(pa.array(keep, type=pa.bool_()))
 
 
-def _read(path: Path, table: str) -> pa.Table:
-    problem = file_problem(path, table)
+def _read(store: Location, path: PurePath, table: str) -> pa.Table:
+    where = store.at(path)
+    source = store.source(path)
+    problem = file_problem(source, table)
     if problem is not None:
-        raise StoreError(f"cannot merge store file {path}: {problem}", path)
+        raise StoreError(f"cannot merge store file {where}: {problem}", where)
     try:
-        return pq.read_table(path)
+        return pq.read_table(source)
     except FileNotFoundError:
         raise
     except Exception as err:  # never merge around a file we could not read
-        raise StoreError(f"cannot merge unreadable store file {path}: {err}", path) from None
+        raise StoreError(f"cannot merge unreadable store file {where}: {err}", where) from None

@@ -26,8 +26,6 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa  # type: ignore[import-untyped]
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     import pandas as pd
 
 __all__ = [
@@ -40,6 +38,7 @@ __all__ = [
     "empty_table",
     "file_problem",
     "foreign_reason",
+    "schema_key",
     "to_arrow",
     "to_pandas",
     "vet_file",
@@ -165,7 +164,7 @@ def foreign_reason(schema: pa.Schema, table: str) -> str | None:
     return None
 
 
-def file_problem(path: Path, table: str) -> str | None:
+def file_problem(path: Any, table: str) -> str | None:
     """Why ``path`` cannot be read as a snapshot file of ``table`` (one line); None when it can.
 
     Reads the Parquet footer only. ``FileNotFoundError`` propagates: a file that
@@ -180,7 +179,7 @@ def file_problem(path: Path, table: str) -> str | None:
 TimeSpan = tuple[int, int] | tuple[()] | None
 
 
-def vet_file(path: Path, table: str) -> tuple[str | None, str, TimeSpan]:
+def vet_file(path: Any, table: str) -> tuple[str | None, str, TimeSpan]:
     """:func:`file_problem`, the file's schema key and its :data:`TimeSpan`.
 
     The schema key is ``""`` for a file with a problem; files with equal keys have the
@@ -225,6 +224,11 @@ def _time_span(metadata: Any) -> TimeSpan:
         lows.append(int(stats.min_raw))
         highs.append(int(stats.max_raw))
     return (min(lows), max(highs)) if lows else ()
+
+
+def schema_key(schema: pa.Schema, table: str) -> str:
+    """The schema key :func:`vet_file` gives a file of ``table`` with this Arrow schema."""
+    return _judged_once(schema.remove_metadata(), table)[1]
 
 
 @lru_cache(maxsize=64)

@@ -5,12 +5,14 @@ footer: a fraction of a millisecond, but a month of uncompacted 5-minute snapsho
 26,000 files, and a fresh :class:`~ccanalytics.history.History` paid seconds for it
 before its first query. The verdicts are kept in ``STORE/.vetted.json`` and reused by
 the next reader, for a file only while it is exactly the file that was vetted: the
-same relative path, size, modification and change times (ns) and inode. Any write,
-rename or replacement changes the change time or the inode, so a file that changed is
-vetted again; a file found foreign is never recorded (it is refused every time).
+same relative path, size, modification and change times (ns) and inode (on S3: size,
+last-modified and ETag, as listed: :data:`~ccanalytics.history.store._fs.FileKey`).
+Any write, rename or replacement changes the change time or the inode (an object's
+ETag or time), so a file that changed is vetted again; a file found foreign is never
+recorded (it is refused every time).
 
 The file is a cache and nothing else: it is written through the one atomic-write
-helper (:func:`ccanalytics._files.write_atomic`), only when a reader vetted something
+replacement of the store's seam (:meth:`~ccanalytics.history.store._fs.Location.replace`), only when a reader vetted something
 new, with only the files listed then (compacted-away files drop out). A store the
 reader may not write (read-only, another user's) simply gets no cache, and a cache
 that cannot be read or makes no sense (truncated, hand-edited, from a future version)
@@ -21,20 +23,17 @@ or ``compact`` sees it, and other engines' globs (``STORE/pods/**/*.parquet``) s
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import orjson
 
-from ccanalytics._files import write_atomic
+from ccanalytics.history.store._fs import FileKey, Location
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from ccanalytics.history.store._schema import TimeSpan
 
-__all__ = ["CACHE_NAME", "FileKey", "Verdict", "VetCache", "file_key"]
+__all__ = ["CACHE_NAME", "FileKey", "Verdict", "VetCache"]
 
 #: The cache's file name, in the store's top folder.
 CACHE_NAME = ".vetted.json"
@@ -42,34 +41,26 @@ CACHE_NAME = ".vetted.json"
 #: cache is then ignored (and rewritten), never misread.
 CACHE_VERSION = 1
 
-#: What identifies one version of a file: size, mtime_ns, ctime_ns, inode.
-FileKey = tuple[int, int, int, int]
 #: What a reader knows of a file found to be ours: its schema key and time span
 #: (:func:`~ccanalytics.history.store._schema.vet_file`).
 Verdict = tuple[str, "TimeSpan"]
-
-
-def file_key(path: Path) -> FileKey:
-    """``path``'s :data:`FileKey`; ``FileNotFoundError`` propagates (a compaction removed it)."""
-    st = os.stat(path)
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 @dataclass
 class VetCache:
     """The verdicts of one store: relative path -> (file key, verdict)."""
 
-    store: Path
+    store: Location
     entries: dict[str, tuple[FileKey, Verdict]] = field(default_factory=dict)
     #: Whether :meth:`save` has anything the file does not.
     changed: bool = False
 
     @classmethod
-    def load(cls, store: Path) -> VetCache:
+    def load(cls, store: Location) -> VetCache:
         """The store's cache; empty when it is missing or unreadable in any way."""
         cache = cls(store)
         try:
-            raw = orjson.loads((store / CACHE_NAME).read_bytes())
+            raw = orjson.loads(store.read_bytes(store.root / CACHE_NAME))
         except (OSError, orjson.JSONDecodeError):
             return cache
         if not isinstance(raw, dict) or raw.get("version") != CACHE_VERSION:
@@ -103,7 +94,7 @@ class VetCache:
 
     def save(self) -> None:
         """Write the cache if it changed; a store that cannot be written keeps none."""
-        if not self.changed or not self.store.is_dir():
+        if not self.changed or not self.store.exists():
             return
         content = orjson.dumps(
             {
@@ -115,22 +106,28 @@ class VetCache:
             }
         )
         try:
-            write_atomic(self.store / CACHE_NAME, lambda sink: sink.write(content))
+            self.store.replace(self.store.root / CACHE_NAME, lambda sink: sink.write(content))
         except OSError:
             return  # read-only or full: the next reader vets again, nothing is wrong
         self.changed = False
 
 
 def _entry(value: object) -> tuple[FileKey, Verdict] | None:
-    """One cache entry, ``[size, mtime_ns, ctime_ns, inode, schema_key, span]``
-    (``span``: ``[lo, hi]``, ``[]`` or ``null``, as :data:`TimeSpan`); None if malformed."""
-    if type(value) is not list or len(value) != 6:
+    """One cache entry, ``[size, mtime_ns, ctime_ns, inode, schema_key, span]`` (a local
+    file) or ``[size, mtime_ns, etag, schema_key, span]`` (an S3 object), ``span`` as
+    :data:`TimeSpan` (``[lo, hi]``, ``[]`` or ``null``); None if malformed."""
+    if type(value) is not list or len(value) not in (5, 6):
         return None
-    size, mtime, ctime, inode, schema, raw_span = value
+    *key, schema, raw_span = value
     # type() is: exact ints (a bool is no size), and the cheapest test for 26,000 entries.
-    if type(schema) is not str or not (
-        type(size) is type(mtime) is type(ctime) is type(inode) is int
-    ):
+    if type(schema) is not str:
+        return None
+    file_key: FileKey
+    if len(key) == 4 and type(key[0]) is type(key[1]) is type(key[2]) is type(key[3]) is int:
+        file_key = (key[0], key[1], key[2], key[3])
+    elif len(key) == 3 and type(key[0]) is type(key[1]) is int and type(key[2]) is str:
+        file_key = (key[0], key[1], key[2])
+    else:
         return None
     span: TimeSpan
     if raw_span is None:
@@ -141,7 +138,7 @@ def _entry(value: object) -> tuple[FileKey, Verdict] | None:
         span = (raw_span[0], raw_span[1])
     else:
         return None
-    return (size, mtime, ctime, inode), (schema, span)
+    return file_key, (schema, span)
 
 
 def _is_int(value: object) -> bool:

@@ -1,7 +1,8 @@
 """Appending rows to a store: new files only, each complete before anyone can see it.
 
 Each file is written under a hidden temporary name in its partition folder, flushed to
-disk, then renamed to its final name (``os.replace`` is atomic within a folder): a
+disk, then renamed to its final name (``os.replace`` is atomic within a folder); on S3
+it is one upload to its final key, made only if the key is free (:mod:`._fs`): a
 reader sees the whole file or nothing. Names are unique per write (a uuid4), so two
 collectors never touch each other's files and nothing existing is ever rewritten.
 
@@ -17,13 +18,14 @@ Polars, pyarrow, Spark 3) reads it.
 from __future__ import annotations
 
 import threading
-from pathlib import Path
+from os import PathLike
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-from ccanalytics._files import write_atomic, write_new
 from ccanalytics.errors import StoreError
+from ccanalytics.history.store._fs import Location, open_store
 from ccanalytics.history.store._layout import data_file_name, partition_dir, store_folder
 from ccanalytics.history.store._schema import to_arrow
 
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["COMPRESSION", "append_frame", "write_atomically", "write_synced"]
+__all__ = ["COMPRESSION", "append_frame", "write_file"]
 
 #: The codec of every file the store writes, appended or compacted.
 COMPRESSION = "zstd"
@@ -44,34 +46,25 @@ COMPRESSION = "zstd"
 _CONVERTING = threading.Lock()
 
 
-def write_synced(table: pa.Table, path: Path) -> None:
-    """Write ``table`` as Parquet to the new file ``path`` and sync it to disk.
+def write_file(store: Location, table: pa.Table, final: PurePath) -> PurePath:
+    """Write ``table`` as Parquet to the new file ``final``, visible whole or not at all
+    (:meth:`~ccanalytics.history.store._fs.Location.create`).
 
-    Never over an existing file. The rename that publishes it is the caller's, who may
-    have more to do between the two (compaction writes its marker).
-    """
-    write_new(path, lambda sink: pq.write_table(table, sink, compression=COMPRESSION))
-
-
-def write_atomically(table: pa.Table, final: Path, *, durable_rename: bool = False) -> Path:
-    """Write ``table`` as Parquet to ``final`` through :func:`ccanalytics._files.write_atomic`.
-
-    ``durable_rename`` also syncs the folder, so the rename itself survives a power cut
-    (the compaction's ordering relies on it; a collect can do without). A file system
-    error (a full disk, a read-only store) is a :class:`StoreError` naming ``final``.
+    A file system error (a full disk, a read-only store, an S3 refusal) is a
+    :class:`StoreError` naming ``final``.
     """
     try:
-        final.parent.mkdir(parents=True, exist_ok=True)
-        return write_atomic(
-            final,
-            lambda sink: pq.write_table(table, sink, compression=COMPRESSION),
-            durable_rename=durable_rename,
-        )
+        store.create(final, lambda sink: pq.write_table(table, sink, compression=COMPRESSION))
     except OSError as err:
-        raise StoreError(f"cannot write {final}: {err.strerror or err}", final) from None
+        raise StoreError(
+            f"cannot write {store.show(final)}: {err.strerror or err}", store.at(final)
+        ) from None
+    return final
 
 
-def append_frame(store: Path, table: str, frame: pd.DataFrame) -> list[Path]:
+def append_frame(
+    store: str | PathLike[str] | Location, table: str, frame: pd.DataFrame
+) -> list[PurePath]:
     """Append ``frame``'s rows (with ``observed_at``) to ``store/table``; the files written.
 
     One new file per UTC date present in ``observed_at``; an empty frame writes nothing.
@@ -79,7 +72,7 @@ def append_frame(store: Path, table: str, frame: pd.DataFrame) -> list[Path]:
     """
     if frame.empty:
         return []
-    store_folder(store)
+    where = store_folder(open_store(store))
     stamps = frame["observed_at"]
     first, last = stamps.min(), stamps.max()
     if first.date() == last.date():  # the usual snapshot: one day, no need to split
@@ -92,5 +85,5 @@ def append_frame(store: Path, table: str, frame: pd.DataFrame) -> list[Path]:
         name = data_file_name(rows["observed_at"].min().to_pydatetime())
         with _CONVERTING:
             arrow = to_arrow(rows)
-        written.append(write_atomically(arrow, partition_dir(store, table, day) / name))
+        written.append(write_file(where, arrow, partition_dir(where.root, table, day) / name))
     return written

@@ -1,0 +1,701 @@
+"""Where a store lives: a local folder or ``s3://bucket/prefix``, behind one small seam.
+
+Every byte the store's logic (:mod:`._layout`, :mod:`._write`, :mod:`._maintenance`,
+:mod:`._vetted`, :mod:`._daycache`, the readers and the alert state) reads or writes
+goes through a :class:`Location`: listing a folder, reading a file, creating a new one,
+replacing a cache, deleting, a file's identity (:data:`FileKey`) and a lock. The logic
+is written once; only these primitives differ:
+
+- :class:`LocalLocation` is the store as it always was: ``os.scandir``, a hidden
+  temporary file renamed over its final name (:mod:`ccanalytics._files`), ``flock``.
+- :class:`S3Location` has no rename: a file becomes visible by one upload to its final
+  key, made only if no object has that key (``If-None-Match: *``), so a reader sees the
+  whole object or nothing and nothing existing is ever overwritten; a lock is a
+  create-if-absent object that a stale holder's successor takes over with
+  ``If-Match`` (one of two rivals wins). Parquet is read through pyarrow's
+  ``S3FileSystem``; the conditional writes need boto3 (the ``s3`` extra), because
+  pyarrow's output streams cannot send ``If-None-Match``.
+
+Paths are :class:`~pathlib.PurePath` values: a :class:`~pathlib.Path` locally, a
+``PurePosixPath("bucket/prefix/...")`` on S3 (what pyarrow's filesystem takes), so
+``part / name``, ``.name`` and ``.parent`` mean the same on both.
+
+Credentials and the endpoint come from the standard AWS chain (``AWS_ACCESS_KEY_ID``,
+``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_REGION``/``AWS_DEFAULT_REGION``,
+``AWS_ENDPOINT_URL``, then the config files and ``AWS_PROFILE``), read by boto3 and
+pyarrow themselves: this package never holds a secret. An explicit endpoint is the
+URI's query: ``s3://bucket/prefix?endpoint_url=http://127.0.0.1:9000`` (and
+``region=``). Nothing here puts a credential in a repr, a message or a file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import io
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path, PurePath, PurePosixPath
+from typing import TYPE_CHECKING, Any, BinaryIO
+from urllib.parse import parse_qs, quote, urlsplit
+
+from ccanalytics._files import fsync_dir, write_atomic, write_new
+from ccanalytics.errors import StoreError
+
+if TYPE_CHECKING:
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.fs as pafs  # type: ignore[import-untyped]
+
+__all__ = [
+    "LOCK_STALE_SECONDS",
+    "TEMP_SUFFIX",
+    "FileKey",
+    "LocalLocation",
+    "Location",
+    "S3Location",
+    "dataset_of",
+    "open_store",
+    "temp_path",
+]
+
+#: What identifies one version of a file. Locally: size, mtime_ns, ctime_ns, inode
+#: (any write, rename or replacement changes one). On S3: size, last-modified (ns) and
+#: the ETag. Index 1 is the modification time (ns) on both.
+FileKey = tuple[int, int, int, int] | tuple[int, int, str]
+#: An S3 lock object older than this is a killed holder's: the next one takes it over.
+LOCK_STALE_SECONDS = 600.0
+#: An object up to this size is read whole by one request when pyarrow asks for it (a
+#: 5-minute snapshot file is tens of kB): pyarrow's own reads are a HEAD and a GET or more.
+WHOLE_READ_BYTES = 1 << 20
+#: How long to wait for an S3 lock before giving up with a StoreError.
+LOCK_WAIT_SECONDS = 900.0
+_WRITE = Callable[[BinaryIO], object]
+#: The end of a hidden file being written (locally), or left by a crash.
+TEMP_SUFFIX = ".tmp"
+
+
+def temp_path(final: Path) -> Path:
+    """The hidden name a file is written under before it is renamed to ``final``."""
+    return final.with_name(f".{final.name}{TEMP_SUFFIX}")
+
+
+class Location:
+    """The primitives the store's logic uses (see the module docstring)."""
+
+    #: The store's top folder (local: absolute; S3: ``bucket/prefix``).
+    root: PurePath
+    #: Whether DuckDB may read the files by their paths (else a pyarrow dataset).
+    local: bool
+
+    def show(self, path: PurePath) -> str:
+        """``path`` as a person would type it (S3: with ``s3://``)."""
+        raise NotImplementedError
+
+    def at(self, path: PurePath) -> PurePath | str:
+        """What a :class:`StoreError` names as its ``path``: the path locally, the
+        ``s3://`` address on S3."""
+        return self.show(path)
+
+    def check(self) -> None:
+        """:class:`StoreError` when the store exists and is not a folder."""
+
+    def exists(self) -> bool:
+        """Whether the store exists at all (S3: its bucket)."""
+        raise NotImplementedError
+
+    def partitions(self, table_dir: PurePath) -> list[tuple[PurePath, bool]]:
+        """The ``date=`` folders of a table, sorted, each with whether it lies outside."""
+        raise NotImplementedError
+
+    def entries(self, folder: PurePath) -> list[tuple[str, bool]]:
+        """The names in ``folder``, sorted, each with whether it is a link outside."""
+        raise NotImplementedError
+
+    def entries_of(self, folders: list[PurePath]) -> dict[PurePath, list[tuple[str, bool]]]:
+        """:meth:`entries` of each of ``folders`` (S3: of a table's partitions in one
+        listing of the table, not one request per day)."""
+        return {folder: self.entries(folder) for folder in folders}
+
+    def table_listing(
+        self, table_dir: PurePath
+    ) -> tuple[list[tuple[PurePath, bool]], dict[PurePath, list[tuple[str, bool]]]]:
+        """:meth:`partitions` of a table and the :meth:`entries_of` those not outside
+        (S3: both from one listing of the table)."""
+        partitions = self.partitions(table_dir)
+        return partitions, self.entries_of([part for part, out in partitions if not out])
+
+    def outside(self, path: PurePath) -> bool:
+        """Whether ``path`` is a symbolic link out of the store (never on S3)."""
+        return False
+
+    def read_bytes(self, path: PurePath) -> bytes:
+        """The file's bytes; ``FileNotFoundError`` when it is gone."""
+        raise NotImplementedError
+
+    def key(self, path: PurePath) -> FileKey:
+        """The file's :data:`FileKey`; ``FileNotFoundError`` when it is gone."""
+        raise NotImplementedError
+
+    def source(self, path: PurePath) -> Any:
+        """What pyarrow's Parquet readers take for ``path`` (a path, or an open file)."""
+        raise NotImplementedError
+
+    def create(self, path: PurePath, write: _WRITE) -> None:
+        """A new file at ``path``, visible whole or not at all, filled by ``write``.
+
+        Locally through :func:`ccanalytics._files.write_atomic` (a hidden temporary
+        file renamed); on S3 one upload made only if the key is free
+        (``FileExistsError`` when it is not). ``OSError`` on failure.
+        """
+        raise NotImplementedError
+
+    def replace(self, path: PurePath, write: _WRITE) -> None:
+        """Replace (or create) ``path`` atomically: caches and the alert state."""
+        raise NotImplementedError
+
+    def create_durably(self, path: PurePath, write: _WRITE) -> None:
+        """:meth:`create`, and locally the rename synced too (compaction's ordering needs it)."""
+        self.create(path, write)
+
+    def sync_folder(self, folder: PurePath) -> None:
+        """Make the renames and removals in ``folder`` durable (no-op on S3: each request is)."""
+
+    def stage(self, final: PurePath, write: _WRITE) -> Staged:
+        """Step 1 of a publication in two steps (compaction): fill, not yet visible."""
+        raise NotImplementedError
+
+    def publish(self, staged: Staged) -> None:
+        """Make a staged file visible under its final name (never over another)."""
+        raise NotImplementedError
+
+    def discard(self, staged: Staged) -> None:
+        """Forget a staged file that will not be published."""
+
+    def delete(self, path: PurePath) -> None:
+        """Remove ``path`` (gone already is fine)."""
+        raise NotImplementedError
+
+    def delete_folder(self, folder: PurePath) -> None:
+        """Remove an empty folder (no-op where folders do not exist); errors are ignored."""
+
+    def walk(self, folder: PurePath, pattern: str) -> list[PurePath]:
+        """Every file under ``folder`` matching the glob ``pattern`` (``*/date=*/*``)."""
+        raise NotImplementedError
+
+    def lock(self, name: str) -> contextlib.AbstractContextManager[None]:
+        """An exclusive lock named ``name`` in the store's top folder."""
+        raise NotImplementedError
+
+    def make_dirs(self, folder: PurePath) -> None:
+        """Create ``folder`` and its parents (no-op where folders do not exist)."""
+
+    def filesystem(self) -> pafs.FileSystem:
+        """pyarrow's filesystem for datasets over this store's files."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Staged:
+    """A file written but not yet visible (:meth:`Location.stage`)."""
+
+    final: PurePath
+    #: Locally the hidden temporary file; on S3 None (the bytes are in ``data``).
+    temp: Path | None
+    data: bytes = b""
+
+    def metadata(self) -> Any:
+        """The staged Parquet file's footer (to check its row count before publishing)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+        return pq.read_metadata(self.temp if self.temp is not None else pa.BufferReader(self.data))
+
+
+# --------------------------------------------------------------------------- local
+
+
+class LocalLocation(Location):
+    """A store in a local folder (or one mounted from a shared file system)."""
+
+    local = True
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._real = os.path.realpath(root)
+
+    def __repr__(self) -> str:
+        return f"LocalLocation({str(self.root)!r})"
+
+    def show(self, path: PurePath) -> str:
+        return str(path)
+
+    def at(self, path: PurePath) -> PurePath | str:
+        return path
+
+    def check(self) -> None:
+        root = Path(self.root)
+        if root.exists() and not root.is_dir():
+            raise StoreError(f"the store {root} is not a folder", root)
+
+    def exists(self) -> bool:
+        return Path(self.root).is_dir()
+
+    def outside(self, path: PurePath) -> bool:
+        local = Path(path)
+        if not local.is_symlink():
+            return False
+        real = os.path.realpath(local)
+        return real != self._real and not real.startswith(self._real + os.sep)
+
+    def partitions(self, table_dir: PurePath) -> list[tuple[PurePath, bool]]:
+        try:
+            found = list(os.scandir(table_dir))
+        except FileNotFoundError:
+            return []
+        except OSError as err:
+            raise _listing_error(table_dir, err) from None
+        folders = sorted(Path(e.path) for e in found if e.name.startswith("date=") and e.is_dir())
+        return [(part, self.outside(part)) for part in folders]
+
+    def entries(self, folder: PurePath) -> list[tuple[str, bool]]:
+        try:
+            found = sorted(os.scandir(folder), key=lambda e: e.name)
+        except FileNotFoundError:
+            return []
+        except OSError as err:
+            raise _listing_error(folder, err) from None
+        return [(e.name, e.is_symlink() and self.outside(Path(e.path))) for e in found]
+
+    def read_bytes(self, path: PurePath) -> bytes:
+        return Path(path).read_bytes()
+
+    def key(self, path: PurePath) -> FileKey:
+        st = os.stat(path)
+        return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+    def source(self, path: PurePath) -> Any:
+        return path
+
+    def create(self, path: PurePath, write: _WRITE) -> None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(Path(path), write)
+
+    def replace(self, path: PurePath, write: _WRITE) -> None:
+        write_atomic(Path(path), write)
+
+    def create_durably(self, path: PurePath, write: _WRITE) -> None:
+        write_atomic(Path(path), write, durable_rename=True)
+
+    def sync_folder(self, folder: PurePath) -> None:
+        fsync_dir(Path(folder))
+
+    def stage(self, final: PurePath, write: _WRITE) -> Staged:
+        temp = temp_path(Path(final))
+        try:
+            write_new(temp, write)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
+        return Staged(final, temp)
+
+    def publish(self, staged: Staged) -> None:
+        assert staged.temp is not None
+        os.replace(staged.temp, staged.final)
+        fsync_dir(staged.temp.parent)
+
+    def discard(self, staged: Staged) -> None:
+        if staged.temp is not None:
+            staged.temp.unlink(missing_ok=True)
+
+    def delete(self, path: PurePath) -> None:
+        Path(path).unlink(missing_ok=True)
+
+    def delete_folder(self, folder: PurePath) -> None:
+        with contextlib.suppress(OSError):
+            Path(folder).rmdir()
+
+    def walk(self, folder: PurePath, pattern: str) -> list[PurePath]:
+        return list(Path(folder).glob(pattern))
+
+    def make_dirs(self, folder: PurePath) -> None:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+
+    @contextlib.contextmanager
+    def lock(self, name: str) -> Iterator[None]:
+        import fcntl
+
+        fd = os.open(Path(self.root) / name, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    def filesystem(self) -> pafs.FileSystem:
+        import pyarrow.fs as pafs
+
+        return pafs.LocalFileSystem()
+
+
+def _listing_error(folder: PurePath, err: OSError) -> StoreError:
+    return StoreError(f"cannot list the store folder {folder}: {err.strerror or err}", folder)
+
+
+# --------------------------------------------------------------------------- S3
+
+
+class S3Location(Location):
+    """A store under ``s3://bucket/prefix`` (any S3-compatible service)."""
+
+    local = False
+
+    def __init__(self, bucket: str, prefix: str, *, endpoint_url: str | None = None,
+                 region: str | None = None) -> None:  # fmt: skip
+        self.bucket = bucket
+        self.prefix = prefix.strip("/")
+        self.root = PurePosixPath(bucket, self.prefix) if self.prefix else PurePosixPath(bucket)
+        self.endpoint_url = endpoint_url
+        self.region = region
+        self._client: Any = None
+        self._fs: pafs.FileSystem | None = None
+        #: Keys of the objects seen by the latest listings (no HEAD per file to vet it).
+        self._keys: dict[PurePath, FileKey] = {}
+
+    def __repr__(self) -> str:
+        return f"S3Location({self.show(self.root)!r})"
+
+    # -- clients (lazy: boto3 and pyarrow's S3 take a moment to start) -----------------
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            try:
+                import boto3  # type: ignore[import-untyped]
+                from botocore.config import Config  # type: ignore[import-untyped]
+            except ImportError:
+                raise StoreError(
+                    "an s3:// store needs boto3: pip install 'ccanalytics[s3]'",
+                    self.show(self.root),
+                ) from None
+            self._client = boto3.session.Session().client(
+                "s3",
+                endpoint_url=self.endpoint_url,
+                region_name=self.region,
+                config=Config(retries={"mode": "standard", "max_attempts": 5}),
+            )
+        return self._client
+
+    def filesystem(self) -> pafs.FileSystem:
+        if self._fs is None:
+            import pyarrow.fs as pafs
+
+            region = self.region or _env_region()
+            if self.endpoint_url is None:
+                # from_uri honours AWS_ENDPOINT_URL (the constructor does not); a known
+                # region spares it the request that would look the bucket's up.
+                query = f"?region={quote(region)}" if region else ""
+                fs, _ = pafs.FileSystem.from_uri(f"s3://{self.bucket}{query}")
+            else:
+                parts = urlsplit(self.endpoint_url)
+                fs = pafs.S3FileSystem(
+                    endpoint_override=parts.netloc, scheme=parts.scheme or "https", region=region
+                )
+            self._fs = fs
+        return self._fs
+
+    # -- the primitives ---------------------------------------------------------------
+
+    def show(self, path: PurePath) -> str:
+        return f"s3://{path}"
+
+    def exists(self) -> bool:
+        try:
+            self.client.head_bucket(Bucket=self.bucket)
+        except Exception:  # missing, or not ours: nothing to read either way
+            return False
+        return True
+
+    def _object(self, path: PurePath) -> str:
+        return str(PurePosixPath(*path.parts[1:]))
+
+    def _list(self, folder: PurePath, *, delimiter: bool) -> tuple[list[dict[str, Any]], list[str]]:
+        prefix = self._object(folder) + "/" if folder != PurePosixPath(self.bucket) else ""
+        objects: list[dict[str, Any]] = []
+        folders: list[str] = []
+        options: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix}
+        if delimiter:
+            options["Delimiter"] = "/"
+        try:
+            for page in self.client.get_paginator("list_objects_v2").paginate(**options):
+                objects += page.get("Contents", ())
+                folders += [p["Prefix"] for p in page.get("CommonPrefixes", ())]
+        except Exception as err:
+            raise StoreError(
+                f"cannot list {self.show(folder)}: {_aws_reason(err)}", self.show(folder)
+            ) from None
+        for obj in objects:
+            path = PurePosixPath(self.bucket, obj["Key"])
+            self._keys[path] = _s3_key(obj["Size"], obj["LastModified"], obj["ETag"])
+        return objects, folders
+
+    def partitions(self, table_dir: PurePath) -> list[tuple[PurePath, bool]]:
+        _, folders = self._list(table_dir, delimiter=True)
+        names = sorted(f.rstrip("/").rsplit("/", 1)[-1] for f in folders)
+        return [(table_dir / n, False) for n in names if n.startswith("date=")]
+
+    def entries(self, folder: PurePath) -> list[tuple[str, bool]]:
+        objects, _ = self._list(folder, delimiter=True)
+        return sorted((obj["Key"].rsplit("/", 1)[-1], False) for obj in objects)
+
+    def table_listing(
+        self, table_dir: PurePath
+    ) -> tuple[list[tuple[PurePath, bool]], dict[PurePath, list[tuple[str, bool]]]]:
+        objects, _ = self._list(table_dir, delimiter=False)
+        found: dict[PurePath, list[tuple[str, bool]]] = {}
+        for obj in objects:
+            path = PurePosixPath(self.bucket, obj["Key"])
+            if path.parent.parent == table_dir and path.parent.name.startswith("date="):
+                found.setdefault(path.parent, []).append((path.name, False))
+        for names in found.values():
+            names.sort()
+        folders = sorted(found)
+        return [(folder, False) for folder in folders], {
+            folder: found[folder] for folder in folders
+        }
+
+    def entries_of(self, folders: list[PurePath]) -> dict[PurePath, list[tuple[str, bool]]]:
+        # Names only (the markers' pass of a listing): pyarrow's C++ client lists them
+        # several times faster than boto3 parses the same XML, and no ETag is needed.
+        import pyarrow.fs as pafs
+
+        parents = {folder.parent for folder in folders}
+        roots = [parents.pop()] if len(folders) > 1 and len(parents) == 1 else folders
+        found: dict[PurePath, list[tuple[str, bool]]] = {folder: [] for folder in folders}
+        for root in roots:
+            selector = pafs.FileSelector(
+                str(root), allow_not_found=True, recursive=root not in found
+            )
+            try:
+                infos = self.filesystem().get_file_info(selector)
+            except OSError as err:
+                where = self.show(root)
+                raise StoreError(
+                    f"cannot list {where}: {' '.join(str(err).split())}", where
+                ) from None
+            for info in infos:
+                if info.type == pafs.FileType.File:
+                    path = PurePosixPath(info.path)
+                    names = found.get(path.parent)
+                    if names is not None:
+                        names.append((path.name, False))
+        for names in found.values():
+            names.sort()
+        return found
+
+    def read_bytes(self, path: PurePath) -> bytes:
+        try:
+            reply = self.client.get_object(Bucket=self.bucket, Key=self._object(path))
+            data: bytes = reply["Body"].read()
+        except Exception as err:
+            raise _os_error(err, self.show(path)) from None
+        return data
+
+    def key(self, path: PurePath) -> FileKey:
+        known = self._keys.get(path)
+        if known is not None:
+            return known
+        try:
+            head = self.client.head_object(Bucket=self.bucket, Key=self._object(path))
+        except Exception as err:
+            raise _os_error(err, self.show(path)) from None
+        key = _s3_key(head["ContentLength"], head["LastModified"], head["ETag"])
+        self._keys[path] = key
+        return key
+
+    def source(self, path: PurePath) -> Any:
+        import pyarrow as pa
+
+        key = self._keys.get(path)
+        if key is not None and key[0] <= WHOLE_READ_BYTES:  # one GET, not a HEAD and GETs
+            return pa.BufferReader(self.read_bytes(path))
+        try:
+            return self.filesystem().open_input_file(str(path))
+        except OSError as err:
+            if "does not exist" in str(err):
+                raise FileNotFoundError(errno.ENOENT, "no such object", self.show(path)) from None
+            raise
+
+    def _put(self, path: PurePath, data: bytes, **condition: str) -> str:
+        try:
+            reply = self.client.put_object(
+                Bucket=self.bucket, Key=self._object(path), Body=data, **condition
+            )
+        except Exception as err:
+            raise _os_error(err, self.show(path)) from None
+        etag: str = reply.get("ETag", "")
+        return etag
+
+    def create(self, path: PurePath, write: _WRITE) -> None:
+        self._put(path, _bytes(write), IfNoneMatch="*")
+
+    def replace(self, path: PurePath, write: _WRITE) -> None:
+        self._put(path, _bytes(write))
+
+    def stage(self, final: PurePath, write: _WRITE) -> Staged:
+        return Staged(final, None, _bytes(write))
+
+    def publish(self, staged: Staged) -> None:
+        self._put(staged.final, staged.data, IfNoneMatch="*")
+
+    def delete(self, path: PurePath) -> None:
+        try:
+            self.client.delete_object(Bucket=self.bucket, Key=self._object(path))
+        except Exception as err:
+            raise _os_error(err, self.show(path)) from None
+        self._keys.pop(path, None)
+
+    def walk(self, folder: PurePath, pattern: str) -> list[PurePath]:
+        objects, _ = self._list(folder, delimiter=False)
+        paths = (PurePosixPath(self.bucket, obj["Key"]) for obj in objects)
+        return [p for p in paths if p.relative_to(folder).match(pattern)]
+
+    @contextlib.contextmanager
+    def lock(self, name: str) -> Iterator[None]:
+        path = self.root / name
+        etag = self._acquire(path)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(Exception):  # taken over as stale: not ours to remove
+                self.client.delete_object(Bucket=self.bucket, Key=self._object(path), IfMatch=etag)
+
+    def _acquire(self, path: PurePath) -> str:
+        """Create the lock object if absent; take it over with If-Match once stale."""
+        body = f'{{"owner": "{uuid.uuid4().hex}"}}'.encode()
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        while True:
+            try:
+                return self._put(path, body, IfNoneMatch="*")
+            except FileExistsError:
+                pass
+            try:
+                head = self.client.head_object(Bucket=self.bucket, Key=self._object(path))
+            except Exception:
+                continue  # released meanwhile: try again at once
+            age = time.time() - head["LastModified"].timestamp()
+            if age >= LOCK_STALE_SECONDS:
+                with contextlib.suppress(FileExistsError):  # a rival took it first
+                    return self._put(path, body, IfMatch=head["ETag"])
+            if time.monotonic() > deadline:
+                raise StoreError(
+                    f"{self.show(path)} stayed locked: is another run stuck?", self.show(path)
+                )
+            time.sleep(0.1)
+
+
+def _bytes(write: _WRITE) -> bytes:
+    sink = io.BytesIO()
+    write(sink)
+    return sink.getvalue()
+
+
+def _s3_key(size: int, modified: Any, etag: str) -> FileKey:
+    return (int(size), int(modified.timestamp() * 1e9), str(etag))
+
+
+def _env_region() -> str | None:
+    return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+
+
+def _aws_reason(err: Exception) -> str:
+    """An AWS failure in one line: its code and message (never a credential: botocore's
+    errors carry none)."""
+    response = getattr(err, "response", None)
+    if isinstance(response, dict):
+        error = response.get("Error", {})
+        return f"{error.get('Code', '')} {error.get('Message', '')}".strip() or type(err).__name__
+    return " ".join(str(err).split()) or type(err).__name__
+
+
+def _os_error(err: Exception, where: str) -> OSError:
+    """A boto3 failure as the OSError a local file system would raise."""
+    code = ""
+    response = getattr(err, "response", None)
+    if isinstance(response, dict):
+        code = str(response.get("Error", {}).get("Code", ""))
+    if code in {"NoSuchKey", "404", "NotFound"}:
+        return FileNotFoundError(errno.ENOENT, "no such object", where)
+    if code in {"PreconditionFailed", "412", "ConditionalRequestConflict"}:
+        return FileExistsError(errno.EEXIST, "the object exists already", where)
+    return OSError(errno.EIO, _aws_reason(err), where)
+
+
+# --------------------------------------------------------------------------- opening
+
+
+def open_store(store: str | PathLike[str] | Location, *, resolve: bool = False) -> Location:
+    """The :class:`Location` of ``store``: a folder, or ``s3://bucket/prefix[?endpoint_url=
+    ...&region=...]``. ``resolve`` makes a local path absolute (what a reader keeps)."""
+    if isinstance(store, Location):
+        return store
+    text = os.fspath(store)
+    if isinstance(text, str) and text.startswith("s3://"):
+        return _s3_location(text)
+    path = Path(store)
+    return LocalLocation(path.resolve() if resolve else path)
+
+
+def _s3_location(uri: str) -> S3Location:
+    parts = urlsplit(uri)
+    if parts.username or parts.password:
+        raise StoreError("an s3:// store takes no credentials in its address: use the AWS chain")
+    bucket = parts.hostname or ""
+    if len(bucket) < 3:
+        raise StoreError(f"s3://{bucket}: a bucket name has 3 characters or more")
+    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    unknown = set(query) - {"endpoint_url", "region"}
+    if unknown:
+        raise StoreError(
+            f"s3://{bucket}: unknown option {sorted(unknown)[0]!r} (endpoint_url, region)"
+        )
+    return S3Location(
+        bucket, parts.path, endpoint_url=query.get("endpoint_url"), region=query.get("region")
+    )
+
+
+def dataset_of(
+    location: Location,
+    files: Sequence[tuple[PurePath, str | None, int]],
+    schema: pa.Schema,
+    *,
+    with_date: bool,
+) -> Any:
+    """A pyarrow dataset of ``files`` (path, ``date`` partition, ``file_index``) with
+    ``schema`` plus ``file_index`` (and ``date``), each filled per file: what DuckDB's
+    ``read_parquet(hive_partitioning=...)`` and its ``file_index`` column give."""
+    import datetime
+
+    import pyarrow as pa
+    import pyarrow.dataset as ds  # type: ignore[import-untyped]
+
+    fs = location.filesystem()
+    fmt = ds.ParquetFileFormat()
+    full = schema
+    for name, kind in (("date", pa.date32()), ("file_index", pa.uint64())):
+        if (with_date or name != "date") and name not in full.names:
+            full = full.append(pa.field(name, kind))
+    fragments = []
+    for path, day, index in files:
+        condition = ds.field("file_index") == pa.scalar(index, pa.uint64())
+        if with_date and day is not None:
+            when = datetime.date.fromisoformat(day)
+            condition = condition & (ds.field("date") == pa.scalar(when, pa.date32()))
+        size = location.key(path)[0] if isinstance(location, S3Location) else None
+        fragments.append(
+            fmt.make_fragment(str(path), fs, partition_expression=condition, file_size=size)
+        )
+    return ds.FileSystemDataset(fragments, full, fmt, fs)

@@ -1,0 +1,539 @@
+"""The store's guarantees on both backends: a folder and ``s3://`` on a local S3 server.
+
+The S3 server is moto's, on 127.0.0.1, started by the tests (tests/s3server.py); every
+test named ``[s3]`` talks to it over HTTP, never to a mock object and never to AWS. The
+guarantees are the local store's (test_history_compact.py, test_history_store.py),
+observed through the one seam both backends share (history.store._fs.Location): a
+reader at every step of a compaction, a crash at each step, a process killed at any
+moment, collectors, a compaction and readers at once.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path, PurePath
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from s3server import new_bucket
+
+from ccanalytics import History, collect
+from ccanalytics.errors import StoreError
+from ccanalytics.history import compact, verify
+from ccanalytics.history.store._fs import open_store
+from ccanalytics.sandbox import EXEMPT_KEY, Sandbox, SandboxApp, SimulatedClock
+
+CLUSTERS = ["cl-infer-prod", "cl-llama70b-train", "cl-bringup"]
+DAY = "2026-11-20"
+
+
+@pytest.fixture(params=["folder", "s3"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty store: a folder, or ``s3://<fresh bucket>/store`` on the local server."""
+    if request.param == "folder":
+        return str(tmp_path / "store")
+    return str(request.getfixturevalue("s3_store"))
+
+
+@pytest.fixture
+def clock() -> SimulatedClock:
+    return SimulatedClock(datetime(2026, 11, 20, 10, tzinfo=UTC))
+
+
+def collect_at(clock: SimulatedClock, store: str, clusters: list[str] = CLUSTERS) -> Any:
+    with Sandbox(SandboxApp(clock=clock)) as sb, sb.client(EXEMPT_KEY) as client:
+        return collect(clusters, store, client=client, trust_service_clock=True)
+
+
+def fill(store: str, clock: SimulatedClock, snapshots: int = 4) -> str:
+    for _ in range(snapshots):
+        collect_at(clock, store)
+        clock.advance(timedelta(minutes=5))
+    return store
+
+
+def objects(store: str, table: str = "pods") -> list[str]:
+    """The table's data files as the backend itself lists them (not through the seam)."""
+    if store.startswith("s3://"):
+        import boto3
+
+        bucket, prefix = store.removeprefix("s3://").split("/", 1)
+        pages = boto3.client("s3").get_paginator("list_objects_v2")
+        keys = [
+            o["Key"]
+            for page in pages.paginate(Bucket=bucket, Prefix=f"{prefix}/{table}/")
+            for o in page.get("Contents", ())
+        ]
+        return sorted(k for k in keys if k.endswith(".parquet") and "/." not in k)
+    return sorted(str(p) for p in (Path(store) / table).rglob("*.parquet"))
+
+
+def hidden(store: str) -> list[str]:
+    """Every dot-named file or object in the store (markers, locks, caches, leftovers)."""
+    if store.startswith("s3://"):
+        import boto3
+
+        bucket, prefix = store.removeprefix("s3://").split("/", 1)
+        listed = boto3.client("s3").list_objects_v2(Bucket=bucket, Prefix=f"{prefix}/")
+        names = [o["Key"].rsplit("/", 1)[-1] for o in listed.get("Contents", ())]
+    else:
+        names = [p.name for p in Path(store).rglob("*") if p.is_file()]
+    return sorted(n for n in names if n.startswith("."))
+
+
+def history_rows(store: str) -> int:
+    with History(store) as h:
+        return len(h.pods())
+
+
+def watch_steps(
+    monkeypatch: pytest.MonkeyPatch, store: str, check: Callable[[str, PurePath], None]
+) -> None:
+    """Call ``check(step, path)`` after each step compaction takes in the store: the
+    marker's creation, the merged file's publication, each deletion."""
+    kind = type(open_store(store))
+    busy = threading.local()  # a check's own reads are not compaction steps
+    for name, step in (("create_durably", "marker"), ("publish", "publish"), ("delete", "delete")):
+        real = getattr(kind, name)
+
+        def wrapped(
+            self: Any, target: Any, *args: Any, _real: Any = real, _step: str = step
+        ) -> Any:
+            result = _real(self, target, *args)
+            path = target.final if _step == "publish" else target
+            if not getattr(busy, "on", False):
+                busy.on = True
+                try:
+                    check(_step, path)
+                finally:
+                    busy.on = False
+            return result
+
+        monkeypatch.setattr(kind, name, wrapped)
+
+
+class Crash(BaseException):
+    """A process dying here (BaseException: nothing may catch it as an error)."""
+
+
+# --------------------------------------------------------------------------- round trip
+
+
+def test_collect_history_compact_verify_on_each_backend(store: str, clock: SimulatedClock) -> None:
+    fill(store, clock)
+    before = history_rows(store)
+    assert before > 0 and len(objects(store)) == 4
+    result = compact(store, DAY)
+    assert dict(result.files_after) == {"pods": 1, "gpus": 1, "snapshots": 1}
+    assert result.rows["pods"] == before == history_rows(store)
+    assert len(objects(store)) == 1 and verify(store).ok
+    # No marker or staged file left behind: only the lock (a folder keeps its lock
+    # file; an S3 lock object is removed) and the readers' cache.
+    expected = (
+        [".compact.lock", ".vetted.json"] if not store.startswith("s3://") else [".vetted.json"]
+    )
+    assert hidden(store) == expected
+
+
+def test_an_s3_file_is_created_only_if_absent(s3_store: str) -> None:
+    location = open_store(s3_store)
+    path = location.root / "pods" / "x.parquet"
+    location.create(path, lambda sink: sink.write(b"first"))
+    with pytest.raises(FileExistsError):
+        location.create(path, lambda sink: sink.write(b"second"))
+    assert location.read_bytes(path) == b"first"
+
+
+# --------------------------------------------------------------------------- compaction
+
+
+def test_a_reader_at_every_step_of_a_compaction_sees_each_row_once(
+    store: str, clock: SimulatedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fill(store, clock)
+    expected = history_rows(store)
+    seen: list[tuple[str, int, int]] = []
+    watch_steps(
+        monkeypatch,
+        store,
+        lambda step, _: seen.append((step, history_rows(store), len(objects(store)))),
+    )
+    compact(store, DAY)
+    steps = [step for step, _, _ in seen]
+    assert "marker" in steps and "publish" in steps and "delete" in steps, steps
+    assert all(rows == expected for _, rows, _ in seen), seen
+    # The dangerous moment was exercised: the merged file and the small ones at once.
+    assert any(files == 5 for _, _, files in seen), seen
+
+
+@pytest.mark.parametrize("at", ["marker", "publish", "delete"])
+def test_a_crash_at_each_step_of_a_compaction_loses_nothing_and_counts_nothing_twice(
+    store: str, clock: SimulatedClock, monkeypatch: pytest.MonkeyPatch, at: str
+) -> None:
+    fill(store, clock)
+    expected = history_rows(store)
+
+    def crash(step: str, path: PurePath) -> None:
+        if step == at and (at != "delete" or path.suffix == ".parquet"):
+            raise Crash
+
+    with monkeypatch.context() as patch:
+        watch_steps(patch, store, crash)
+        with pytest.raises(Crash):
+            compact(store, DAY)
+    assert history_rows(store) == expected
+    assert not verify(store).ok  # an unfinished compaction: its marker says so
+    compact(store, DAY)
+    assert history_rows(store) == expected and len(objects(store)) == 1
+    assert verify(store).ok
+
+
+def test_collectors_a_compaction_and_readers_at_once_lose_nothing(
+    store: str, clock: SimulatedClock
+) -> None:
+    fill(store, clock, snapshots=3)
+    base = history_rows(store)
+    added: list[int] = []
+    counts: list[int] = []
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def collector(start: datetime) -> None:
+        own = SimulatedClock(start)
+        try:
+            for _ in range(3):
+                added.append(collect_at(own, store, CLUSTERS[:1]).pod_rows)
+                own.advance(timedelta(minutes=5))
+        except BaseException as err:
+            errors.append(err)
+
+    def reader() -> None:
+        try:
+            with History(store) as h:
+                while not done.is_set():
+                    counts.append(len(h.pods()))
+        except BaseException as err:
+            errors.append(err)
+
+    threads = [
+        threading.Thread(target=collector, args=(datetime(2026, 11, 20, 12, m, tzinfo=UTC),))
+        for m in (1, 2)
+    ]
+    polling = threading.Thread(target=reader)
+    polling.start()
+    for thread in threads:
+        thread.start()
+    compact(store, DAY)
+    for thread in threads:
+        thread.join()
+    compact(store, DAY)
+    done.set()
+    polling.join()
+    assert errors == [], "".join(traceback.format_exception(errors[0]))
+    assert history_rows(store) == base + sum(added)
+    assert len(added) == 6 and counts and min(counts) >= base
+    assert len(objects(store)) == 1
+
+
+def test_two_compactions_at_once_take_turns(store: str, clock: SimulatedClock) -> None:
+    fill(store, clock)
+    expected = history_rows(store)
+    results: list[Any] = []
+    threads = [
+        threading.Thread(target=lambda: results.append(compact(store, DAY))) for _ in range(2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(r.files_before["pods"] for r in results) == [1, 4]
+    assert history_rows(store) == expected and len(objects(store)) == 1
+
+
+_KILLED = textwrap.dedent(
+    """
+    import sys
+    from datetime import UTC, datetime, timedelta
+    from history_helpers import pod_row, pods_table
+    from ccanalytics.history import compact
+    from ccanalytics.history.store._write import append_frame
+    store, what = sys.argv[1], sys.argv[2]
+    print("ready", flush=True)
+    if what == "compact":
+        compact(store, "2026-11-20")
+    else:
+        n = 0
+        while True:  # one row a file, until killed
+            when = datetime(2026, 11, 21, tzinfo=UTC) + timedelta(seconds=n)
+            rows = pods_table([pod_row("cl-x", str(when), "p1")])
+            append_frame(store, "pods", rows.drop(columns="schema_version"))
+            n += 1
+            print(n, flush=True)
+    """
+)
+
+
+def _killed(store: str, what: str, after: float) -> None:
+    """Run ``what`` in a child process and SIGKILL it ``after`` seconds into the work."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", _KILLED, store, what],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert child.stdout is not None
+    child.stdout.readline()  # imports done: the work starts now
+    if what == "append":
+        child.stdout.readline()  # the first file is in: kill it amid the next ones
+    time.sleep(after)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    child.stdout.close()
+
+
+@pytest.mark.parametrize("after", [0.05, 0.2, 0.5])
+def test_a_process_killed_at_any_moment_loses_nothing(
+    store: str, clock: SimulatedClock, after: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ccanalytics.history.store import _fs
+
+    # A killed compaction's S3 lock object is taken over once stale (10 minutes; 1 s here).
+    monkeypatch.setattr(_fs, "LOCK_STALE_SECONDS", 1.0)
+    fill(store, clock, snapshots=6)
+    expected = history_rows(store)
+    _killed(store, "compact", after)  # killed somewhere in the compaction (or after it)
+    assert history_rows(store) == expected
+    _killed(store, "append", after)  # killed while appending, one file a row
+    appended = [name for name in objects(store) if "date=2026-11-21" in name]
+    with History(store) as h:  # every file it lists is whole: vetted and read
+        assert len(h.pods(since="2026-11-21")) == len(appended) > 0
+        assert len(h.pods(until="2026-11-21")) == expected
+    compact(store, DAY)
+    assert history_rows(store) == expected + len(appended)
+
+
+# --------------------------------------------------------------------------- S3 only
+
+
+def test_the_vetting_cache_keys_an_object_by_etag_and_size(
+    s3_store: str, clock: SimulatedClock
+) -> None:
+    import json
+
+    fill(s3_store, clock, snapshots=2)
+    history_rows(s3_store)
+    location = open_store(s3_store)
+    cached = json.loads(location.read_bytes(location.root / ".vetted.json"))["files"]
+    assert len(cached) == 6
+    size, _, etag, *_ = next(iter(cached.values()))
+    assert isinstance(size, int) and isinstance(etag, str) and etag.startswith('"')
+    # The same key, other bytes: not the file that was vetted, so it is vetted again.
+    victim = next(name for name in cached if name.startswith("pods/"))
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table({"x": [1]}), sink)
+    location.replace(location.root / victim, lambda out: out.write(sink.getvalue().to_pybytes()))
+    with pytest.raises(StoreError, match="not a snapshot file") as caught:
+        History(s3_store)
+    assert str(caught.value.path).startswith("s3://") and victim in str(caught.value.path)
+
+
+def test_duckdb_reads_s3_without_touching_any_file(
+    s3_store: str, clock: SimulatedClock, tmp_path: Path
+) -> None:
+    fill(s3_store, clock, snapshots=1)
+    outside = tmp_path / "outside.parquet"
+    pq.write_table(pa.table({"x": [1]}), outside)
+    with History(s3_store) as h:
+        assert len(h.pods()) > 0
+        with pytest.raises(Exception, match=r"[Pp]ermission|disabled"):
+            h.connection.sql(f"SELECT * FROM read_parquet('{outside}')").fetchall()
+        allowed = h.connection.sql("SELECT current_setting('allowed_directories')").fetchall()
+        assert [str(d) for d in allowed[0][0]] == [f"{h._spill}/"]  # no store folder at all
+
+
+def test_a_quiet_day_of_many_small_s3_files_is_read_from_one_cached_copy(
+    s3_store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ccanalytics.history.store import _daycache
+
+    clock = SimulatedClock(datetime(2026, 11, 20, tzinfo=UTC))
+    with Sandbox(SandboxApp(clock=clock)) as sb, sb.client(EXEMPT_KEY) as client:
+        for _ in range(_daycache.CACHE_FROM_FILES):
+            collect(CLUSTERS[:1], s3_store, client=client, trust_service_clock=True)
+            clock.advance(timedelta(minutes=5))
+    monkeypatch.setattr(_daycache, "QUIET_SECONDS", 0.0)
+    monkeypatch.setattr(_daycache, "CACHE_FROM_FILES", 32)
+    with History(s3_store) as h:
+        first = h.idle_cost(by=None)
+        rows = len(h.pods())
+    location = open_store(s3_store)
+    copies = location.walk(location.root / _daycache.CACHE_DIR, "**/*.parquet")
+    assert len(copies) == 3  # one per table
+    made: list[object] = []
+    monkeypatch.setattr(_daycache.DayCache, "_make", lambda *a: made.append(a))
+    with History(s3_store) as h:
+        assert len(h.pods()) == rows
+        assert h.idle_cost(by=None).equals(first)
+        assert h.connection.sql("SELECT count(*) FROM _data_pods").fetchall() == [(rows,)]
+    assert made == []  # the copies were read, not made again
+
+
+def test_an_explicit_endpoint_needs_no_environment(
+    s3_endpoint: str, clock: SimulatedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bucket = new_bucket(s3_endpoint)
+    monkeypatch.delenv("AWS_ENDPOINT_URL")
+    uri = f"s3://{bucket}/store?endpoint_url={s3_endpoint}"
+    fill(uri, clock, snapshots=2)
+    assert history_rows(uri) > 0 and verify(uri).ok
+
+
+def test_no_credential_reaches_a_repr_an_error_or_an_object(
+    s3_store: str, clock: SimulatedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from s3server import FAKE_AWS
+
+    secrets = (FAKE_AWS["AWS_ACCESS_KEY_ID"], FAKE_AWS["AWS_SECRET_ACCESS_KEY"])
+    fill(s3_store, clock, snapshots=1)
+    with History(s3_store) as h:
+        shown = [repr(h), repr(open_store(s3_store)), str(h.store), str(h.verify())]
+    bucket = s3_store.removeprefix("s3://").split("/")[0]
+    with pytest.raises(StoreError, match="NoSuchBucket") as missing:
+        History(f"s3://{bucket}-none/store").close()
+    shown.append(str(missing.value))
+    location = open_store(s3_store)
+    blobs = [location.read_bytes(p) for p in location.walk(location.root, "**/*")]
+    for secret in secrets:
+        assert not any(secret in text for text in shown), shown
+        assert not any(secret.encode() in blob for blob in blobs)
+    with pytest.raises(StoreError, match="no credentials"):
+        open_store("s3://user:pass@bucket/store")
+
+
+def test_without_boto3_an_s3_store_is_a_typed_error(
+    s3_store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "boto3", None)
+    with pytest.raises(StoreError, match=r"ccanalytics\[s3\]"):
+        History(s3_store)
+
+
+def test_check_keeps_its_alert_state_in_s3_and_notifies_once(
+    s3_store: str, clock: SimulatedClock, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import http.server
+    import json
+
+    from ccanalytics.cli import main
+    from ccanalytics.history.alerts._alerts import STATE_FILE, read_state
+
+    bodies: list[object] = []
+
+    class Receiver(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        fill(s3_store, clock, snapshots=3)
+        argv = ["check", "--store", s3_store, "--max-stragglers", "0"]
+        argv += ["--notify", f"http://127.0.0.1:{server.server_port}/hook"]
+        assert [main(argv) for _ in range(2)] == [3, 3]
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(bodies) == 1  # the change, once: the second run read the state from S3
+    location = open_store(s3_store)
+    assert location.read_bytes(location.root / STATE_FILE)
+    assert read_state(s3_store).alerts
+    assert ".check-state.lock" not in hidden(s3_store)  # the lock object was released
+    capsys.readouterr()
+
+
+def test_the_cli_collects_reports_and_checks_an_s3_store(
+    s3_store: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ccanalytics.cli import main
+
+    assert main(["collect", "cl-infer-prod", "--store", s3_store, "--sandbox"]) == 0
+    out = tmp_path / "report.html"
+    assert main(["report", "cl-infer-prod", "--sandbox", "-o", str(out), "--store", s3_store]) == 0
+    assert out.stat().st_size > 0
+    assert main(["check", "--store", s3_store, "--max-idle-cost", "1000000"]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- one day
+
+
+def test_the_same_simulated_hours_answer_to_the_cent_on_s3_and_on_a_folder(
+    s3_store: str, tmp_path: Path
+) -> None:
+    folder = str(tmp_path / "store")
+    clock = SimulatedClock(datetime(2026, 11, 2, 6, tzinfo=UTC))
+    clusters = ["cl-infer-prod", "cl-llama70b-train"]
+    with Sandbox(SandboxApp(clock=clock)) as sb, sb.client(EXEMPT_KEY) as client:
+        for _ in range(24):  # 06:00 .. 07:55 every 5 minutes: the night's idle pods included
+            for target in (folder, s3_store):
+                collect(clusters, target, client=client, trust_service_clock=True)
+            clock.advance(timedelta(minutes=5))
+    compact(s3_store, "2026-11-02")  # compacted on one side only: the same answers
+    _assert_same_answers(folder, s3_store)
+
+
+def _assert_same_answers(folder: str, s3: str) -> None:
+    answers = []
+    for target in (folder, s3):
+        with History(target) as h:
+            answers.append(
+                {
+                    "idle": h.idle_cost(by="pod"),
+                    "day": h.idle_cost(by="day"),
+                    "util": h.utilization(freq="30min"),
+                    "stragglers": h.stragglers(min_share=0.0),
+                    "coverage": h.coverage(),
+                    "pods": h.pods(),
+                }
+            )
+    local, remote = answers
+    assert float(local["day"]["idle_cost"].sum()) > 0  # the night's idle pods: money at stake
+    for name in local:
+        pd.testing.assert_frame_equal(local[name], remote[name], check_exact=False, atol=0.005)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_the_same_simulated_day_answers_to_the_cent_on_s3_and_on_a_folder(
+    s3_store: str, tmp_path: Path
+) -> None:
+    folder = str(tmp_path / "store")
+    clock = SimulatedClock(datetime(2026, 11, 2, tzinfo=UTC))
+    with Sandbox(SandboxApp(clock=clock)) as sb, sb.client(EXEMPT_KEY) as client:
+        for _ in range(288):
+            for target in (folder, s3_store):
+                collect(
+                    ["cl-infer-prod", "cl-llama70b-train"],
+                    target,
+                    client=client,
+                    trust_service_clock=True,
+                )
+            clock.advance(timedelta(minutes=5))
+    _assert_same_answers(folder, s3_store)

@@ -1,0 +1,77 @@
+"""A real S3 implementation on 127.0.0.1 for the store's tests: moto's server mode.
+
+Started once per test session on a free port (:class:`moto.server.ThreadedMotoServer`);
+each test gets a fresh bucket. The AWS chain is pinned for the whole session so that
+nothing can reach real AWS: dummy credentials, no config or credentials file, no
+instance metadata, and ``AWS_ENDPOINT_URL`` on the local server (boto3 and pyarrow's
+``FileSystem.from_uri`` both honour it). Import the fixtures from a conftest::
+
+    from s3server import s3_endpoint, s3_store  # noqa: F401
+
+Tests that use them skip, saying why, when moto (the ``test`` extra) or boto3 (the
+``s3`` extra) is not installed.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+#: What the session's environment holds while the server runs (never a real secret).
+FAKE_AWS = {
+    "AWS_ACCESS_KEY_ID": "testing-key-id",
+    "AWS_SECRET_ACCESS_KEY": "testing-secret-key",
+    "AWS_REGION": "us-east-1",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+    "AWS_CONFIG_FILE": "/nonexistent/ccanalytics-test-aws-config",
+    "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/ccanalytics-test-aws-credentials",
+}
+_UNSET = ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_DEFAULT_PROFILE")
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """``http://127.0.0.1:<port>`` of a moto S3 server, with the AWS chain pinned to it."""
+    server_module = pytest.importorskip(
+        "moto.server", reason="moto[server,s3] (the test extra) runs the local S3 server"
+    )
+    pytest.importorskip("boto3", reason="an s3:// store needs boto3 (the s3 extra)")
+    import logging
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
+    server = server_module.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    saved = {name: os.environ.get(name) for name in (*FAKE_AWS, *_UNSET, "AWS_ENDPOINT_URL")}
+    os.environ.update(FAKE_AWS, AWS_ENDPOINT_URL=endpoint)
+    for name in _UNSET:
+        os.environ.pop(name, None)
+    try:
+        yield endpoint
+    finally:
+        server.stop()
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def new_bucket(endpoint: str) -> str:
+    """A fresh, empty bucket on the local server; its name."""
+    import boto3
+
+    name = f"ccstore-{uuid.uuid4().hex[:12]}"
+    boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=name)
+    return name
+
+
+@pytest.fixture
+def s3_store(s3_endpoint: str) -> str:
+    """``s3://<fresh bucket>/store``: an empty store on the local S3 server."""
+    return f"s3://{new_bucket(s3_endpoint)}/store"
