@@ -1,11 +1,11 @@
 """docs/guide/beyond-one-machine.md: its Spark and Dask examples run, and say what they say.
 
 The page's engine examples are ```py blocks (the docs' ```python blocks run in every
-test run; these need the ``engines`` extra: pyspark, which needs Java 17, and dask).
-Each runs here in a namespace where ``STORE`` is a folder and ``S3_STORE`` the same
-snapshots in a bucket on the local S3 server (tests/s3server.py), and its answer is
-checked against History's. Without the extra they skip, saying so: CI installs the
-test, dev and docs extras only, so there these two tests skip.
+test run; Dask is in the test extra, pyspark (which needs Java 17) in the ``engines``
+extra, which .ci/run installs). Each runs here in a namespace where ``STORE`` is a
+folder and ``S3_STORE`` the same snapshots in a bucket on the local S3 server
+(tests/s3server.py), and its answer is checked against History's. Without pyspark the
+Spark example skips, saying so (tests/README.md lists that reason for the floors run).
 """
 
 from __future__ import annotations
