@@ -119,12 +119,10 @@ def _run(frame: pd.DataFrame, sql: str, params: Params, dtypes: dict[str, str]) 
     if "gpus_reporting" not in frame.columns:  # the GPU count weighs each pod's mean instead
         reads.remove("gpus_reporting")
         sql = sql.replace("gpus_reporting", "gpu_count")
-    result = query(frame, sql, params.sql(), reads=reads, frame_dtypes=_FRAME_DTYPES)
+    result = query(frame, sql, params.sql(), reads=reads, frame_dtypes=_FRAME_DTYPES, dtypes=dtypes)
     if "_row" in result.columns:
         return take(frame, result, dtypes)
-    if result.empty:
-        return pd.DataFrame({n: pd.Series(dtype=k) for n, k in dtypes.items()})
-    return result[list(dtypes)].astype(dtypes).reset_index(drop=True)
+    return result[list(dtypes)]
 
 
 def _params(params: Params | None, **given: Any) -> Params:
