@@ -81,15 +81,27 @@ MEMORY_RISK_SQL: Final = (
 )
 
 
+#: A hair above one half: ``quantile_disc`` there is the upper middle of any group of
+#: fewer than 500 million values (see :func:`median_sql`).
+_ABOVE_HALF: Final = "0.500000001"
+
+
 def median_sql(value: str) -> str:
     """numpy's median of ``value`` as an aggregate: the middle, or the two middles' mean.
 
-    ``quantile_disc(v, 0.5)`` is the lower middle; the upper middle is minus the lower
-    middle of ``-v`` (negation is exact), so ``(lower + upper) / 2`` is numpy's
-    arithmetic to the bit. DuckDB's ``median`` interpolates (``lo + (hi - lo) / 2``),
-    which can differ in the last bit; collecting a sorted list per group was 3x slower.
+    ``quantile_disc(v, q)`` is SQL's ``PERCENTILE_DISC``: the first value, in order,
+    whose cumulative share of the ``n`` values reaches ``q``. At ``q = 0.5`` that is
+    the lower middle; just above it (by less than ``1 / 2n``) the upper middle (the same
+    value when ``n`` is odd). Both come from one aggregate over a list of the two
+    fractions (one collection of the group's values; DuckDB computes an aggregate written
+    twice once), so ``(lower + upper) / 2`` is numpy's arithmetic to the bit.
+    DuckDB's ``median`` interpolates (``lo + (hi - lo) / 2``), which can differ in the
+    last bit; two aggregates (the lower middle of ``v`` and of ``-v``) collected the
+    values twice, 7 % of the live straggler query's instructions; collecting a sorted
+    list per group was 3x slower.
     """
-    return f"((quantile_disc({value}, 0.5) - quantile_disc(-({value}), 0.5)) / 2)"
+    both = f"quantile_disc({value}, [0.5, {_ABOVE_HALF}])"
+    return f"((({both})[1] + ({both})[2]) / 2)"
 
 
 def straggler_ctes(source: str, keys: str, columns: str = "") -> str:
