@@ -28,11 +28,13 @@ Every helper is vectorised (one ``groupby`` per question, no per-row Python).
 
 from __future__ import annotations
 
+import functools
+import re
 from typing import Any, Final
 
 import pandas as pd
 
-from ccanalytics.measures import MEASURES, Params, idle_threshold_given, query, rules, take
+from ccanalytics.measures import MEASURES, Params, idle_threshold_given, query, rules
 
 __all__ = [
     "DEFAULT_IDLE_THRESHOLD",
@@ -115,16 +117,18 @@ def _run(frame: pd.DataFrame, sql: str, params: Params, dtypes: dict[str, str]) 
     Rows that name a pod carry ``_row``; ``dtypes``' columns the SQL does not compute
     (names, ids) are taken from ``frame`` at those rows.
     """
-    reads = list(_READS)
     if "gpus_reporting" not in frame.columns:  # the GPU count weighs each pod's mean instead
-        reads.remove("gpus_reporting")
         sql = sql.replace("gpus_reporting", "gpu_count")
-    result = query(frame, sql, params.sql(), reads=reads, frame_dtypes=_FRAME_DTYPES)
-    if "_row" in result.columns:
-        return take(frame, result, dtypes)
-    if result.empty:
-        return pd.DataFrame({n: pd.Series(dtype=k) for n, k in dtypes.items()})
-    return result[list(dtypes)].astype(dtypes).reset_index(drop=True)
+    return query(
+        frame, sql, params.sql(), reads=_reads(sql), frame_dtypes=_FRAME_DTYPES, dtypes=dtypes
+    )
+
+
+@functools.cache
+def _reads(sql: str) -> tuple[str, ...]:
+    """The pod columns ``sql`` reads: only those are handed to the engine."""
+    words = set(re.findall(r"\w+", sql))
+    return tuple(name for name in _READS if name in words)
 
 
 def _params(params: Params | None, **given: Any) -> Params:

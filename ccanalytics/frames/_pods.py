@@ -101,17 +101,6 @@ def _objects_only(items: list[Any]) -> list[JsonObject | Struct]:
     return [x for x in items if isinstance(x, dict | Struct)]
 
 
-def _env_names(envs: Values) -> list[str | None]:
-    """The names of each ``env``, sorted and comma-joined. Values are never looked at."""
-    try:
-        return [",".join(sorted(e)) if isinstance(e, dict) else None for e in envs]
-    except TypeError:  # a non-string name (possible in dicts built in Python)
-        return [
-            ",".join(sorted([k for k in e if isinstance(k, str)])) if isinstance(e, dict) else None
-            for e in envs
-        ]
-
-
 def _object_counts(lists: Values, checked: bool) -> list[int | None]:
     """How many elements of each list are objects; ``None`` if not a list."""
     if checked:  # every element is a decoded struct: an object
@@ -182,8 +171,8 @@ def _column(field: PodField, chunk: _Chunk) -> ExtensionArray:
         return _string_column(joined, checked=True)
     if read == "count":
         return _int_column(_object_counts(values, checked), checked=True)
-    if read == "names":
-        return _string_column(_env_names(values), checked=True)
+    if read == "names":  # the readers joined each env's names already (_fields._names)
+        return _string_column(values, checked=True)
     summary = chunk.summary(path, cast(str, element_key(field.path)))
     if read == "numbers":
         return pd.arrays.IntegerArray(summary.reporting, ~chunk.samples(path).listed)

@@ -18,7 +18,7 @@ analysis, history, plots, report and the CLI all read it.
 from __future__ import annotations
 
 from ccanalytics.measures import rules
-from ccanalytics.measures._engine import query, take
+from ccanalytics.measures._engine import query
 from ccanalytics.measures._params import (
     PARAMETER_DOCS,
     Params,
@@ -51,5 +51,4 @@ __all__ = [
     "query",
     "renamed",
     "rules",
-    "take",
 ]
