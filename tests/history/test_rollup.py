@@ -120,7 +120,8 @@ def _assert_same(
 
 
 @pytest.mark.slow  # a store written, compacted and read a few times per example
-@settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.timeout(600)  # ~2 s an example on a busy machine; the profile's examples
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     snapshots=st.lists(_SNAPSHOT, min_size=1, max_size=14),
     compacted=st.sets(st.integers(min_value=0, max_value=2), max_size=3),
