@@ -31,7 +31,7 @@ from _harness import report, verdict
 DAYS = int(os.environ.get("CCANALYTICS_BENCH_S3_DAYS", "30"))
 SNAPSHOTS_PER_DAY = 288
 ROOT = Path(tempfile.gettempdir()) / f"ccanalytics-bench-s3-{DAYS}d-v1"
-REPEAT = 3
+REPEAT = 5
 RATIO_TARGET = 2.0
 
 _CHILD = """
@@ -61,7 +61,7 @@ def _build(root: Path) -> tuple[Path, Path]:
 
     month, day = root / "month", root / "day"
     if (root / "complete").exists():
-        return month, day
+        return _compacted(month), day
     print(f"  building a {DAYS}-day month and a loose day in {root} (once)...", flush=True)
     snapshots = _one_day()
     for d in range(DAYS):
@@ -81,15 +81,25 @@ def _build(root: Path) -> tuple[Path, Path]:
         for table, frames in tables.items():
             append_frame(month, table, pd.concat(frames, ignore_index=True))  # type: ignore[arg-type]
     (root / "complete").write_text(f"{DAYS} days\n")
-    return month, day
+    return _compacted(month), day
+
+
+def _compacted(month: Path) -> Path:
+    """Each day compacted, as collect_every leaves a closed day: one file per table
+    and the day's rollup (a day compacted already only gains a missing rollup)."""
+    from ccanalytics.history import compact
+
+    for folder in sorted((month / "pods").glob("date=*")):
+        compact(month, folder.name.removeprefix("date="))
+    return month
 
 
 def _upload(folder: Path, client: object, bucket: str) -> str:
     """Every data file of ``folder`` under ``s3://bucket/<folder name>``, key for key."""
     for path in folder.rglob("*.parquet"):
         relative = path.relative_to(folder)
-        if relative.parts[0].startswith("."):
-            continue  # the readers' caches: each backend makes its own
+        if relative.parts[0] in (".day-cache", ".vetted.json"):
+            continue  # the readers' caches: each backend makes its own (rollups go up)
         key = f"{folder.name}/{relative.as_posix()}"
         client.put_object(Bucket=bucket, Key=key, Body=path.read_bytes())  # type: ignore[attr-defined]
     return f"s3://{bucket}/{folder.name}"

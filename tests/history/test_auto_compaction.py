@@ -36,8 +36,12 @@ def test_appended_and_compacted_files_are_zstd(make_sandbox: Any, tmp_path: Path
     assert first.files and all(_codecs(p) == {"ZSTD"} for p in first.files)
     assert first.snapshot_time is not None
     compact(tmp_path, first.snapshot_time)
-    merged = sorted(tmp_path.rglob("*.parquet"))
+    merged = sorted(
+        p for t in ("pods", "gpus", "snapshots") for p in (tmp_path / t).rglob("*.parquet")
+    )
     assert len(merged) == 3 and all(_codecs(p) == {"ZSTD"} for p in merged)
+    rollups = sorted((tmp_path / ".rollup").glob("*.parquet"))  # the day's rollup, too
+    assert len(rollups) == 1 and _codecs(rollups[0]) == {"ZSTD"}
 
 
 def _day_files(store: Path, day: str) -> int:

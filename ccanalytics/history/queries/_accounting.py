@@ -35,7 +35,7 @@ import duckdb
 import pandas as pd
 
 from ccanalytics.history.queries._window import DurationLike, as_duration, snapshot_bounds
-from ccanalytics.history.store._schema import OK
+from ccanalytics.history.store._rollup import snapshot_instants
 from ccanalytics.measures.rules import IDLE_SQL, JUDGED_SQL
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "JUDGED",
     "ONE_FILE_VIEW",
     "POD_ROWS_ONCE",
+    "ROLLUP_VIEW",
     "US_PER_DAY",
     "US_PER_HOUR",
     "Window",
@@ -51,6 +52,7 @@ __all__ = [
     "interval_ctes",
     "max_gap_us",
     "one_file_per_instant",
+    "rolled_days",
     "run",
     "snapshot_instants",
     "split_sql",
@@ -97,44 +99,20 @@ def one_file_per_instant(con: Any) -> bool:
     return bool(rows and rows[0][0] is True)
 
 
-def snapshot_instants(
-    source: str = "pods", t: str = "epoch_us(observed_at)", *, grouped: bool = False
-) -> str:
-    """CTE ``snapshot_instants``: one row per cluster per snapshot instant, ``t`` in epoch µs.
+#: The view History defines beside ``pods``: one row, ``days``, the number of days read
+#: from their rollups (:mod:`ccanalytics.history.store._rollup`) when the parameters
+#: are the rollups' own. Then ``_rollup`` holds those days' instants and ``_pods_rest``
+#: and ``_snapshots_rest`` the other days' rows.
+ROLLUP_VIEW = "_rolled_days"
 
-    The instants are those of the pod rows in ``source`` (the ``pods`` view, or a
-    relation already grouped by instant, which saves a scan) and those of the
-    ``snapshots`` table, where an empty listing is an instant with no pod rows and a
-    failed listing an instant that covers no time. ``ok`` is false only for an instant
-    whose every record failed. A store written before the table has only pod rows'
-    instants: exactly the accounting it had then.
 
-    ``grouped``: ``source`` holds one row per instant already, with ``cluster_id`` and
-    ``t`` (and sums over its pod rows): its rows are kept whole, ``ok`` (a pod row says
-    the listing answered), and the snapshots table adds only the instants without pod
-    rows, whose other columns are NULL. The same instants, without grouping every
-    instant of the store again and joining the sums back (a third of a year's query).
-    """
-    if grouped:
-        return f"""snapshot_instants AS (
-        SELECT *, TRUE AS ok FROM {source}
-        UNION ALL BY NAME
-        SELECT cluster_id, epoch_us(observed_at) AS t, bool_or(outcome = '{OK}') AS ok
-        FROM snapshots s
-        WHERE NOT EXISTS (
-            SELECT 1 FROM {source} g
-            WHERE g.cluster_id = s.cluster_id AND g.t = epoch_us(s.observed_at)
-        )
-        GROUP BY cluster_id, epoch_us(observed_at)
-    )"""
-    return f"""snapshot_instants AS (
-        SELECT cluster_id, t, bool_or(ok) AS ok FROM (
-            SELECT DISTINCT cluster_id, {t} AS t, TRUE AS ok FROM {source}
-            UNION ALL
-            SELECT cluster_id, epoch_us(observed_at) AS t, outcome = '{OK}' AS ok
-            FROM snapshots
-        ) GROUP BY cluster_id, t
-    )"""
+def rolled_days(con: Any) -> int:
+    """How many days :data:`ROLLUP_VIEW` says the rollups answer for (0 if absent)."""
+    try:
+        rows = con.execute(f"SELECT days FROM {ROLLUP_VIEW}").fetchall()
+    except duckdb.CatalogException:  # a connection History did not set up
+        return 0
+    return int(rows[0][0]) if rows else 0
 
 
 #: ``(start_us, end_us)``: the window ``[start, end)`` in epoch microseconds.

@@ -49,6 +49,7 @@ from ccanalytics.history.queries._window import BOUNDS_SQL, BOUNDS_VIEW, resolve
 from ccanalytics.history.store._daycache import DayCache
 from ccanalytics.history.store._fs import FileKey, Location, dataset_of, open_store
 from ccanalytics.history.store._layout import Listing, list_store, partition_day, store_folder
+from ccanalytics.history.store._rollup import list_rollups, rolled_days
 from ccanalytics.history.store._schema import (
     TABLES,
     TimeSpan,
@@ -227,6 +228,7 @@ class History:
                 )
         verdicts, keys = self._vet(listings)
         spans = []
+        viewed: dict[str, tuple[tuple[PurePath, str], ...]] = {}
         for table, listing in listings.items():
             found = [verdicts.get(path) for path in listing.files]
             spans += [None if verdict is None else verdict[1] for verdict in found]
@@ -236,11 +238,9 @@ class History:
             )
             # A quiet day of many small files is read from its one merged copy (_daycache).
             files = self._days.substitute(table, files, keys)
-            if self._viewed.get(table) != files:  # else the view reads these files already
-                self._con.execute(
-                    f"CREATE OR REPLACE VIEW {table} AS {self._view_sql(table, files)}"
-                )
-                self._viewed[table] = files
+            viewed[table] = files
+            self._define(table, table, files)
+        self._define_rollups(listings, viewed)
         bounds = _bounds_sql(spans)
         if self._viewed.get(BOUNDS_VIEW) != bounds:
             self._con.execute(f"CREATE OR REPLACE VIEW {BOUNDS_VIEW} AS {bounds}")
@@ -257,14 +257,73 @@ class History:
             self._viewed[ONE_FILE_VIEW] = one_file
         self._days.sweep()
 
-    def _view_sql(self, table: str, files: tuple[tuple[PurePath, str], ...]) -> str:
+    def _define(self, name: str, table: str, files: tuple[tuple[PurePath, str], ...]) -> None:
+        """View ``name`` of ``table``'s ``files`` (unless it reads exactly these already)."""
+        if self._viewed.get(name) != files:
+            self._con.execute(
+                f"CREATE OR REPLACE VIEW {name} AS {self._view_sql(table, files, name)}"
+            )
+            self._viewed[name] = files
+
+    def _define_rollups(
+        self,
+        listings: dict[str, Listing],
+        viewed: dict[str, tuple[tuple[PurePath, str], ...]],
+    ) -> None:
+        """The rollups' views (:data:`~ccanalytics.history.queries._accounting.ROLLUP_VIEW`).
+
+        A day is read from its rollup when its listed pods and snapshots files are
+        exactly the ones the rollup summed (:func:`~ccanalytics.history.store._rollup.rolled_days`);
+        ``_pods_rest`` and ``_snapshots_rest`` hold every other day's files.
+        """
+        from ccanalytics.history.queries._accounting import ROLLUP_VIEW
+
+        per_day: dict[str, tuple[list[PurePath], list[PurePath]]] = {}
+        for table, index in (("pods", 0), ("snapshots", 1)):
+            for path in listings[table].files:
+                day = partition_day(path)
+                if day is not None:
+                    per_day.setdefault(day, ([], []))[index].append(path)
+        names = list_rollups(self._location) if per_day else frozenset()
+        rolled = rolled_days(self._location, per_day, names)
+        if rolled:
+            for table in ("pods", "snapshots"):
+                rest = tuple(f for f in viewed[table] if partition_day(f[0]) not in rolled)
+                self._define(f"_{table}_rest", table, rest)
+            files = [str(path) for _, path in sorted(rolled.items())]
+            if self._viewed.get("_rollup") != files:
+                if self._location.local:
+                    self._con.execute("SET VARIABLE _files_rollup = ?", [files])
+                    source = "read_parquet(getvariable('_files_rollup'))"
+                else:
+                    source = self._rollup_dataset(list(rolled.values()))
+                self._con.execute(f"CREATE OR REPLACE VIEW _rollup AS SELECT * FROM {source}")
+                self._viewed["_rollup"] = files
+        if self._viewed.get(ROLLUP_VIEW) != len(rolled):
+            self._con.execute(
+                f"CREATE OR REPLACE VIEW {ROLLUP_VIEW} AS SELECT {len(rolled)} AS days"
+            )
+            self._viewed[ROLLUP_VIEW] = len(rolled)
+
+    def _rollup_dataset(self, paths: list[PurePath]) -> str:
+        """An S3 store's rollups as one registered pyarrow dataset (one footer read)."""
+        schema = pq_schema(self._location, paths[0])
+        entries = [(path, None, index) for index, path in enumerate(paths)]
+        dataset = dataset_of(self._location, entries, schema, with_date=False)
+        self._con.register("_data_rollup", dataset)
+        return "_data_rollup"
+
+    def _view_sql(
+        self, table: str, files: tuple[tuple[PurePath, str], ...], name: str | None = None
+    ) -> str:
         """The view of ``table`` over ``files`` (in listing order, each with its schema key)."""
+        name = name or table
         empty = (
             f"SELECT *, CAST(NULL AS DATE) AS date, CAST(NULL AS UBIGINT) AS file_index "
             f"FROM _empty_{table}"
         )
         if not self._location.local:
-            dataset = self._dataset(table, files)
+            dataset = self._dataset(table, files, name)
             return _times_as_stored(table, f"{empty} UNION ALL BY NAME SELECT * FROM {dataset}")
         # Runs of consecutive files with one schema, each read without matching columns
         # by name: union_by_name reads every file's footer when the view is bound, and
@@ -285,7 +344,7 @@ class History:
             options = "hive_partitioning = true"
         parts = [empty]
         for number, (offset, names) in enumerate(runs):
-            variable = f"_files_{table}_{number}"
+            variable = f"_files_{name}_{number}"
             self._con.execute(f"SET VARIABLE {variable} = ?", [names])
             parts.append(
                 f"SELECT *, CAST(file_index + {offset} AS UBIGINT) AS file_index "
@@ -293,7 +352,9 @@ class History:
             )
         return _times_as_stored(table, " UNION ALL BY NAME ".join(parts))
 
-    def _dataset(self, table: str, files: tuple[tuple[PurePath, str], ...]) -> str:
+    def _dataset(
+        self, table: str, files: tuple[tuple[PurePath, str], ...], view: str | None = None
+    ) -> str:
         """An S3 store's ``files`` registered as one pyarrow dataset; its name.
 
         Each file is a fragment whose ``date`` (its partition) and ``file_index`` (its
@@ -303,7 +364,7 @@ class History:
         """
         schema = self._unified([path for path, _ in files], [key for _, key in files])
         entries = [(path, partition_day(path), index) for index, (path, _) in enumerate(files)]
-        name = f"_data_{table}"
+        name = f"_data_{view or table}"
         self._con.register(name, dataset_of(self._location, entries, schema, with_date=True))
         return name
 

@@ -25,11 +25,18 @@ from ccanalytics.history.queries._accounting import (
     interval_ctes,
     max_gap_us,
     one_file_per_instant,
+    rolled_days,
     run,
-    snapshot_instants,
     split_sql,
     to_utc,
     window_us,
+)
+from ccanalytics.history.store._rollup import (
+    SUMMED,
+    instant_rows_sql,
+    instant_sums_sql,
+    rollup_params,
+    snapshot_instants,
 )
 from ccanalytics.history.store._schema import OK
 from ccanalytics.measures import MEASURES, Params
@@ -37,7 +44,7 @@ from ccanalytics.measures import MEASURES, Params
 __all__ = ["IDLE_COST_COLUMNS", "coverage", "idle_cost", "pod_lifetimes", "utilization"]
 
 #: The registry's sums over pod rows (each the time integral Σ row·Δt over a window)...
-_SUMMED = tuple(m for m in MEASURES if m.kind == "sum")
+_SUMMED = SUMMED
 #: ...and its shares of two of them.
 _SHARES = tuple(m for m in MEASURES if m.kind == "share")
 #: The measures of :func:`idle_cost`, after its ``by`` column(s): the registry's sums and
@@ -64,27 +71,26 @@ _KEYS: dict[str | None, dict[str, str]] = {
 # tripled this step's CPU time. ``instant_sums`` and ``sums`` are read more than once,
 # and MATERIALIZED makes every DuckDB (the oldest the floors allow included) scan the
 # pod rows once: scanned twice, the files are opened twice, further apart, and a day
-# compacted meanwhile fails every attempt of the query.
+# compacted meanwhile fails every attempt of the query. The SQL of the sums and of the
+# instants is the rollups' own (history.store._rollup): one definition for both.
 _SUMS = ",".join(f"\n               {m.sql_sum()} AS {m.name}" for m in _SUMMED)
 _SUM_NAMES = ", ".join(m.name for m in _SUMMED)
-_SNAP = f"""
-    snap AS (
-        SELECT cluster_id, t, ok,
-               {", ".join(f"coalesce({m.name}, 0) AS {m.name}" for m in _SUMMED)}
-        FROM snapshot_instants
-    )"""
-_SNAPSHOT_SUMS = f"""
+
+
+def _snapshot_sums(pods: str, snapshots: str, name: str = "snap") -> str:
+    """CTEs down to ``name``: each instant of ``pods``/``snapshots`` with its sums."""
+    return f"""
     instant_sums AS MATERIALIZED (
         SELECT cluster_id, epoch_us(observed_at) AS t,
                min(file_index) AS first_file, max(file_index) AS last_file, {_SUMS}
-        FROM pods GROUP BY cluster_id, observed_at
+        FROM {pods} GROUP BY cluster_id, observed_at
     ),
     -- An instant held by two files or more (rare) is summed again from its first file
     -- only; min/max of the file's index cost little in the main pass, grouping by it did.
     held_twice AS (SELECT cluster_id, t, first_file FROM instant_sums WHERE first_file <> last_file),
     resummed AS (
         SELECT p.cluster_id, d.t, {_SUMS}
-        FROM pods p JOIN held_twice d
+        FROM {pods} p JOIN held_twice d
           ON p.cluster_id = d.cluster_id AND epoch_us(p.observed_at) = d.t
              AND p.file_index = d.first_file
         GROUP BY p.cluster_id, d.t
@@ -94,18 +100,33 @@ _SNAPSHOT_SUMS = f"""
         FROM instant_sums WHERE first_file = last_file
         UNION ALL SELECT * FROM resummed
     ),
-    {snapshot_instants("sums", grouped=True)},{_SNAP}"""
+    {snapshot_instants("sums", grouped=True, snapshots=snapshots)},{instant_rows_sql(name=name)}"""
+
+
 # The same CTEs when no instant can be held by two files (ONE_FILE_VIEW): the sums
 # straight from the one pass, without the file's index (two aggregates fewer per pod
 # row, a quarter of the year's peak memory) and without resummed's second read of the
 # pod rows. The answers are the same: held_twice would be empty. (An instant whose
 # observed_at is NULL covers no time in either form: interval_ctes never counts it.)
-_SNAPSHOT_SUMS_ONE_FILE = f"""
-    sums AS MATERIALIZED (
-        SELECT cluster_id, epoch_us(observed_at) AS t, {_SUMS}
-        FROM pods GROUP BY cluster_id, observed_at
-    ),
-    {snapshot_instants("sums", grouped=True)},{_SNAP}"""
+def _snapshot_sums_one_file(pods: str, snapshots: str, name: str = "snap") -> str:
+    return f"""
+    sums AS MATERIALIZED ({instant_sums_sql(pods)}),
+    {snapshot_instants("sums", grouped=True, snapshots=snapshots)},{instant_rows_sql(name=name)}"""
+
+
+def _instants(one_file: bool, rollup: bool) -> str:
+    """CTEs down to ``snap``: every cluster snapshot instant with its sums.
+
+    ``rollup``: the days with a rollup (``_rollup``, written by compaction from the
+    same SQL) read from it, the other days from their rows (``_pods_rest``,
+    ``_snapshots_rest``); else every day from the ``pods`` and ``snapshots`` views.
+    """
+    form = _snapshot_sums_one_file if one_file else _snapshot_sums
+    if not rollup:
+        return form("pods", "snapshots")
+    return f"""{form("_pods_rest", "_snapshots_rest", name="snap_rest")},
+    snap AS (SELECT * FROM snap_rest UNION ALL BY NAME SELECT * FROM _rollup)"""
+
 
 # The measures summed over rows of ``timed`` (or its pieces, with ``{us}`` = piece_us).
 _MEASURES = "\n    sum({us}) AS observed_us" + "".join(
@@ -157,7 +178,9 @@ def idle_cost(
         frame = run(con, _pod_sql(), params_sql)
         frame["unobserved_hours"] = frame["unobserved_us"] / US_PER_HOUR
     else:
-        frame = run(con, _SUMMED_SQL[by, one_file_per_instant(con)], params_sql)
+        # The rollups answer only at their own thresholds (history.store._rollup).
+        rollup = rolled_days(con) > 0 and rollup_params(judged_by) == rollup_params()
+        frame = run(con, _SUMMED_SQL[by, one_file_per_instant(con), rollup], params_sql)
         frame["unobserved_hours"] = (frame["window_us"] - frame["observed_us"]) / US_PER_HOUR
     frame["observed_hours"] = frame["observed_us"] / US_PER_HOUR
     if by == "day":
@@ -182,10 +205,9 @@ def _typed(frame: pd.DataFrame, by: str | None) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
-def _summed_sql(by: str | None, one_file: bool) -> str:
+def _summed_sql(by: str | None, one_file: bool, rollup: bool) -> str:
     """Per cluster, per day or in all: the measures and the cluster-hours of window."""
-    sums = _SNAPSHOT_SUMS_ONE_FILE if one_file else _SNAPSHOT_SUMS
-    ctes = f"WITH {sums},{interval_ctes('snap')},"
+    ctes = f"WITH {_instants(one_file, rollup)},{interval_ctes('snap')},"
     ctes += " scope AS (SELECT DISTINCT cluster_id FROM timed WHERE in_window)"
     whole = "($end_us - $start_us)"
     if by == "cluster":
@@ -218,9 +240,10 @@ def _summed_sql(by: str | None, one_file: bool) -> str:
 
 
 _SUMMED_SQL = {
-    (by, one_file): _summed_sql(by, one_file)
+    (by, one_file, rollup): _summed_sql(by, one_file, rollup)
     for by in ("cluster", "day", None)
     for one_file in (False, True)
+    for rollup in (False, True)
 }
 
 

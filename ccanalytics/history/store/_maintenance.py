@@ -62,6 +62,7 @@ from ccanalytics.history.store._layout import (
     store_folder,
 )
 from ccanalytics.history.store._merge import merge_files
+from ccanalytics.history.store._rollup import write_rollup
 from ccanalytics.history.store._schema import TABLES, file_problem
 from ccanalytics.history.store._write import COMPRESSION
 
@@ -191,6 +192,18 @@ def _first_time(table: pa.Table) -> datetime:
     return datetime.now(UTC)
 
 
+def _roll_up(store: Location, day: str) -> None:
+    """Write the day's rollup (:mod:`._rollup`) when it is one pods file and at most one
+    snapshots file, as compaction leaves it (a collector's newer file: no rollup yet)."""
+    files = {}
+    for table in ("pods", "snapshots"):
+        folder = partition_dir(store.root, table, day)
+        names = [n for n, _ in store.entries(folder) if n.endswith(DATA_SUFFIX)]
+        files[table] = [folder / n for n in names if not n.startswith(".")]
+    if len(files["pods"]) == 1 and len(files["snapshots"]) <= 1:
+        write_rollup(store, day, files["pods"][0], next(iter(files["snapshots"]), None))
+
+
 def compact(store: str | PathLike[str] | Location, day: str | date | datetime) -> CompactResult:
     """Merge one UTC day's files into one file per table, keeping every row exactly once.
 
@@ -200,7 +213,9 @@ def compact(store: str | PathLike[str] | Location, day: str | date | datetime) -
     ``day``: a date, a datetime (its UTC date) or ``"YYYY-MM-DD"``. Safe while
     collectors write (their new files are kept) and while :class:`History` reads (see
     the module docstring for the argument); other engines should not read during it.
-    Also finishes a compaction a crash interrupted, and removes temporary files left
+    Then writes the day's rollup (:mod:`._rollup`: its measures per cluster and
+    instant, which long windows of :meth:`History.idle_cost` read in place of its pod
+    rows). Also finishes a compaction a crash interrupted, and removes temporary files left
     by crashed writers (older than an hour). Every failure (a store path that is not a
     folder, a read-only or full disk) is a :class:`StoreError` naming the path; a
     failed compaction leaves the day's files as they were.
@@ -224,6 +239,7 @@ def compact(store: str | PathLike[str] | Location, day: str | date | datetime) -
                 _finish_leftovers(root, folder)
                 removed += _remove_orphans(root, folder, time.time())
                 before[table], after[table], rows[table] = _compact_folder(root, folder, table)
+            _roll_up(root, name)
     except OSError as err:
         where: PurePath | str = root.at(root.root)
         if err.filename:
