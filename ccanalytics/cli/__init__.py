@@ -64,6 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ccanalytics.errors import (
         ApiConnectionError,
         ApiError,
+        ArgumentsError,
         CCAnalyticsError,
         FleetLoadError,
         NotFoundError,
@@ -80,6 +81,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         hint = _sandbox_hint(args) if isinstance(err, NotFoundError) else ""
         print(f"ccanalytics {args.command}: {_one_line(err)}{hint}", file=sys.stderr)
         return EXIT_FAILURE
+    except ArgumentsError as err:  # the library's rule, in the command's words: 2
+        spelled = err.spelled(_spelling(parser, args))
+        print(f"ccanalytics {args.command}: {_one_line(spelled)}", file=sys.stderr)
+        return EXIT_USAGE
     except (CCAnalyticsError, ValueError, OSError) as err:
         print(f"ccanalytics {args.command}: {_one_line(err)}", file=sys.stderr)
         return EXIT_USAGE
@@ -123,13 +128,29 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
     return None
 
 
+def _spelling(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Callable[[str], str]:
+    """How the command names a library parameter: its option (``--max-idle-cost``), or a
+    positional's metavar (``CLUSTER_ID``), read from the parser itself; a command's
+    ``spellings`` default adds words (``CLUSTER_ID (or use --sandbox)``)."""
+    sub = _subparser(parser, args.command)
+    named: dict[str, str] = {}
+    for action in sub._actions if sub is not None else []:
+        longs = [o for o in action.option_strings if o.startswith("--")]
+        if longs:
+            named.setdefault(action.dest, longs[0])
+        elif not action.option_strings and isinstance(action.metavar, str):
+            named.setdefault(action.dest, action.metavar)
+    named |= getattr(args, "spellings", {})
+    return lambda name: named.get(name, "--" + name.replace("_", "-"))
+
+
 def _sandbox_hint(args: argparse.Namespace) -> str:
     """On ``--sandbox``, a cluster that does not exist: name the ones that do."""
     if not getattr(args, "sandbox", False):
         return ""
-    from ccanalytics.sandbox import make_data
+    from ccanalytics.sandbox import sandbox_cluster_ids
 
-    return f"; the sandbox's clusters are {', '.join(sorted(make_data().clusters))}"
+    return f"; the sandbox's clusters are {', '.join(sandbox_cluster_ids())}"
 
 
 def _one_line(err: BaseException | str) -> str:

@@ -22,6 +22,7 @@ from ccanalytics.report._writer import (
     ReportLoadError,
     ReportOutputError,
     ReportSummary,
+    check_report_arguments,
     render_report,
     write_report,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "ReportLoadError",
     "ReportOutputError",
     "ReportSummary",
+    "check_report_arguments",
     "render_report",
     "write_report",
 ]

@@ -39,7 +39,11 @@ from typing import TYPE_CHECKING, Final, Literal
 import pandas as pd
 
 # Defined with every other exception; importable from here and from ``report`` as before.
-from ccanalytics.errors import CCAnalyticsError, ReportLoadError as ReportLoadError
+from ccanalytics.errors import (
+    ArgumentsError,
+    CCAnalyticsError,
+    ReportLoadError as ReportLoadError,
+)
 from ccanalytics.measures import Params
 from ccanalytics.report._actions import live_actions, ranked, render_first_screen, window_actions
 from ccanalytics.report._draw import DPI as DPI, Drawers, drawn_together, fill_figures
@@ -79,6 +83,7 @@ __all__ = [
     "ReportLoadError",
     "ReportOutputError",
     "ReportSummary",
+    "check_report_arguments",
     "render_report",
     "write_report",
 ]
@@ -319,16 +324,18 @@ def write_report(
         before loading anything.
     ApiError, FleetLoadError
         The client's errors, when a cluster cannot be loaded and ``errors="raise"``.
+    ArgumentsError, PolicyError
+        No cluster ids, a window or policy without a store, a bad policy
+        (:func:`check_report_arguments`); both are ``ValueError``.
     ValueError
-        No cluster ids, or a bad option.
+        A bad option.
 
     Notes
     -----
     In every case no file is left half-written.
     """
     ids = [cluster_ids] if isinstance(cluster_ids, str) else list(dict.fromkeys(cluster_ids))
-    if not ids:
-        raise ValueError("name at least one cluster id")
+    rules = check_report_arguments(ids, store=store, window=window, policy=policy)
     if errors not in ("raise", "collect"):
         raise ValueError("errors must be 'raise' or 'collect'")
     if max_rank_plots < 0:
@@ -337,18 +344,14 @@ def write_report(
     target = None if os.fspath(output) == "-" else _check_output(output)
     csv_target = None if csv_dir is None else _check_csv_dir(csv_dir, CSV_FILES, target)
 
-    if window is not None and store is None:
-        raise ValueError("a window needs a store (store=...)")
-    if policy is not None and store is None:
-        raise ValueError("a policy is judged over a store (store=...)")
     # The figures' workers start first: they import matplotlib while the data loads.
     with Drawers() as drawers:
         over, budget_html = None, ""
         window_text: list[str] = []
-        if store is not None and policy is not None:
+        if store is not None and rules is not None:
             from ccanalytics.report._budget import budget_section
 
-            budget_html, window_text = budget_section(store, policy)
+            budget_html, window_text = budget_section(store, rules)
         if store is not None:
             from ccanalytics.report import _window
 
@@ -369,6 +372,38 @@ def write_report(
             _write_atomic(target, document)
         summary = _summary_text(findings, os.fspath(output), failed)
         return ReportSummary(" ".join([*window_text, summary]), failed) if window_text else summary
+
+
+def check_report_arguments(
+    cluster_ids: Sequence[str],
+    *,
+    store: str | os.PathLike[str] | None = None,
+    window: timedelta | str | None = None,
+    policy: str | os.PathLike[str] | Policy | None = None,
+) -> Policy | None:
+    """Refuse what :func:`write_report` cannot do before anything is loaded, and read the
+    policy (a TOML file is parsed here: a bad one is a
+    :class:`~ccanalytics.errors.PolicyError` before any request). Returns the policy.
+
+    Raises :class:`~ccanalytics.errors.ArgumentsError` for a ``window`` or a ``policy``
+    without a ``store``, and for no cluster id. The one home of these rules:
+    ``ccanalytics report`` calls it before it opens a client, and spells its errors
+    with its flags.
+    """
+    if window is not None and store is None:
+        raise ArgumentsError("{window} needs {store}", "window", "store")
+    if policy is not None and store is None:
+        raise ArgumentsError("{policy} needs {store}", "policy", "store")
+    rules = None
+    if policy is not None:
+        from ccanalytics.history import Policy, load_policy
+
+        rules = policy if isinstance(policy, Policy) else load_policy(policy)
+    if not cluster_ids:
+        raise ArgumentsError(
+            "name at least one {cluster_ids}", "cluster_ids", python={"cluster_ids": "cluster id"}
+        )
+    return rules
 
 
 def _write_csvs(
