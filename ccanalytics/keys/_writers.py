@@ -13,10 +13,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
+from ccanalytics._visible import visible
 from ccanalytics.keys._audit import AUDIT_COLUMNS
 from ccanalytics.keys._sshbuf import short_type_name
 
@@ -26,10 +26,6 @@ if TYPE_CHECKING:
 __all__ = ["AUDIT_WRITERS", "AuditWriter", "shown_name"]
 
 _COLUMNS = tuple(AUDIT_COLUMNS)
-# Control, bidirectional and invisible characters a comment could use to spoof a terminal.
-_UNSAFE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff\ud800-\udfff]"
-)
 _COMMENT_WIDTH = 32
 
 # json's own string escaper (its C version when built): ASCII out, any str in.
@@ -40,10 +36,8 @@ _JSON_STRING: Callable[[str], str] = json.encoder.encode_basestring_ascii
 
 
 def _terminal_safe(text: str) -> str:
-    """Escape what could move the cursor, reorder text or not encode."""
-    if _UNSAFE.search(text) is None:
-        return text
-    return _UNSAFE.sub(lambda m: ascii(m.group())[1:-1], text)
+    """Escape what could move the cursor, reorder text or not encode (the one rule)."""
+    return visible(text)
 
 
 def _encodable(text: str) -> str:

@@ -18,11 +18,13 @@ not be loaded. Tables and plots follow for whoever wants the detail.
 
 Nothing secret reaches the report: the frames hold no ``env`` values (only variable
 names, which the report does not show either) and the API key never leaves the
-client. Every piece of text from the API is HTML-escaped.
+client. Every piece of text from the API is HTML-escaped: the page is rendered from
+Jinja2 templates with autoescaping on (:mod:`ccanalytics.report._templates`), so a
+value is escaped unless it is HTML a template made.
 
 Where things are: the findings and their sentences in ``_findings``, one function per
 section in ``_sections`` and ``_figures``, the HTML building blocks in ``_html``, the
-figures' drawing in ``_draw``, and output checks and atomic writes in ``_output``; this
+figures' drawing in ``_draw``, the templates in ``_templates`` (and ``templates/``), and output checks and atomic writes in ``_output``; this
 module puts them together.
 """
 
@@ -37,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
 import pandas as pd
+from markupsafe import Markup
 
 # Defined with every other exception; importable from here and from ``report`` as before.
 from ccanalytics.errors import (
@@ -100,13 +103,11 @@ CSV_FILES: Final = (
     "cost_by_gpu_type.csv",
 )
 
+#: A part of the page that shows nothing (left out of it).
+_NOTHING: Final = Markup()
+
 #: Every section of the page, in order (each a function of one ``_Report``).
 SECTIONS: Final[tuple[_Section, ...]] = (*TEXT_SECTIONS, _plots)
-
-_FOOTER: Final = (
-    "<footer>ccanalytics report. Self-contained: no external resources; the frames "
-    "behind it can be written as CSV with <code>--csv DIR</code>.</footer>"
-)
 
 
 class ReportSummary(str):
@@ -190,7 +191,7 @@ def _render(
     window: WindowFindings | None = None,
     sections: Sequence[_Section] = SECTIONS,
     *,
-    budget: str = "",
+    budget: Markup = _NOTHING,
     drawers: Drawers | None = None,
 ) -> str:
     """The page: the header, the first screen, each section in order, then the footer.
@@ -209,7 +210,7 @@ def _render(
             live_cards(report), ranked(live_actions(report.findings, report.pods))
         )
         sections = [s for s in sections if s is not _headline_cards]
-        window_html = ""
+        window_html = _NOTHING
     else:
         from ccanalytics.report import _window
 
@@ -219,7 +220,7 @@ def _render(
             window_html = _window.render_window_section(window)
         parts = [section(report) for section in sections]
     parts[1:1] = [budget, first, window_html]  # the sections open with the header
-    page = _page(report.title, [p for p in parts if p] + [_FOOTER])
+    page = _page(report.title, [p for p in parts if p])  # the footer is the page's
     return fill_figures(page, figures, drawers)
 
 
@@ -346,7 +347,7 @@ def write_report(
 
     # The figures' workers start first: they import matplotlib while the data loads.
     with Drawers() as drawers:
-        over, budget_html = None, ""
+        over, budget_html = None, _NOTHING
         window_text: list[str] = []
         if store is not None and rules is not None:
             from ccanalytics.report._budget import budget_section
