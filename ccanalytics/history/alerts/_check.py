@@ -355,7 +355,7 @@ def check_arguments(
         )
     if notify is not None and (problem := webhook_problem(notify)):
         escaped = problem.replace("{", "{{").replace("}", "}}")
-        raise ArgumentsError("{notify}: " + escaped, "notify")
+        raise ArgumentsError("{notify}: " + escaped, "notify", python={"notify": "notify"})
 
 
 def _flags_key(
