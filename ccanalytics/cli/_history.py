@@ -61,7 +61,9 @@ class Query:
 
 _SPAN = {"since": WINDOW, "until": UNTIL}
 
-#: Every History query and how the command line gives each of its parameters.
+#: Every History query and how the command line gives each of its parameters. A query
+#: added to History (``showback``, say) fails tests/cli/test_history_command.py until it
+#: has its entry here.
 QUERIES: dict[str, Query] = {
     "pods": Query("every snapshot's pod rows in the window", {**_SPAN, "cluster_ids": CLUSTERS}),
     "gpus": Query("every snapshot's GPU rows in the window", {**_SPAN, "cluster_ids": CLUSTERS}),
