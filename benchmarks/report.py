@@ -11,7 +11,10 @@ Baselines, run interleaved with it in the same session:
   before it can say anything. ``report / load`` is the cost of the analysis, the
   figures and the file, as a multiple of the load;
 - **the small report**: the same command on the sandbox's own fleet (7 clusters,
-  70 pods): the report's fixed part (imports, the figures that do not grow).
+  70 pods): the report's fixed part (imports, the figures that do not grow);
+- with ``--against DIR`` (another checkout, e.g. ``git worktree add --detach DIR main``),
+  **the same report by that code**, interleaved: ``report / against`` says what a change
+  costs (both run as ``python -m ccanalytics`` with their own tree first on the path).
 
 Where the time goes (profiled, 2026-11-25): the load is ~2.4 s of client CPU on a quiet
 machine (HTTP ~0.6 s, framing 50,000 pods and 400,000 GPU rows ~1.1 s in one pass,
@@ -27,6 +30,7 @@ reads; ``gc.freeze`` at exit (the interpreter's last collections).
 
 from __future__ import annotations
 
+import argparse
 import os
 import resource
 import subprocess
@@ -56,13 +60,16 @@ def fleet_app() -> SandboxApp:
     return app
 
 
-def _env(url: str) -> dict[str, str]:
-    return {
+def _env(url: str, tree: str | None = None) -> dict[str, str]:
+    env = {
         **os.environ,
         "CCANALYTICS_BASE_URL": url,
         "CCANALYTICS_API_KEY": FULL_ACCESS_KEY,
         "MPLBACKEND": "Agg",
     }
+    if tree is not None:  # that checkout's ccanalytics, not the installed one
+        env["PYTHONPATH"] = os.pathsep.join([tree, *filter(None, [env.get("PYTHONPATH")])])
+    return env
 
 
 def _run(cmd: list[str], env: dict[str, str]) -> Callable[[], None]:
@@ -78,7 +85,7 @@ def _cpu_seconds(cmd: list[str], env: dict[str, str]) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def bench() -> None:
+def bench(against: str | None = None) -> None:
     print(
         f"5. report: {CLUSTERS} clusters x {PODS} pods, whole process, target <= {TARGET_S:g} s",
         flush=True,
@@ -101,6 +108,12 @@ def bench() -> None:
                     _env(small.url),
                 ),
             }
+            if against is not None:
+                here = str(Path(__file__).resolve().parents[1])
+                other = Path(tmp) / "against.html"
+                module = [sys.executable, "-m", "ccanalytics", "report", *ids]
+                commands["report"] = ([*module, "-o", str(out)], _env(big.url, here))
+                commands["against"] = ([*module, "-o", str(other)], _env(big.url, against))
             t = interleaved({k: _run(*c) for k, c in commands.items()}, repeat=REPEAT)
             cpu = {k: _cpu_seconds(*c) for k, c in commands.items()}
             size_mb = out.stat().st_size / 1e6
@@ -124,6 +137,13 @@ def bench() -> None:
         f"load alone {cpu['load']:.2f} s, small report {cpu['small']:.2f} s",
         flush=True,
     )
+    if against is not None:
+        report(
+            f"same, this tree vs {against}",
+            f"{t['report']:.2f} s",
+            f"{t['against']:.2f} s",
+            f"{t['report'] / t['against']:.3f}x (CPU {cpu['report'] / cpu['against']:.3f}x)",
+        )
     print(
         f"  whole process {t['report']:.2f} s (target <= {TARGET_S:g} s): "
         f"{verdict(t['report'] <= TARGET_S)}; HTML {size_mb:.1f} MB",
@@ -132,4 +152,6 @@ def bench() -> None:
 
 
 if __name__ == "__main__":
-    bench()
+    cli = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    cli.add_argument("--against", metavar="DIR", help="also time the report of this checkout")
+    bench(cli.parse_args().against)

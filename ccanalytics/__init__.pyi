@@ -31,6 +31,7 @@ from .errors import (
     ApiConnectionError as ApiConnectionError,
     ApiError as ApiError,
     ApiTimeoutError as ApiTimeoutError,
+    ArgumentsError as ArgumentsError,
     AuthenticationError as AuthenticationError,
     CCAnalyticsError as CCAnalyticsError,
     CheckOutputError as CheckOutputError,

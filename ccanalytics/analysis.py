@@ -29,7 +29,9 @@ Every helper is vectorised (one ``groupby`` per question, no per-row Python).
 from __future__ import annotations
 
 import functools
+import inspect
 import re
+from collections.abc import Callable
 from typing import Any, Final
 
 import pandas as pd
@@ -89,9 +91,11 @@ _FRAME_DTYPES: Final = {
 def _require(frame: pd.DataFrame, columns: list[str]) -> None:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise ValueError(
-            f"expected a pods frame (ccanalytics.pods_frame); missing columns: {missing}"
-        )
+        raise ValueError(_not_a_pods_frame(missing))
+
+
+def _not_a_pods_frame(missing: list[str]) -> str:
+    return f"expected a pods frame (ccanalytics.pods_frame); missing columns: {missing}"
 
 
 #: What the rules read of a pod (the other columns of a result are taken by position).
@@ -407,67 +411,74 @@ def judge_pods(frame: pd.DataFrame, params: Params | None = None) -> pd.DataFram
     return out
 
 
+def _forwarded(function: Callable[..., pd.DataFrame]) -> Callable[..., pd.DataFrame]:
+    """``function`` as a method of :class:`CCAccessor`: called with the accessor's frame
+    first, with the function's name, docstring and signature (the frame left out), so
+    ``help(df.cc.idle_pods)`` reads as ``help(idle_pods)`` and the two cannot drift."""
+
+    def method(self: CCAccessor, /, *args: Any, **kwargs: Any) -> pd.DataFrame:
+        # The function's own checks, errors and warnings (which name the caller's line).
+        return function(self._frame, *args, **kwargs)
+
+    functools.update_wrapper(method, function)  # __doc__, __name__, __wrapped__, ...
+    signature = inspect.signature(function)
+    itself = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+    rest = list(signature.parameters.values())[1:]
+    method.__signature__ = signature.replace(parameters=[itself, *rest])  # type: ignore[attr-defined]
+    return method
+
+
+#: The columns every forwarded function reads between them: the accessor checks them once.
+_ACCESSOR_COLUMNS: Final = (
+    "cluster_id",
+    "pod_id",
+    "rank",
+    "cost",
+    "gpu_type",
+    "gpu_count",
+    "gpu_util_mean",
+    "gpu_util_max",
+    "cpu_util",
+)
+
+
 @pd.api.extensions.register_dataframe_accessor("cc")
 class CCAccessor:
     """This module's functions as methods of a pods frame: ``df.cc.idle_pods()``.
 
-    Each method has the signature and docstring of the function it calls, with the
-    frame left out: :meth:`cluster_summary`, :meth:`idle_pods`, :meth:`stragglers`
-    and :meth:`cost_per_gpu_hour`. Shorter aliases, the same methods:
-    ``summary`` = ``cluster_summary``, ``idle`` = ``idle_pods``,
-    ``cost_by_gpu_type`` = ``cost_per_gpu_hour``.
+    Each method forwards to the function of its name (:data:`FORWARDED`) with the frame
+    first, and has its signature and docstring, generated from it:
+    :meth:`cluster_summary`, :meth:`idle_pods`, :meth:`stragglers` and
+    :meth:`cost_per_gpu_hour`. Shorter aliases, the same methods: ``summary`` =
+    ``cluster_summary``, ``idle`` = ``idle_pods``, ``cost_by_gpu_type`` =
+    ``cost_per_gpu_hour``. The frame is checked once, when the accessor is made (as
+    pandas' own accessors do): one that is not a pods frame has no ``cc``
+    (``AttributeError`` naming the missing columns).
     """
 
+    #: The functions forwarded, by name (each a method of that name).
+    FORWARDED: Final = ("cluster_summary", "idle_pods", "stragglers", "cost_per_gpu_hour")
+
     def __init__(self, frame: pd.DataFrame) -> None:
+        missing = [c for c in _ACCESSOR_COLUMNS if c not in frame.columns]
+        if missing:
+            raise AttributeError(_not_a_pods_frame(missing))
         self._frame = frame
 
     def __repr__(self) -> str:
         frame = self._frame
-        clusters = frame["cluster_id"].nunique() if "cluster_id" in frame.columns else 0
+        clusters = frame["cluster_id"].nunique()
         pods = f"{len(frame)} pod{'' if len(frame) == 1 else 's'}"
+        methods = ", ".join(f".cc.{name}()" for name in self.FORWARDED)
         return (
             f"<ccanalytics accessor on {pods} in {clusters} cluster{'' if clusters == 1 else 's'}: "
-            ".cc.cluster_summary(), .cc.idle_pods(), .cc.stragglers(), "
-            ".cc.cost_per_gpu_hour()>"
+            f"{methods}>"
         )
 
-    def cluster_summary(
-        self, *, idle_threshold: float | None = None, params: Params | None = None
-    ) -> pd.DataFrame:
-        return cluster_summary(self._frame, idle_threshold=idle_threshold, params=params)
-
-    def idle_pods(
-        self,
-        *,
-        idle_threshold: float | None = None,
-        threshold: float | None = None,
-        params: Params | None = None,
-    ) -> pd.DataFrame:
-        # The function's own checks and warning (it names the caller's line, not this one).
-        return idle_pods(
-            self._frame, idle_threshold=idle_threshold, threshold=threshold, params=params
-        )
-
-    def stragglers(
-        self,
-        *,
-        z: float | None = None,
-        min_gap: float | None = None,
-        idle_threshold: float | None = None,
-        params: Params | None = None,
-    ) -> pd.DataFrame:
-        return stragglers(
-            self._frame, z=z, min_gap=min_gap, idle_threshold=idle_threshold, params=params
-        )
-
-    def cost_per_gpu_hour(self) -> pd.DataFrame:
-        return cost_per_gpu_hour(self._frame)
-
-    # The functions' own docstrings, so help(df.cc.idle_pods) reads as help(idle_pods).
-    cluster_summary.__doc__ = globals()["cluster_summary"].__doc__
-    idle_pods.__doc__ = globals()["idle_pods"].__doc__
-    stragglers.__doc__ = globals()["stragglers"].__doc__
-    cost_per_gpu_hour.__doc__ = globals()["cost_per_gpu_hour"].__doc__
+    cluster_summary = _forwarded(cluster_summary)
+    idle_pods = _forwarded(idle_pods)
+    stragglers = _forwarded(stragglers)
+    cost_per_gpu_hour = _forwarded(cost_per_gpu_hour)
 
     # Documented aliases (the names the README has used).
     summary = cluster_summary

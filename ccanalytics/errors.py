@@ -25,11 +25,12 @@ The whole tree, drawn once::
     ├── NoDataError                    a plot has nothing to draw (also a ValueError)
     ├── ReportLoadError                no cluster of a report could be loaded; ``errors``: id -> why
     ├── ReportOutputError              the report or its CSV files cannot go there (also an OSError)
-    └── CheckOutputError               check's --textfile cannot be written there; ``path`` (also an OSError)
+    ├── CheckOutputError               check's --textfile cannot be written there; ``path`` (also an OSError)
+    └── ArgumentsError                 arguments each valid that do not go together; ``names`` (also a ValueError)
 
 ``MalformedResponseError``, ``ResponseTooLargeError``, ``KeyNormalizationError``,
 ``ConfigurationError``, ``FleetLoadError``, ``ScheduleError``, ``StoreError``, ``PolicyError``,
-``KeyFileError``, ``NoDataError``, ``ReportLoadError``, ``ReportOutputError`` and ``CheckOutputError`` are additions to the tree
+``KeyFileError``, ``NoDataError``, ``ReportLoadError``, ``ReportOutputError``, ``CheckOutputError`` and ``ArgumentsError`` are additions to the tree
 that ``shared/API.md`` fixes; everything else is exactly that tree.
 :class:`InsecureTransportWarning` warns of a bearer key sent over plain ``http://`` to
 a host that is not this machine; :class:`ClockSkewWarning` of a service clock far from
@@ -55,6 +56,7 @@ __all__ = [
     "ApiConnectionError",
     "ApiError",
     "ApiTimeoutError",
+    "ArgumentsError",
     "AuthenticationError",
     "CCAnalyticsError",
     "CheckOutputError",
@@ -426,3 +428,23 @@ class CheckOutputError(CCAnalyticsError, OSError):
 
 class ReportOutputError(CCAnalyticsError, OSError):
     """The report or its CSV files cannot be written where they were asked to go."""
+
+
+class ArgumentsError(CCAnalyticsError, ValueError):
+    """Arguments that are each valid but do not go together (``window`` without ``store``).
+
+    One rule, checked once, by the library function; its message is a ``template`` with
+    a ``{name}`` per parameter it names (``names``, in order). ``str(err)`` spells them
+    as Python keywords (``window=``, or the ``python`` spelling given for a name); a
+    front end spells them its own way with :meth:`spelled` (the CLI: ``--window``).
+    """
+
+    def __init__(self, template: str, *names: str, python: Mapping[str, str] | None = None) -> None:
+        self.template = template
+        self.names = names
+        self.python = dict(python or {})
+        super().__init__(self.spelled(lambda name: self.python.get(name, f"{name}=")))
+
+    def spelled(self, spell: Any) -> str:
+        """The message with each parameter named by ``spell(name)``."""
+        return self.template.format_map({name: spell(name) for name in self.names})

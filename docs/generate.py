@@ -36,14 +36,31 @@ def cli_page() -> str:
         f"{_clean(parser.description)}\n\n",
         _text_block(parser.epilog),
     ]
+    parts += _command_sections(parser, "ccanalytics")
+    return "".join(parts).rstrip() + "\n"
+
+
+def _command_sections(parser: argparse.ArgumentParser, prog: str) -> list[str]:
+    """A section per subcommand; one with subcommands of its own (``history``) lists them
+    and is followed by a section for each (``ccanalytics history idle-cost``)."""
+    parts: list[str] = []
     summaries = _summaries(parser)
     for name, sub in _subcommands(parser).items():
-        parts.append(f"## `ccanalytics {name}`\n\n")
+        parts.append(f"## `{prog} {name}`\n\n")
         summary = sub.description or summaries.get(name)
         parts.append(f"{_clean(summary)}\n\n" if summary else "")
+        nested = _subcommands(sub)
+        if nested:
+            inner = _summaries(sub)
+            parts.append("".join(f"- `{name} {q}`: {_clean(inner.get(q))}\n" for q in nested))
+            parts.append("\n")
+            parts.append(_arguments_table(sub))
+            parts.append(_text_block(sub.epilog))
+            parts += _command_sections(sub, f"{prog} {name}")
+            continue
         parts.append(_arguments_table(sub))
         parts.append(_text_block(sub.epilog))
-    return "".join(parts).rstrip() + "\n"
+    return parts
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> Mapping[str, argparse.ArgumentParser]:

@@ -9,7 +9,8 @@ library errors into a one-line message on stderr with a non-zero exit status:
   wrong argument is one line on stderr, checked before anything runs;
 - 3: ``check`` found a threshold breached.
 
-One module per command (``_pods``, ``_report``, ``_collect``, ``_check``, ``_sandbox``;
+One module per command (``_pods``, ``_report``, ``_collect``, ``_check``, ``_history``
+(one subcommand per History query), ``_sandbox``;
 ``audit-keys`` in ``_audit_keys``), each with
 ``add_parser`` and ``run``;
 ``_common`` holds the shared options and exit codes. This is the top layer: it may
@@ -25,7 +26,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ccanalytics.cli import _audit_keys, _check, _collect, _pods, _report, _sandbox
+from ccanalytics.cli import _audit_keys, _check, _collect, _history, _pods, _report, _sandbox
 from ccanalytics.cli._common import EXIT_FAILURE, EXIT_USAGE, Formatter, Parser
 
 __all__ = ["build_parser", "main"]
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _audit_keys.add_parser(sub)
     _check.add_parser(sub)
+    _history.add_parser(sub)
     _sandbox.add_parser(sub)
     return parser
 
@@ -64,6 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ccanalytics.errors import (
         ApiConnectionError,
         ApiError,
+        ArgumentsError,
         CCAnalyticsError,
         FleetLoadError,
         NotFoundError,
@@ -80,6 +83,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         hint = _sandbox_hint(args) if isinstance(err, NotFoundError) else ""
         print(f"ccanalytics {args.command}: {_one_line(err)}{hint}", file=sys.stderr)
         return EXIT_FAILURE
+    except ArgumentsError as err:  # the library's rule, in the command's words: 2
+        spelled = err.spelled(_spelling(parser, words, args))
+        print(f"ccanalytics {args.command}: {_one_line(spelled)}", file=sys.stderr)
+        return EXIT_USAGE
     except (CCAnalyticsError, ValueError, OSError) as err:
         print(f"ccanalytics {args.command}: {_one_line(err)}", file=sys.stderr)
         return EXIT_USAGE
@@ -95,12 +102,11 @@ def _refuse_unknown_options(parser: argparse.ArgumentParser, words: list[str]) -
     "--output is required"), or list every leftover word; a new user needs the typo.
     Abbreviations argparse accepts (``--out``) are left to it.
     """
-    command = next((w for w in words if not w.startswith("-")), None)
-    sub = _subparser(parser, command) if command is not None else None
-    if command is None or sub is None:
+    sub, rest = _command_parser(parser, words)
+    if sub is parser:
         return
     options = [o for action in sub._actions for o in action.option_strings]
-    for word in words[words.index(command) + 1 :]:
+    for word in rest:
         if word == "--":
             return
         if not word.startswith("--"):
@@ -115,6 +121,20 @@ def _refuse_unknown_options(parser: argparse.ArgumentParser, words: list[str]) -
         sub.error(f"unknown option {name}" + (f"; did you mean {bare[close[0]]}?" if close else ""))
 
 
+def _command_parser(
+    parser: argparse.ArgumentParser, words: list[str]
+) -> tuple[argparse.ArgumentParser, list[str]]:
+    """The parser of the (sub)command ``words`` name (``history idle-cost``: the nested
+    one), and the words after its name."""
+    rest = list(words)
+    while True:
+        command = next((w for w in rest if not w.startswith("-")), None)
+        sub = _subparser(parser, command) if command is not None else None
+        if command is None or sub is None:
+            return parser, rest
+        parser, rest = sub, rest[rest.index(command) + 1 :]
+
+
 def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser | None:
     for action in parser._actions:  # argparse has no public accessor for its subparsers
         if isinstance(action, argparse._SubParsersAction):
@@ -123,13 +143,31 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
     return None
 
 
+def _spelling(
+    parser: argparse.ArgumentParser, words: list[str], args: argparse.Namespace
+) -> Callable[[str], str]:
+    """How the command names a library parameter: its option (``--max-idle-cost``), or a
+    positional's metavar (``CLUSTER_ID``), read from the parser itself; a command's
+    ``spellings`` default adds words (``CLUSTER_ID (or use --sandbox)``)."""
+    sub, _ = _command_parser(parser, words)
+    named: dict[str, str] = {}
+    for action in sub._actions:
+        longs = [o for o in action.option_strings if o.startswith("--")]
+        if longs:
+            named.setdefault(action.dest, longs[0])
+        elif not action.option_strings and isinstance(action.metavar, str):
+            named.setdefault(action.dest, action.metavar)
+    named |= getattr(args, "spellings", {})
+    return lambda name: named.get(name, "--" + name.replace("_", "-"))
+
+
 def _sandbox_hint(args: argparse.Namespace) -> str:
     """On ``--sandbox``, a cluster that does not exist: name the ones that do."""
     if not getattr(args, "sandbox", False):
         return ""
-    from ccanalytics.sandbox import make_data
+    from ccanalytics.sandbox import sandbox_cluster_ids
 
-    return f"; the sandbox's clusters are {', '.join(sorted(make_data().clusters))}"
+    return f"; the sandbox's clusters are {', '.join(sandbox_cluster_ids())}"
 
 
 def _one_line(err: BaseException | str) -> str:

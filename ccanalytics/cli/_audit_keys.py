@@ -2,7 +2,7 @@
 
 Opens and checks every FILE first (standard input for ``-`` or none; only regular
 files otherwise, never binary ones), then judges entry by entry with
-``keys.iter_audit`` and prints each as it comes (``_audit_keys_output``: table, CSV
+``keys.iter_rows`` and prints each as it comes (``keys.AUDIT_WRITERS``: table, CSV
 or JSON),
 so memory does not grow with the file. Exit status: 0 when every key is fine, 1 on
 warnings with ``--strict``, 2 on any error, including an input that cannot be read
@@ -23,9 +23,8 @@ import sys
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from ccanalytics.cli._audit_keys_output import WRITERS, Writer, shown_name
 from ccanalytics.errors import KeyFileError
-from ccanalytics.keys import is_utf16, open_regular
+from ccanalytics.keys import AUDIT_WRITERS, AuditWriter, is_utf16, open_regular, shown_name
 
 __all__ = ["EXIT_ERRORS", "EXIT_OK", "EXIT_WARNINGS", "add_parser", "run"]
 
@@ -163,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     if problems:
         return EXIT_ERRORS
     counts = {"ok": 0, "warning": 0, "error": 0}
-    writer = WRITERS[args.format](sys.stdout, several=len(inputs) > 1)
+    writer = AUDIT_WRITERS[args.format](sys.stdout, several=len(inputs) > 1)
     try:
         _audit_inputs(inputs, writer, counts)
         writer.finish(counts)
@@ -194,7 +193,7 @@ def _expected_keys(inputs: list[_Input]) -> int:
     return min(total // _BYTES_PER_KEY, _MOST_EXPECTED)
 
 
-def _audit_inputs(inputs: list[_Input], writer: Writer, counts: dict[str, int]) -> None:
+def _audit_inputs(inputs: list[_Input], writer: AuditWriter, counts: dict[str, int]) -> None:
     """Judge and write each entry as it is read: memory does not grow with the file."""
     from ccanalytics.keys import Duplicates, PlainEntry, iter_rows
 

@@ -126,19 +126,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_usage(args: argparse.Namespace) -> None:
-    """The flags' combinations (the library judges the values, and the URL)."""
+    """The snooze flags' combinations (check() judges the rest, and the URL)."""
     if args.snooze is not None:
         if args.policy is None or args.snooze_for is None:
             raise UsageError("--snooze RULE needs --policy FILE and --for DURATION")
         return
     if args.snooze_for is not None or args.who is not None or args.why is not None:
         raise UsageError("--for, --who and --why go with --snooze")
-    if args.policy is None and args.max_idle_cost is None and args.max_stragglers is None:
-        raise UsageError(
-            "give at least one threshold (--max-idle-cost, --max-stragglers) or --policy"
-        )
-    if args.textfile is not None and args.policy is None:
-        raise UsageError("--textfile writes the figures a --policy judges: give --policy")
+    # The thresholds, the textfile and --notify are check()'s to refuse (ArgumentsError,
+    # spelled with these flags by main).
 
 
 def _snooze(args: argparse.Namespace) -> int:
@@ -151,11 +147,10 @@ def _snooze(args: argparse.Namespace) -> int:
 
 
 def _judge(args: argparse.Namespace) -> int:
-    from ccanalytics.history import check, webhook_problem
+    from ccanalytics.history import check
 
-    if args.notify is not None and (problem := webhook_problem(args.notify)):
-        raise UsageError(f"--notify: {problem}")  # never echoed: the URL is a secret
-    outcome = check(  # a bad policy is a PolicyError: bad usage, 2 (see main)
+    # Bad arguments are an ArgumentsError, a bad policy a PolicyError: bad usage, 2 (main).
+    outcome = check(
         args.store,
         window=args.window,
         max_idle_cost=args.max_idle_cost,

@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     if args.count is not None and args.every is None:
         _say("--count needs --every (one snapshot per run without it)")
         return EXIT_USAGE
-    with api_client(args) as (client, _), _warnings_as_lines():
+    with api_client(args) as client, _warnings_as_lines():
         if args.every is None:
             from ccanalytics.errors import StoreError
             from ccanalytics.history import collect

@@ -30,6 +30,7 @@ __all__ = [
     "add_output_options",
     "api_client",
     "cluster_id",
+    "cluster_ids_of",
     "duration",
     "fraction",
     "non_negative_float",
@@ -299,23 +300,29 @@ def _client_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def api_client(args: argparse.Namespace) -> Iterator[tuple[Any, list[str]]]:
-    """The client the command should use, and the clusters to use when none are named."""
-    from ccanalytics.api import Client
-
+def api_client(args: argparse.Namespace) -> Iterator[Any]:
+    """The client the command should use: the sandbox's in process with ``--sandbox``."""
     options = _client_options(args)
-    if not args.sandbox:
-        _check_configuration()
     if args.sandbox:
-        from ccanalytics.sandbox import FULL_ACCESS_KEY, IN_PROCESS_URL, SandboxTransport
+        from ccanalytics.sandbox import in_process_client
 
-        transport = SandboxTransport()
-        client = Client(FULL_ACCESS_KEY, IN_PROCESS_URL, transport=transport, **options)
-        default_ids = sorted(transport.app.data.clusters)
+        client = in_process_client(**options)
     else:
-        client, default_ids = Client(**options), []
+        from ccanalytics.api import Client
+
+        _check_configuration()
+        client = Client(**options)
     with client:
-        yield client, default_ids
+        yield client
+
+
+def cluster_ids_of(args: argparse.Namespace) -> list[str]:
+    """The clusters named, or with ``--sandbox`` and none named, every sandbox cluster."""
+    if not args.sandbox:
+        return list(args.cluster_ids)
+    from ccanalytics.sandbox import sandbox_cluster_ids
+
+    return sandbox_cluster_ids(args.cluster_ids)
 
 
 def _check_configuration() -> None:

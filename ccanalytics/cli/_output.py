@@ -11,18 +11,23 @@ if TYPE_CHECKING:
 __all__ = ["write_frame"]
 
 
-def write_frame(frame: pd.DataFrame, fmt: str, output: str | None) -> None:
+def write_frame(frame: pd.DataFrame, fmt: str, output: str | None, *, replace: bool = True) -> None:
     """Write ``frame`` to ``output`` (``None`` or ``-``: standard output) in ``fmt``.
+
+    ``replace=False`` creates the file or fails (``FileExistsError``): never over one that
+    appeared meanwhile.
 
     ``table`` is for people (aligned, ``<NA>`` shown); ``csv`` and ``json`` (records,
     ISO dates) for programs; ``parquet`` keeps dtypes and needs ``pyarrow`` and a file.
     """
     to_stdout = output in (None, "-")
+    mode = "w" if replace else "x"
     if fmt == "parquet":
         if to_stdout:
             raise ValueError("--format parquet needs --output FILE (it is binary)")
         try:
-            frame.to_parquet(output, index=False)
+            with open(output, mode + "b") as sink:  # type: ignore[arg-type]
+                frame.to_parquet(sink, index=False)
         except ImportError as err:
             raise ValueError(
                 "--format parquet needs pyarrow: pip install 'ccanalytics[parquet]'"
@@ -39,5 +44,5 @@ def write_frame(frame: pd.DataFrame, fmt: str, output: str | None) -> None:
     if to_stdout:
         sys.stdout.write(text)
     else:
-        with open(output, "w", encoding="utf-8") as fh:  # type: ignore[arg-type]
+        with open(output, mode, encoding="utf-8") as fh:  # type: ignore[arg-type]
             fh.write(text)

@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     from ccanalytics.frames import load_cluster_pods
 
     progress = sys.stderr.isatty() and not args.no_progress
-    with api_client(args) as (client, _):
+    with api_client(args) as client:
         frame = load_cluster_pods(args.cluster_ids, client=client, progress=progress)
     columns = args.columns
     if columns is False:  # not given: readable for people, everything for programs

@@ -22,6 +22,7 @@ from ccanalytics.cli._common import (
     add_rule_options,
     api_client,
     cluster_id,
+    cluster_ids_of,
     duration,
     non_negative_int,
     rule_params,
@@ -98,7 +99,8 @@ def add_parser(sub: Any) -> None:
     )
     add_rule_options(report)
     add_api_options(report)
-    report.set_defaults(func=run)
+    # No cluster named is only an error without --sandbox (which then means every one).
+    report.set_defaults(func=run, spellings={"cluster_ids": "CLUSTER_ID (or use --sandbox)"})
 
 
 def run(args: argparse.Namespace) -> int:
@@ -112,19 +114,14 @@ def run(args: argparse.Namespace) -> int:
     atexit.unregister(gc.freeze)
     atexit.register(gc.freeze)
 
-    if args.window is not None and args.store is None:
-        raise ValueError("--window needs --store")
-    policy = None
-    if args.policy is not None:
-        from ccanalytics.history import load_policy
+    from ccanalytics.report import check_report_arguments
 
-        if args.store is None:
-            raise ValueError("--policy needs --store")
-        policy = load_policy(args.policy)  # a bad policy: exit 2 before loading anything
-    with api_client(args) as (client, default_ids):
-        cluster_ids = args.cluster_ids or default_ids
-        if not cluster_ids:
-            raise ValueError("name at least one CLUSTER_ID (or use --sandbox)")
+    cluster_ids = cluster_ids_of(args)
+    # Refused (2) before a client opens: a policy needs a store, a bad policy, no clusters.
+    policy = check_report_arguments(
+        cluster_ids, store=args.store, window=args.window, policy=args.policy
+    )
+    with api_client(args) as client:
         try:
             summary = write_report(
                 cluster_ids,

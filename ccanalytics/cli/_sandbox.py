@@ -17,7 +17,8 @@ from ccanalytics.cli._common import (
     positive_seconds,
 )
 
-#: Where ``--speed`` alone starts the simulated clock (the sandbox's default start).
+#: Where ``--speed`` alone starts the simulated clock, for the help only: the sandbox's
+#: DEFAULT_START, spelled here so that ``--help`` imports no sandbox (a test checks).
 _DEFAULT_SIMULATED_START = "2026-11-02T00:00Z"
 
 
@@ -102,7 +103,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ccanalytics.sandbox import SimulatedClock, serve
+    from ccanalytics.sandbox import serve, simulated_clock
 
     window = args.quota_window
     if args.old_window is not None:
@@ -117,10 +118,9 @@ def run(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {"latency": args.latency}
     if args.quota is not None:
         options["rate_limits"] = {"minute": (args.quota, window)}
-    if args.simulated_start is not None or args.speed is not None:
-        start = args.simulated_start or _utc_instant(_DEFAULT_SIMULATED_START)
-        speed = 60.0 if args.speed is None else args.speed
-        options["clock"] = SimulatedClock(start, speed=speed)
+    clock = simulated_clock(args.simulated_start, args.speed)
+    if clock is not None:
+        options["clock"] = clock
         options["seed"] = args.seed
     serve(port=args.port, host=args.host, **options)
     return EXIT_OK

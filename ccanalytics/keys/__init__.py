@@ -12,19 +12,23 @@ and OpenSSH on the pods (``key_valid``: the key material as ``sshd`` reads it).
 - ``_reasons``: why a line is refused, in words that never quote a secret;
 - ``_source``: paths, text, bytes and lines read into entries, line by line;
 - ``_seen``: the keys already seen, for duplicates (16 digest bytes a key);
+- ``_writers``: an audit written entry by entry as a table, CSV or JSON
+  (``AUDIT_WRITERS``; ``audit-keys``' output), in the columns of ``AUDIT_COLUMNS``;
 - ``_sshbuf``, ``_sshwire``, ``_sshsig``: the SSH wire format, key blobs and curve checks;
 - ``_api_rule``: the spec's key pattern, as the server's validator judges it;
 The ``audit-keys`` command is in :mod:`ccanalytics.cli` with the other commands; it
-streams entries through :func:`iter_rows` (no pandas: it must start fast), which
+parses and prints, streaming entries through :func:`iter_rows` into an
+``AUDIT_WRITERS`` writer (no pandas: it must start fast); :func:`iter_rows`
 yields a line with nothing to say as a bare ``PlainEntry`` (most lines of a large file).
 
-It imports only the standard library and :mod:`ccanalytics.errors` (pandas inside
+It imports only the standard library, :mod:`ccanalytics.errors` and ``_visible`` (pandas inside
 ``audit_keys``, ``cryptography`` on the first certificate whose signature is checked); the API client imports ``_api_rule`` from here, never the reverse.
 """
 
 from __future__ import annotations
 
 from ccanalytics.keys._audit import (
+    AUDIT_COLUMNS,
     RECOMMENDED_RSA_BITS,
     AuditEntry,
     AuthorizedKey,
@@ -47,10 +51,15 @@ from ccanalytics.keys._replace import (
     normalize_key_lines,
 )
 from ccanalytics.keys._source import is_utf16, open_regular
+from ccanalytics.keys._sshbuf import short_type_name
+from ccanalytics.keys._writers import AUDIT_WRITERS, AuditWriter, shown_name
 
 __all__ = [
+    "AUDIT_COLUMNS",
+    "AUDIT_WRITERS",
     "RECOMMENDED_RSA_BITS",
     "AuditEntry",
+    "AuditWriter",
     "AuthorizedKey",
     "Duplicates",
     "KeptKey",
@@ -69,4 +78,6 @@ __all__ = [
     "normalize_key_lines",
     "open_regular",
     "parse_authorized_key",
+    "short_type_name",
+    "shown_name",
 ]

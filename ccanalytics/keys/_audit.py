@@ -21,9 +21,10 @@ called, so the command line (``_cli``) stays fast.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final
 
 # Re-exported: a public constant of this module before the split.
 from ccanalytics.keys._line import (
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "AUDIT_COLUMNS",
     "AuditEntry",
     "AuthorizedKey",
     "Duplicates",
@@ -60,6 +62,23 @@ __all__ = [
 ]
 
 _REDACTED = "<redacted>"
+
+#: The columns of an audit, in order, and each one's pandas dtype: ``audit_keys``' frame,
+#: :meth:`AuditEntry.as_dict` and ``audit-keys``' CSV and JSON (``_writers``) all follow it.
+AUDIT_COLUMNS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "line_no": "Int64",
+        "status": "string",
+        "key_type": "string",
+        "bits": "Int64",
+        "fingerprint": "string",
+        "comment": "python",  # a comment read with surrogateescape may hold lone surrogates
+        "api_valid": "boolean",
+        "key_valid": "boolean",
+        "problems": "object",  # lists of str
+        "options": "object",
+    }
+)
 
 
 # --------------------------------------------------------------------------- results
@@ -105,18 +124,9 @@ class AuditEntry:
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready row (the same columns as ``audit_keys``)."""
-        return {
-            "line_no": self.line_no,
-            "status": self.status,
-            "key_type": self.key_type,
-            "bits": self.bits,
-            "fingerprint": self.fingerprint,
-            "comment": self.comment,
-            "api_valid": self.api_valid,
-            "key_valid": self.key_valid,
-            "problems": list(self.problems),
-            "options": self.options,
-        }
+        row = {name: getattr(self, name) for name in AUDIT_COLUMNS}
+        row["problems"] = list(self.problems)  # a copy: the entry is frozen
+        return row
 
 
 def _show_option(name: str, value: str | None) -> str:
@@ -223,21 +233,12 @@ def audit_keys(source: KeySource) -> pd.DataFrame:
 
     rows = [entry.as_dict() for entry in audit_lines(source)]
 
-    def column(name: str) -> list[Any]:
-        return [row[name] for row in rows]
+    def column(name: str, dtype: str) -> Any:
+        values = [row[name] for row in rows]
+        if dtype == "object":
+            return pd.Series(values, dtype=object)
+        if dtype == "python":
+            return pd.array(values, dtype=pd.StringDtype("python"))
+        return pd.array(values, dtype=dtype)  # type: ignore[call-overload]
 
-    return pd.DataFrame(
-        {
-            "line_no": pd.array(column("line_no"), dtype="Int64"),
-            "status": pd.array(column("status"), dtype="string"),
-            "key_type": pd.array(column("key_type"), dtype="string"),
-            "bits": pd.array(column("bits"), dtype="Int64"),
-            "fingerprint": pd.array(column("fingerprint"), dtype="string"),
-            # Python storage: a comment read with surrogateescape may hold lone surrogates.
-            "comment": pd.array(column("comment"), dtype=pd.StringDtype("python")),
-            "api_valid": pd.array(column("api_valid"), dtype="boolean"),
-            "key_valid": pd.array(column("key_valid"), dtype="boolean"),
-            "problems": pd.Series(column("problems"), dtype=object),
-            "options": pd.Series(column("options"), dtype=object),
-        }
-    )
+    return pd.DataFrame({name: column(name, dtype) for name, dtype in AUDIT_COLUMNS.items()})

@@ -31,6 +31,7 @@ __all__ = [
     "_ssh_string",
     "_type_from_blob_name",
     "canonical_type_name",
+    "short_type_name",
 ]
 
 
@@ -112,6 +113,15 @@ def _type_from_blob_name(name: bytes) -> _KeyType | None:
         if not t.cert and folded == t.shortname.lower().encode():
             return t
     return None
+
+
+def short_type_name(key_type: str | None) -> str:
+    """The type as ``ssh-keygen -l`` names it (``ED25519``, ``ECDSA-SK-CERT``): the table's
+    short name; ``-`` for none, and a name OpenSSH does not know as it is."""
+    if key_type is None:
+        return "-"
+    known = _BY_NAME.get(key_type)
+    return key_type if known is None else known.shortname
 
 
 def canonical_type_name(kind: str, cert: bool, curve: str | None) -> str:

@@ -4,7 +4,8 @@
   output, load, render, write atomically, optional CSVs);
 - ``_findings``: what the report says, computed once, and its plain sentences;
 - ``_sections`` and ``_figures``: one function per section of the page, in order;
-- ``_html``: escaping, tables, cards, CSS and the page;
+- ``_html``: tables, cards, notes and the page; ``_templates`` renders them from the
+  Jinja2 templates in ``templates/`` (autoescaped: escaping is a type), CSS included;
 - ``_draw``: the figures, drawn as embedded PNGs by worker processes started before
   the report loads anything (so the report process itself never imports matplotlib);
 - ``_output``: where the report may go, checked before loading; atomic writes.
@@ -22,6 +23,7 @@ from ccanalytics.report._writer import (
     ReportLoadError,
     ReportOutputError,
     ReportSummary,
+    check_report_arguments,
     render_report,
     write_report,
 )
@@ -33,6 +35,7 @@ __all__ = [
     "ReportLoadError",
     "ReportOutputError",
     "ReportSummary",
+    "check_report_arguments",
     "render_report",
     "write_report",
 ]

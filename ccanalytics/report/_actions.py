@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import pandas as pd
+from markupsafe import Markup
 
-from ccanalytics.report._html import _Card, _cards, _text
+from ccanalytics.report._html import _Card, _cards
+from ccanalytics.report._templates import block
 
 if TYPE_CHECKING:
     from ccanalytics.report._findings import _Findings
@@ -127,18 +129,10 @@ def window_actions(w: WindowFindings) -> list[Action]:
     return out
 
 
-def render_first_screen(cards: Sequence[_Card], actions: Sequence[Action]) -> str:
+def render_first_screen(cards: Sequence[_Card], actions: Sequence[Action]) -> Markup:
     """The headline figures, then "What to do" (or that nothing needs doing).
 
     ``cards`` is a plain list, so a later figure (the month's projection and budget
     status, once budgets exist) is one more card appended by its caller.
     """
-    if actions:
-        items = "".join(f"<li>{_text(a.text)}</li>" for a in actions)
-        todo = f'<ol class="actions">{items}</ol>'
-    else:
-        todo = '<p class="empty">Nothing to do: no idle pod and no straggling rank.</p>'
-    return (
-        f'<section id="first-screen">{_cards(cards)}'
-        f'<h2 id="what-to-do">What to do</h2>{todo}</section>'
-    )
+    return block("first_screen", _cards(cards), [a.text for a in actions])

@@ -12,7 +12,9 @@ from __future__ import annotations
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
-from ccanalytics.report._html import _text
+from markupsafe import Markup
+
+from ccanalytics.report._templates import block
 
 if TYPE_CHECKING:
     from ccanalytics.history import Policy, PolicyReport
@@ -22,7 +24,7 @@ __all__ = ["budget_section"]
 
 def budget_section(
     store: str | PathLike[str], policy: Policy | str | PathLike[str]
-) -> tuple[str, list[str]]:
+) -> tuple[Markup, list[str]]:
     """The section's HTML and its sentences (for the report's summary)."""
     from ccanalytics.history import History, check_policy, load_policy
 
@@ -31,14 +33,7 @@ def budget_section(
     with History(store) as history:
         totals = history.spend(by=None).set_index("period")
     sentences = [_month_sentence(totals.loc["month"]), *_breach_sentences(report)]
-    items = "".join(f"<li>{_text(line)}</li>" for line in report.lines())
-    html = (
-        '<section id="budget"><h2>Budget</h2>'
-        f'<p class="headline">{_text(" ".join(sentences[:2]))}</p>'
-        + (f"<ul>{items}</ul>" if items else "")
-        + "</section>"
-    )
-    return html, sentences
+    return block("budget", " ".join(sentences[:2]), report.lines()), sentences
 
 
 def _month_sentence(month: Any) -> str:

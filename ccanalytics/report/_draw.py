@@ -40,9 +40,10 @@ from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+from markupsafe import Markup
 
 from ccanalytics.errors import NoDataError
-from ccanalytics.report._html import _text
+from ccanalytics.report._templates import figure_html, no_figure_html
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -113,11 +114,13 @@ class _Page(NamedTuple):
 _pending: ContextVar[_Page | None] = ContextVar("_pending", default=None)
 
 
-def _placeholder(index: int) -> str:
-    return f"\x00figure {index}\x00"
+def _placeholder(index: int) -> Markup:
+    # Markup: our own fixed text, no value in it; fill_figures replaces it with the
+    # figure's snippet (figure_html, its values escaped) before the page leaves.
+    return Markup(f"\x00figure {index}\x00")
 
 
-def figure(plot: Plot, size: tuple[float, float], alt: str, caption: str) -> str:
+def figure(plot: Plot, size: tuple[float, float], alt: str, caption: str) -> Markup:
     """The figure's HTML, or, while a page is rendered, a placeholder for it.
 
     With the page's workers, the figure is sent to them at once: they draw it while
@@ -237,15 +240,12 @@ def _warm_up_plot(ax: Axes) -> None:
     ax.plot([0, 1])
 
 
-def _figure_now(job: _Job) -> str:
+def _figure_now(job: _Job) -> Markup:
     image = _png(job.plot, job.size)
     if image is None:
-        return f'<p class="empty">{_text(job.alt)}: no data to draw.</p>'
+        return no_figure_html(job.alt)
     data, width, height = image
-    return (
-        f'<figure><img src="data:image/png;base64,{data}" width="{width}" height="{height}" '
-        f'alt="{_text(job.alt)}"><figcaption>{_text(job.caption)}</figcaption></figure>'
-    )
+    return figure_html(data, width, height, job.alt, job.caption)
 
 
 def _png(draw: Callable[[Axes], object], size: tuple[float, float]) -> tuple[str, int, int] | None:

@@ -10,12 +10,14 @@ from __future__ import annotations
 from typing import Final
 
 import pandas as pd
+from markupsafe import Markup
 
 from ccanalytics.plots._reads import COST_BREAKDOWN, COST_VS_UTILIZATION
 from ccanalytics.report._draw import Plot, figure
 from ccanalytics.report._findings import _Findings
-from ccanalytics.report._html import _note, _text
+from ccanalytics.report._html import _note
 from ccanalytics.report._sections import _Report
+from ccanalytics.report._templates import block
 
 # Underscored names are for ``report``, not public API.
 __all__ = ["MAX_COST_BARS", "MAX_RANK_PLOTS", "_plots", "_rank_clusters"]
@@ -56,7 +58,7 @@ def _groups(pods: pd.DataFrame, by: str) -> int:
     return int(groups) + int(by == "gpu_type" and bool(pods[by].isna().any()))
 
 
-def _cost_chart(r: _Report, by: str, what: str) -> str:
+def _cost_chart(r: _Report, by: str, what: str) -> Markup:
     n_groups = _groups(r.pods, by)
     n_bars = min(n_groups, MAX_COST_BARS)
     threshold = r.findings.idle_threshold
@@ -83,7 +85,7 @@ def _cost_chart(r: _Report, by: str, what: str) -> str:
     )
 
 
-def _waste(r: _Report) -> str:
+def _waste(r: _Report) -> Markup:
     """Idle and unused-capacity cost per cluster and per GPU type, ranked by waste."""
     caption = (
         "Only what is wasted, most first: idle GPU pods (hatched), then the rest of the "
@@ -115,10 +117,10 @@ def _waste(r: _Report) -> str:
                 caption,
             )
         )
-    return "\n".join(parts)
+    return Markup("\n").join(parts)
 
 
-def _scatter(r: _Report) -> str:
+def _scatter(r: _Report) -> Markup:
     threshold = r.findings.idle_threshold
     return figure(
         Plot("cost_vs_utilization", r.pods[list(COST_VS_UTILIZATION)], idle_threshold=threshold),
@@ -129,13 +131,13 @@ def _scatter(r: _Report) -> str:
     )
 
 
-def _one_cluster(r: _Report, cid: str, n_ranks: int) -> str:
+def _one_cluster(r: _Report, cid: str, n_ranks: int) -> Markup:
     slow = r.findings.stragglers
     pods = r.pods[r.pods["cluster_id"].eq(cid).fillna(False)]  # its rows: pickled to a worker
     gpus = r.gpus[r.gpus["cluster_id"].eq(cid).fillna(False)]
-    return "\n".join(
+    return Markup("\n").join(
         [
-            f"<h3>{_text(cid)}</h3>",
+            block("subheading", cid),
             figure(
                 Plot("utilization_by_rank", pods, cluster_id=cid, stragglers=slow),
                 (10.0, 4.4),
@@ -153,9 +155,9 @@ def _one_cluster(r: _Report, cid: str, n_ranks: int) -> str:
     )
 
 
-def _plots(r: _Report) -> str:
+def _plots(r: _Report) -> Markup:
     parts = [
-        '<h2 id="plots">Plots</h2>',
+        block("heading", "plots", "Plots"),
         _waste(r),
         _cost_chart(r, "cluster_id", "cluster"),
         _cost_chart(r, "gpu_type", "GPU type"),
@@ -175,4 +177,4 @@ def _plots(r: _Report) -> str:
                 f"the most expensive. Not drawn (see the tables): {rest}."
             )
         )
-    return "\n".join(parts)
+    return Markup("\n").join(parts)

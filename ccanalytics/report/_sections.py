@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 import pandas as pd
+from markupsafe import Markup
 
 from ccanalytics.analysis import POD_STATES
 from ccanalytics.report._findings import (
@@ -24,7 +25,8 @@ from ccanalytics.report._findings import (
     _sentences,
     _usd,
 )
-from ccanalytics.report._html import _Card, _cards, _columns, _details, _note, _table, _text
+from ccanalytics.report._html import _Card, _cards, _columns, _details, _note, _table
+from ccanalytics.report._templates import block
 
 # Underscored names are for ``report``, not public API.
 __all__ = ["TEXT_SECTIONS", "_Report", "_Section", "_headline_cards", "live_cards"]
@@ -43,24 +45,25 @@ class _Report:
     max_rank_plots: int
 
 
-_Section = Callable[[_Report], str]
+#: A section: its HTML (Markup, from the templates; "" when it has nothing to show).
+_Section = Callable[[_Report], Markup]
 
 
-def _header(r: _Report) -> str:
+def _header(r: _Report) -> Markup:
     f = r.findings
     meta = []
     if r.generated_at is not None:
         meta.append(f"Generated {r.generated_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC")
     loaded = sorted(str(c) for c in r.pods["cluster_id"].dropna().unique())
     meta.append(f"{_plural(f.clusters, 'cluster')}: " + ", ".join(loaded))
-    return f"<h1>{_text(r.title)}</h1><div class=meta>{_text('. '.join(meta))}.</div>"
+    return block("header", r.title, ". ".join(meta))
 
 
-def _headline(r: _Report) -> str:
-    return f'<p class="headline">{_text(" ".join(_sentences(r.findings)))}</p>'
+def _headline(r: _Report) -> Markup:
+    return block("headline", " ".join(_sentences(r.findings)))
 
 
-def _headline_cards(r: _Report) -> str:
+def _headline_cards(r: _Report) -> Markup:
     """The reading's headline figures (first on the page without a store)."""
     return _cards(live_cards(r))
 
@@ -107,7 +110,7 @@ def live_cards(r: _Report) -> list[_Card]:
     return cards
 
 
-def _notes(r: _Report) -> str:
+def _notes(r: _Report) -> Markup:
     parts = []
     empty = sorted(
         set(r.cluster_ids or ()) - set(r.pods["cluster_id"].dropna()) - set(r.findings.failed)
@@ -124,10 +127,10 @@ def _notes(r: _Report) -> str:
             "Only running pods report metrics, so only they are judged."
         )
     )
-    return "\n".join(parts)
+    return Markup("\n").join(parts)
 
 
-def _nav(r: _Report) -> str:
+def _nav(r: _Report) -> Markup:
     links = [
         ("clusters", "Clusters"),
         ("idle", "Idle pods"),
@@ -139,11 +142,11 @@ def _nav(r: _Report) -> str:
     if r.findings.failed:
         links.append(("could-not-load", "Could not load"))
     links.append(("plots", "Plots"))
-    return "<nav>" + "".join(f'<a href="#{a}">{_text(t)}</a>' for a, t in links) + "</nav>"
+    return block("nav", links)
 
 
-def _heading(anchor: str, title: str) -> str:
-    return f'<h2 id="{anchor}">{_text(title)}</h2>'
+def _heading(anchor: str, title: str) -> Markup:
+    return block("heading", anchor, title)
 
 
 def _states_text(summary: pd.DataFrame) -> pd.Series:
@@ -158,7 +161,7 @@ def _states_text(summary: pd.DataFrame) -> pd.Series:
     return text.where(text != "", "–")
 
 
-def _clusters(r: _Report) -> str:
+def _clusters(r: _Report) -> Markup:
     """The columns a reader needs first, visible at 1,280 px; the rest folded below."""
     summary = r.findings.summary.sort_values("cost_per_hour", ascending=False, kind="stable")
     summary = summary.assign(not_running=_states_text(summary))
@@ -197,7 +200,7 @@ def _clusters(r: _Report) -> str:
     )
 
 
-def _idle(r: _Report) -> str:
+def _idle(r: _Report) -> Markup:
     """Which pod, how idle, what it costs now and since it started; ids and uptime below."""
     idle = r.findings.idle
     return (
@@ -237,7 +240,7 @@ def _idle(r: _Report) -> str:
     )
 
 
-def _stragglers(r: _Report) -> str:
+def _stragglers(r: _Report) -> Markup:
     return _heading("stragglers", "Straggling ranks") + _table(
         r.findings.stragglers,
         _columns(
@@ -254,7 +257,7 @@ def _stragglers(r: _Report) -> str:
     )
 
 
-def _gpu_types(r: _Report) -> str:
+def _gpu_types(r: _Report) -> Markup:
     return (
         _heading("gpu-types", "Cost by GPU type")
         + _note(
@@ -294,22 +297,22 @@ _POD_COLUMNS: Final = (
 )
 
 
-def _no_metrics(r: _Report) -> str:
+def _no_metrics(r: _Report) -> Markup:
     return _heading("no-metrics", "Running pods without metrics") + _table(
         r.findings.silent, _columns(*_POD_COLUMNS), "Every running pod reports metrics."
     )
 
 
-def _not_running(r: _Report) -> str:
+def _not_running(r: _Report) -> Markup:
     return _heading("not-running", "Pods not running") + _table(
         r.findings.not_running, _columns(*_POD_COLUMNS), "Every pod is running."
     )
 
 
-def _could_not_load(r: _Report) -> str:
+def _could_not_load(r: _Report) -> Markup:
     failed = r.findings.failed
     if not failed:
-        return ""
+        return Markup()
     frame = pd.DataFrame({"cluster_id": list(failed), "reason": list(failed.values())})
     return (
         _heading("could-not-load", "Could not load")

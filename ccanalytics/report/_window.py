@@ -16,11 +16,13 @@ from os import PathLike
 from typing import Any
 
 import pandas as pd
+from markupsafe import Markup
 
 from ccanalytics._durations import describe_duration
 from ccanalytics.measures import MEASURES, Params
 from ccanalytics.report._draw import Plot, figure
-from ccanalytics.report._html import _Card, _columns, _table, _text
+from ccanalytics.report._html import _Card, _columns, _table
+from ccanalytics.report._templates import block
 
 __all__ = [
     "WindowFindings",
@@ -290,51 +292,47 @@ def _registry_cards(f: WindowFindings) -> list[_Card]:
     return cards
 
 
-def render_window_section(f: WindowFindings) -> str:
+def render_window_section(f: WindowFindings) -> Markup:
     """The section's HTML: headline, tables and the three time plots."""
     span = describe_duration(f.window)
-    parts = [
-        f'<h2 id="window">Over the last {_text(span)}</h2>',
-        f'<p class="headline">{_text(" ".join(window_sentences(f)))}</p>',
-        _table(
-            f.by_cluster.sort_values("total_cost", ascending=False, kind="stable"),
-            _columns(
-                ("cluster_id", "cluster", "text"),
-                ("observed_hours", "hours observed", "num"),
-                ("total_cost", "spent USD", "usd"),
-                ("idle_cost", "idle USD", "usd"),
-                ("idle_gpu_hours", "idle GPU-hours", "num"),
-                ("unused_cost", "unused GPU USD", "usd"),
-                ("unobserved_hours", "hours not observed", "num"),
-            ),
-            "No cluster was observed in the window.",
+    by_cluster = _table(
+        f.by_cluster.sort_values("total_cost", ascending=False, kind="stable"),
+        _columns(
+            ("cluster_id", "cluster", "text"),
+            ("observed_hours", "hours observed", "num"),
+            ("total_cost", "spent USD", "usd"),
+            ("idle_cost", "idle USD", "usd"),
+            ("idle_gpu_hours", "idle GPU-hours", "num"),
+            ("unused_cost", "unused GPU USD", "usd"),
+            ("unobserved_hours", "hours not observed", "num"),
         ),
-        "<h3>Straggling ranks over the window</h3>",
-        _table(
-            f.stragglers,
-            _columns(
-                ("cluster_id", "cluster", "text"),
-                ("rank", "rank", "int"),
-                ("snapshots", "snapshots", "int"),
-                ("flagged", "flagged", "int"),
-                ("share", "share flagged", "share"),
-                ("mean_deficit", "mean points below median", "pct"),
-            ),
-            "No rank was flagged in any snapshot.",
+        "No cluster was observed in the window.",
+    )
+    stragglers = _table(
+        f.stragglers,
+        _columns(
+            ("cluster_id", "cluster", "text"),
+            ("rank", "rank", "int"),
+            ("snapshots", "snapshots", "int"),
+            ("flagged", "flagged", "int"),
+            ("share", "share flagged", "share"),
+            ("mean_deficit", "mean points below median", "pct"),
         ),
-        "<h3>Pods with idle time</h3>",
-        _table(
-            f.lifetimes[f.lifetimes["idle_hours"] > 0].head(MAX_POD_ROWS),
-            _columns(
-                ("cluster_id", "cluster", "text"),
-                ("name", "pod", "text"),
-                ("observed_hours", "hours watched", "num"),
-                ("idle_time_share", "idle share of its time", "share"),
-                ("idle_cost", "idle USD", "usd"),
-                ("total_cost", "USD in this window", "usd"),
-            ),
-            "No pod was idle in the window.",
+        "No rank was flagged in any snapshot.",
+    )
+    idle_pods = _table(
+        f.lifetimes[f.lifetimes["idle_hours"] > 0].head(MAX_POD_ROWS),
+        _columns(
+            ("cluster_id", "cluster", "text"),
+            ("name", "pod", "text"),
+            ("observed_hours", "hours watched", "num"),
+            ("idle_time_share", "idle share of its time", "share"),
+            ("idle_cost", "idle USD", "usd"),
+            ("total_cost", "USD in this window", "usd"),
         ),
+        "No pod was idle in the window.",
+    )
+    figures = [
         figure(
             Plot("waste_breakdown", f.by_cluster),
             (10.0, 1.6 + 0.42 * max(int(_wasting(f.by_cluster)), 1)),
@@ -358,7 +356,7 @@ def render_window_section(f: WindowFindings) -> str:
     ranks = f.rank_utilization
     # One cluster's rows per figure (pickled to a worker), in the order they first appear.
     for cluster_id, rows in ranks.groupby(ranks["cluster_id"].astype(str), sort=False):
-        parts.append(
+        figures.append(
             figure(
                 Plot("rank_time_heatmap", rows, cluster_id=cluster_id),
                 (10.0, 5.0),
@@ -367,5 +365,5 @@ def render_window_section(f: WindowFindings) -> str:
                 "a dark patch a transient one.",
             )
         )
-    parts.append('<h2 id="now">Now: the latest listing</h2>')
-    return "".join(parts)
+    sentences = " ".join(window_sentences(f))
+    return block("window", span, sentences, by_cluster, stragglers, idle_pods, figures)

@@ -18,11 +18,13 @@ not be loaded. Tables and plots follow for whoever wants the detail.
 
 Nothing secret reaches the report: the frames hold no ``env`` values (only variable
 names, which the report does not show either) and the API key never leaves the
-client. Every piece of text from the API is HTML-escaped.
+client. Every piece of text from the API is HTML-escaped: the page is rendered from
+Jinja2 templates with autoescaping on (:mod:`ccanalytics.report._templates`), so a
+value is escaped unless it is HTML a template made.
 
 Where things are: the findings and their sentences in ``_findings``, one function per
 section in ``_sections`` and ``_figures``, the HTML building blocks in ``_html``, the
-figures' drawing in ``_draw``, and output checks and atomic writes in ``_output``; this
+figures' drawing in ``_draw``, the templates in ``_templates`` (and ``templates/``), and output checks and atomic writes in ``_output``; this
 module puts them together.
 """
 
@@ -37,9 +39,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
 import pandas as pd
+from markupsafe import Markup
 
 # Defined with every other exception; importable from here and from ``report`` as before.
-from ccanalytics.errors import CCAnalyticsError, ReportLoadError as ReportLoadError
+from ccanalytics.errors import (
+    ArgumentsError,
+    CCAnalyticsError,
+    ReportLoadError as ReportLoadError,
+)
 from ccanalytics.measures import Params
 from ccanalytics.report._actions import live_actions, ranked, render_first_screen, window_actions
 from ccanalytics.report._draw import DPI as DPI, Drawers, drawn_together, fill_figures
@@ -79,6 +86,7 @@ __all__ = [
     "ReportLoadError",
     "ReportOutputError",
     "ReportSummary",
+    "check_report_arguments",
     "render_report",
     "write_report",
 ]
@@ -95,13 +103,11 @@ CSV_FILES: Final = (
     "cost_by_gpu_type.csv",
 )
 
+#: A part of the page that shows nothing (left out of it).
+_NOTHING: Final = Markup()
+
 #: Every section of the page, in order (each a function of one ``_Report``).
 SECTIONS: Final[tuple[_Section, ...]] = (*TEXT_SECTIONS, _plots)
-
-_FOOTER: Final = (
-    "<footer>ccanalytics report. Self-contained: no external resources; the frames "
-    "behind it can be written as CSV with <code>--csv DIR</code>.</footer>"
-)
 
 
 class ReportSummary(str):
@@ -185,7 +191,7 @@ def _render(
     window: WindowFindings | None = None,
     sections: Sequence[_Section] = SECTIONS,
     *,
-    budget: str = "",
+    budget: Markup = _NOTHING,
     drawers: Drawers | None = None,
 ) -> str:
     """The page: the header, the first screen, each section in order, then the footer.
@@ -204,7 +210,7 @@ def _render(
             live_cards(report), ranked(live_actions(report.findings, report.pods))
         )
         sections = [s for s in sections if s is not _headline_cards]
-        window_html = ""
+        window_html = _NOTHING
     else:
         from ccanalytics.report import _window
 
@@ -214,7 +220,7 @@ def _render(
             window_html = _window.render_window_section(window)
         parts = [section(report) for section in sections]
     parts[1:1] = [budget, first, window_html]  # the sections open with the header
-    page = _page(report.title, [p for p in parts if p] + [_FOOTER])
+    page = _page(report.title, [p for p in parts if p])  # the footer is the page's
     return fill_figures(page, figures, drawers)
 
 
@@ -319,16 +325,18 @@ def write_report(
         before loading anything.
     ApiError, FleetLoadError
         The client's errors, when a cluster cannot be loaded and ``errors="raise"``.
+    ArgumentsError, PolicyError
+        No cluster ids, a window or policy without a store, a bad policy
+        (:func:`check_report_arguments`); both are ``ValueError``.
     ValueError
-        No cluster ids, or a bad option.
+        A bad option.
 
     Notes
     -----
     In every case no file is left half-written.
     """
     ids = [cluster_ids] if isinstance(cluster_ids, str) else list(dict.fromkeys(cluster_ids))
-    if not ids:
-        raise ValueError("name at least one cluster id")
+    rules = check_report_arguments(ids, store=store, window=window, policy=policy)
     if errors not in ("raise", "collect"):
         raise ValueError("errors must be 'raise' or 'collect'")
     if max_rank_plots < 0:
@@ -337,18 +345,14 @@ def write_report(
     target = None if os.fspath(output) == "-" else _check_output(output)
     csv_target = None if csv_dir is None else _check_csv_dir(csv_dir, CSV_FILES, target)
 
-    if window is not None and store is None:
-        raise ValueError("a window needs a store (store=...)")
-    if policy is not None and store is None:
-        raise ValueError("a policy is judged over a store (store=...)")
     # The figures' workers start first: they import matplotlib while the data loads.
     with Drawers() as drawers:
-        over, budget_html = None, ""
+        over, budget_html = None, _NOTHING
         window_text: list[str] = []
-        if store is not None and policy is not None:
+        if store is not None and rules is not None:
             from ccanalytics.report._budget import budget_section
 
-            budget_html, window_text = budget_section(store, policy)
+            budget_html, window_text = budget_section(store, rules)
         if store is not None:
             from ccanalytics.report import _window
 
@@ -369,6 +373,38 @@ def write_report(
             _write_atomic(target, document)
         summary = _summary_text(findings, os.fspath(output), failed)
         return ReportSummary(" ".join([*window_text, summary]), failed) if window_text else summary
+
+
+def check_report_arguments(
+    cluster_ids: Sequence[str],
+    *,
+    store: str | os.PathLike[str] | None = None,
+    window: timedelta | str | None = None,
+    policy: str | os.PathLike[str] | Policy | None = None,
+) -> Policy | None:
+    """Refuse what :func:`write_report` cannot do before anything is loaded, and read the
+    policy (a TOML file is parsed here: a bad one is a
+    :class:`~ccanalytics.errors.PolicyError` before any request). Returns the policy.
+
+    Raises :class:`~ccanalytics.errors.ArgumentsError` for a ``window`` or a ``policy``
+    without a ``store``, and for no cluster id. The one home of these rules:
+    ``ccanalytics report`` calls it before it opens a client, and spells its errors
+    with its flags.
+    """
+    if window is not None and store is None:
+        raise ArgumentsError("{window} needs {store}", "window", "store")
+    if policy is not None and store is None:
+        raise ArgumentsError("{policy} needs {store}", "policy", "store")
+    rules = None
+    if policy is not None:
+        from ccanalytics.history import Policy, load_policy
+
+        rules = policy if isinstance(policy, Policy) else load_policy(policy)
+    if not cluster_ids:
+        raise ArgumentsError(
+            "name at least one {cluster_ids}", "cluster_ids", python={"cluster_ids": "cluster id"}
+        )
+    return rules
 
 
 def _write_csvs(

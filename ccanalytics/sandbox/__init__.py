@@ -3,7 +3,8 @@
 Three ways to use it:
 
 - ``with Sandbox() as sb: client = sb.client()``: real HTTP on a free loopback port;
-- ``Client(FULL_ACCESS_KEY, "http://sandbox", transport=SandboxTransport())``: in process;
+- ``in_process_client()`` (``Client(FULL_ACCESS_KEY, IN_PROCESS_URL,
+  transport=SandboxTransport())``): in process;
 - ``ccanalytics sandbox --port 8765``: a server for other programs
   (``CCANALYTICS_BASE_URL=http://127.0.0.1:8765 CCANALYTICS_API_KEY=sbx-full-access-key``).
 
@@ -60,6 +61,8 @@ below (+-1 when idle), GPU memory 0.8 x util + 0-12, CPU 35 +- 5 % on GPU pods a
 
 ``_app`` answers requests (routing, auth, errors, rate limits, faults), ``_pod`` builds
 one pod as the document describes it, ``_data`` holds the seeded snapshot fleet,
+``_defaults`` what "the sandbox" means when nothing more is said (every cluster, the
+in-process client, the clock's start and speed),
 ``_timeline`` the fleet in time, ``_clock`` the simulated clock, ``_server`` serves it
 over loopback HTTP or as an httpx transport. It may import :mod:`ccanalytics.keys`
 (the server's key rule) and :mod:`ccanalytics.api` (to hand out ready clients);
@@ -80,7 +83,7 @@ from ccanalytics.sandbox._app import (
     SandboxResponse,
     validate_update_ssh_keys,
 )
-from ccanalytics.sandbox._clock import SimulatedClock
+from ccanalytics.sandbox._clock import DEFAULT_START, SimulatedClock
 from ccanalytics.sandbox._data import (
     REFERENCE_TIME,
     SECRET_PREFIX,
@@ -88,13 +91,19 @@ from ccanalytics.sandbox._data import (
     make_cluster_pods,
     make_data,
 )
+from ccanalytics.sandbox._defaults import (
+    DEFAULT_SPEED,
+    IN_PROCESS_URL,
+    in_process_client,
+    sandbox_cluster_ids,
+    simulated_clock,
+)
 from ccanalytics.sandbox._server import Sandbox, SandboxTransport, serve
-
-#: The base URL to give a client that uses :class:`SandboxTransport` (never resolved).
-IN_PROCESS_URL = "http://sandbox.invalid"
 
 __all__ = [
     "DEFAULT_RATE_LIMITS",
+    "DEFAULT_SPEED",
+    "DEFAULT_START",
     "DOCUMENT_RATE_LIMITS",
     "EXEMPT_KEY",
     "FAULT_KINDS",
@@ -112,8 +121,11 @@ __all__ = [
     "SandboxResponse",
     "SandboxTransport",
     "SimulatedClock",
+    "in_process_client",
     "make_cluster_pods",
     "make_data",
+    "sandbox_cluster_ids",
     "serve",
+    "simulated_clock",
     "validate_update_ssh_keys",
 ]

@@ -502,6 +502,9 @@ def _instances() -> dict[type[BaseException], BaseException]:
         e.InsecureTransportWarning: e.InsecureTransportWarning("http:// to api.example.com"),
         e.CheckOutputError: e.CheckOutputError("cannot write x.prom", path=Path("x.prom")),
         e.ClockSkewWarning: e.ClockSkewWarning("the service's clock reads 2099-06-01"),
+        e.ArgumentsError: e.ArgumentsError(
+            "{window} needs {store}", "window", "store", python={"store": "a store"}
+        ),
     }
 
 

@@ -114,7 +114,7 @@ def test_a_policy_file_is_read(store: Path, tmp_path: Path) -> None:
     ("kwargs", "words"),
     [
         ({}, "at least one threshold"),
-        ({"max_idle_cost": 1.0, "textfile": "x.prom"}, "give a policy"),
+        ({"max_idle_cost": 1.0, "textfile": "x.prom"}, "give policy="),
         ({"max_idle_cost": 1.0, "notify": HOOK + "\r"}, "notify"),
     ],
 )

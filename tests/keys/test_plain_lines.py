@@ -18,8 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from ccanalytics.cli._audit_keys_output import WRITERS
-from ccanalytics.keys import AuditEntry, Duplicates, PlainEntry, iter_audit, iter_rows
+from ccanalytics.keys import (
+    AUDIT_WRITERS as WRITERS,
+    AuditEntry,
+    Duplicates,
+    PlainEntry,
+    iter_audit,
+    iter_rows,
+)
 from ccanalytics.keys._line import _judge_line, _plain_entry
 
 _DATA = Path(__file__).parent / "data/openssh_regress/regress/unittests/sshkey/testdata"

@@ -29,6 +29,7 @@ __all__ = [
     "CheckResult",
     "CheckRun",
     "check",
+    "check_arguments",
     "check_policy",
     "check_store",
     "describe_duration",
@@ -278,23 +279,25 @@ def check(
     :attr:`CheckRun.textfile_error` rather than raised, so that the alerts still go out.
     Every alert with a route (the rule's webhook, else ``notify``) is posted by
     :func:`notify_on_change` when its state changed; ``now`` and ``post`` are passed to
-    it. Raises :class:`~ccanalytics.errors.PolicyError` for a bad policy, ``ValueError``
-    for a bad ``notify`` URL (never echoed: a webhook URL is a secret) or for no
-    threshold at all, and :class:`~ccanalytics.errors.StoreError` when the store cannot
+    it. Raises :class:`~ccanalytics.errors.PolicyError` for a bad policy,
+    :class:`~ccanalytics.errors.ArgumentsError` (a ``ValueError``) for a bad ``notify``
+    URL (never echoed: a webhook URL is a secret), no threshold at all or a textfile
+    without a policy (:func:`check_arguments`), and :class:`~ccanalytics.errors.StoreError` when the store cannot
     be read, holds no snapshot, or the alert state cannot be saved.
     """
     from ccanalytics.errors import CheckOutputError
-    from ccanalytics.history.alerts._alerts import notify_on_change, webhook_problem
+    from ccanalytics.history.alerts._alerts import notify_on_change
     from ccanalytics.history.alerts._policy import Policy, load_policy
     from ccanalytics.history.alerts._textfile import write_textfile
 
-    if notify is not None and (problem := webhook_problem(notify)):
-        raise ValueError(f"notify: {problem}")
+    check_arguments(
+        max_idle_cost=max_idle_cost,
+        max_stragglers=max_stragglers,
+        policy=policy,
+        notify=notify,
+        textfile=textfile,
+    )
     flags = max_idle_cost is not None or max_stragglers is not None
-    if policy is None and not flags:
-        raise ValueError("give at least one threshold (max_idle_cost, max_stragglers) or a policy")
-    if textfile is not None and policy is None:
-        raise ValueError("the textfile holds the figures a policy judges: give a policy")
     rules = policy if isinstance(policy, Policy) or policy is None else load_policy(policy)
 
     alerts: list[Alert] = []
@@ -322,6 +325,37 @@ def check(
     if any(alert.url for alert in alerts):
         notified = notify_on_change(store, alerts, now=now, post=post)
     return CheckRun(thresholds, judged, notified, textfile_error)
+
+
+def check_arguments(
+    *,
+    max_idle_cost: float | None,
+    max_stragglers: int | None,
+    policy: object,
+    notify: str | None,
+    textfile: object,
+) -> None:
+    """Raise :class:`~ccanalytics.errors.ArgumentsError` for arguments of :func:`check`
+    that do not go together, or a ``notify`` URL that cannot be one (never echoed: a
+    webhook URL is a secret). The one home of these rules: ``ccanalytics check`` spells
+    the same errors with its flags."""
+    from ccanalytics.errors import ArgumentsError
+    from ccanalytics.history.alerts._alerts import webhook_problem
+
+    if policy is None and max_idle_cost is None and max_stragglers is None:
+        raise ArgumentsError(
+            "give at least one threshold ({max_idle_cost}, {max_stragglers}) or {policy}",
+            "max_idle_cost",
+            "max_stragglers",
+            "policy",
+        )
+    if textfile is not None and policy is None:
+        raise ArgumentsError(
+            "{textfile} writes the figures a {policy} judges: give {policy}", "textfile", "policy"
+        )
+    if notify is not None and (problem := webhook_problem(notify)):
+        escaped = problem.replace("{", "{{").replace("}", "}}")
+        raise ArgumentsError("{notify}: " + escaped, "notify", python={"notify": "notify"})
 
 
 def _flags_key(

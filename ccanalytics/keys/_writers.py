@@ -1,10 +1,11 @@
-"""``audit-keys`` output: an aligned table, CSV or JSON, written entry by entry.
+"""An audit written as it comes: an aligned table, CSV or JSON (``audit-keys``' output).
 
 Each writer gets ``begin`` (a file), ``entry`` (each judged entry, as it comes),
 ``end`` and ``finish`` (the counts), and writes in chunks of ``_CHUNK`` entries, so
 memory does not grow with the input. Everything printed from the input (comments,
 problems, file names) is made safe for a terminal; CSV escapes lone surrogates; JSON
-is ASCII.
+is ASCII. The columns are :data:`~ccanalytics.keys.AUDIT_COLUMNS`, the key types'
+short names ``_sshbuf``'s: this module spells neither.
 """
 
 from __future__ import annotations
@@ -12,57 +13,21 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
+from ccanalytics._visible import visible
+from ccanalytics.keys._audit import AUDIT_COLUMNS
+from ccanalytics.keys._sshbuf import short_type_name
+
 if TYPE_CHECKING:
-    from ccanalytics.keys import AuditEntry, PlainEntry
+    from ccanalytics.keys._audit import AuditEntry, PlainEntry
 
-__all__ = ["WRITERS", "Writer", "shown_name"]
+__all__ = ["AUDIT_WRITERS", "AuditWriter", "shown_name"]
 
-_COLUMNS = (
-    "line_no",
-    "status",
-    "key_type",
-    "bits",
-    "fingerprint",
-    "comment",
-    "api_valid",
-    "key_valid",
-    "problems",
-    "options",
-)
-# Control, bidirectional and invisible characters a comment could use to spoof a terminal.
-_UNSAFE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff\ud800-\udfff]"
-)
+_COLUMNS = tuple(AUDIT_COLUMNS)
 _COMMENT_WIDTH = 32
 
-
-def _short_type_names() -> dict[str, str]:
-    """OpenSSH's key type names -> ``ssh-keygen -l``'s short names."""
-    plain = {
-        "ssh-ed25519": "ED25519",
-        "ssh-rsa": "RSA",
-        "rsa-sha2-256": "RSA",
-        "rsa-sha2-512": "RSA",
-        "ssh-dss": "DSA",
-        "ecdsa-sha2-nistp256": "ECDSA",
-        "ecdsa-sha2-nistp384": "ECDSA",
-        "ecdsa-sha2-nistp521": "ECDSA",
-        "sk-ssh-ed25519@openssh.com": "ED25519-SK",
-        "sk-ecdsa-sha2-nistp256@openssh.com": "ECDSA-SK",
-        "webauthn-sk-ecdsa-sha2-nistp256@openssh.com": "ECDSA-SK",
-    }
-    certs = {
-        name.removesuffix("@openssh.com") + "-cert-v01@openssh.com": short + "-CERT"
-        for name, short in plain.items()
-    }
-    return plain | certs
-
-
-_SHORT_TYPES = _short_type_names()
 # json's own string escaper (its C version when built): ASCII out, any str in.
 _JSON_STRING: Callable[[str], str] = json.encoder.encode_basestring_ascii
 
@@ -71,10 +36,8 @@ _JSON_STRING: Callable[[str], str] = json.encoder.encode_basestring_ascii
 
 
 def _terminal_safe(text: str) -> str:
-    """Escape what could move the cursor, reorder text or not encode."""
-    if _UNSAFE.search(text) is None:
-        return text
-    return _UNSAFE.sub(lambda m: ascii(m.group())[1:-1], text)
+    """Escape what could move the cursor, reorder text or not encode (the one rule)."""
+    return visible(text)
 
 
 def _encodable(text: str) -> str:
@@ -93,7 +56,7 @@ def _summary(counts: dict[str, int]) -> str:
 _CHUNK = 2048  # entries formatted before one write: few system calls, bounded memory
 
 
-class Writer:
+class AuditWriter:
     """Writes entries as they come: ``begin`` a file, ``entry`` each, ``end``, ``finish``."""
 
     def __init__(self, out: TextIO, *, several: bool) -> None:
@@ -132,7 +95,7 @@ class Writer:
         self.flush()
 
 
-class _JsonWriter(Writer):
+class _JsonWriter(AuditWriter):
     """One JSON array, one entry per line, written as the entries come.
 
     Each object is spelled out from the entry's fields (strings through ``json``'s C
@@ -146,55 +109,42 @@ class _JsonWriter(Writer):
         self.file = ""
 
     def begin(self, name: str) -> None:
-        self.file = '{"file": ' + _json_string(name) + ', "line_no": '
+        self.file = '{"file": ' + _json_string(name) + ", "
 
     def format(self, name: str, entry: AuditEntry) -> str:
         key = entry.key
-        text = "".join(
-            (
-                self.separator,
-                self.file,
-                str(entry.line_no),
-                ', "status": "',
-                entry.status,
-                '", "key_type": ',
-                _json_or_null(key.key_type),
-                ', "bits": ',
-                "null" if key.bits is None else str(key.bits),
-                ', "fingerprint": ',
-                _json_or_null(key.fingerprint),
-                ', "comment": ',
-                _json_or_null(key.comment),
-                ', "api_valid": ',
-                "true" if key.api_valid else "false",
-                ', "key_valid": ',
-                "true" if key.key_valid else "false",
-                ', "problems": [',
-                ", ".join(map(_json_string, entry.problems)),
-                '], "options": [',
-                ", ".join(map(_json_string, entry.options)) if key.options else "",
-                "]}",
-            )
+        text = (
+            self.separator
+            + self.file
+            + _JSON_OBJECT
+            % {
+                "line_no": entry.line_no,
+                "status": '"' + entry.status + '"',  # ok, warning or error
+                "key_type": _json_or_null(key.key_type),
+                "bits": "null" if key.bits is None else str(key.bits),
+                "fingerprint": _json_or_null(key.fingerprint),
+                "comment": _json_or_null(key.comment),
+                "api_valid": "true" if key.api_valid else "false",
+                "key_valid": "true" if key.key_valid else "false",
+                "problems": "[" + ", ".join(map(_json_string, entry.problems)) + "]",
+                "options": "[" + ", ".join(map(_json_string, entry.options)) + "]",
+            }
         )
         self.separator = ",\n"
         return text
 
     def format_plain(self, name: str, row: PlainEntry) -> str:
-        text = "".join(
-            (
-                self.separator,
-                self.file,
-                str(row.line_no),
-                ', "status": "ok", "key_type": "',
-                row.key_type,  # an OpenSSH name: nothing to escape
-                '", "bits": ',
-                str(row.bits),
-                ', "fingerprint": "',
-                row.fingerprint,  # base64: nothing to escape
-                '", "comment": ',
-                _json_or_null(row.comment),
-                ', "api_valid": true, "key_valid": true, "problems": [], "options": []}',
-            )
+        text = (
+            self.separator
+            + self.file
+            + _PLAIN_OBJECT
+            % {
+                "line_no": row.line_no,
+                "key_type": row.key_type,  # an OpenSSH name: nothing to escape
+                "bits": row.bits,
+                "fingerprint": row.fingerprint,  # base64: nothing to escape
+                "comment": _json_or_null(row.comment),
+            }
         )
         self.separator = ",\n"
         return text
@@ -202,6 +152,28 @@ class _JsonWriter(Writer):
     def finish(self, counts: dict[str, int]) -> None:
         self.flush()
         self.out.write("[]\n" if self.separator == "[\n" else "\n]\n")
+
+
+def _object_template(values: dict[str, str]) -> str:
+    """A JSON object's text after its ``"file"`` member: every column, in order, each
+    as ``values`` gives it (a %-placeholder, or a constant)."""
+    return ", ".join(f'"{column}": {values[column]}' for column in _COLUMNS) + "}"
+
+
+_JSON_OBJECT = _object_template({column: f"%({column})s" for column in _COLUMNS})
+#: An ok entry with nothing to say: the values every such entry shares are constants.
+_PLAIN_OBJECT = _object_template(
+    {
+        **{column: f"%({column})s" for column in _COLUMNS},
+        "status": '"ok"',
+        "key_type": '"%(key_type)s"',
+        "fingerprint": '"%(fingerprint)s"',
+        "api_valid": "true",
+        "key_valid": "true",
+        "problems": "[]",
+        "options": "[]",
+    }
+)
 
 
 def _json_string(text: str) -> str:
@@ -212,7 +184,7 @@ def _json_or_null(text: str | None) -> str:
     return "null" if text is None else _JSON_STRING(text)
 
 
-class _CsvWriter(Writer):
+class _CsvWriter(AuditWriter):
     """A header, then one row per entry (lists joined with `` | ``)."""
 
     def __init__(self, out: TextIO, *, several: bool) -> None:
@@ -250,7 +222,7 @@ def _csv_cell(value: object) -> object:
     return value
 
 
-class _TableWriter(Writer):
+class _TableWriter(AuditWriter):
     """Fixed-width columns, so each entry is printed as soon as it is judged."""
 
     _HEADER = ("LINE", "STATUS", "TYPE", "BITS", "FINGERPRINT", "COMMENT", "PROBLEMS")
@@ -275,7 +247,7 @@ class _TableWriter(Writer):
         row = self._ROW.format(
             entry.line_no,
             entry.status,
-            _short_type(entry.key_type),
+            short_type_name(entry.key_type),
             "-" if entry.bits is None else entry.bits,
             entry.fingerprint or "-",  # made by us from parsed keys: already safe
             _short_comment(entry.comment),
@@ -310,7 +282,7 @@ class _TableWriter(Writer):
             comment = comment[: _COMMENT_WIDTH - 1] + "…"
         middle = self._middles.get((row.key_type, row.bits))
         if middle is None:  # the columns between LINE and FINGERPRINT, once per type
-            cells = self._ROW.format(0, "ok", _SHORT_TYPES[row.key_type], row.bits, "\0", "", "")
+            cells = self._ROW.format(0, "ok", short_type_name(row.key_type), row.bits, "\0", "", "")
             middle = self._middles[row.key_type, row.bits] = cells[6 : cells.index("\0")]
         # A SHA256 fingerprint is always 50 characters: the FINGERPRINT column's width.
         text = f"{row.line_no:>6}{middle}{row.fingerprint}  {comment:<{_COMMENT_WIDTH}}  -\n"
@@ -329,18 +301,12 @@ class _TableWriter(Writer):
         self.out.write(_summary(counts) + "\n")
 
 
-WRITERS: dict[str, type[Writer]] = {
+#: The writer of each ``--format``.
+AUDIT_WRITERS: dict[str, type[AuditWriter]] = {
     "table": _TableWriter,
     "csv": _CsvWriter,
     "json": _JsonWriter,
 }
-
-
-def _short_type(key_type: str | None) -> str:
-    """The type as ``ssh-keygen -l`` names it (``ED25519``, ``ECDSA-SK-CERT``)."""
-    if key_type is None:
-        return "-"
-    return _SHORT_TYPES.get(key_type, key_type)
 
 
 def _short_comment(comment: str | None) -> str:

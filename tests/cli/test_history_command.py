@@ -1,0 +1,233 @@
+"""``ccanalytics history QUERY``: one subcommand per History query, as sqlite-utils does.
+
+The subcommands and their options are checked against ``History``'s signatures, so a
+new query (or a new parameter) without its command fails here; the figures are
+History's, checked against a hand computation.
+"""
+
+from __future__ import annotations
+
+import inspect
+import io
+import json
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin
+
+import pandas as pd
+import pytest
+from history_helpers import pod_row, ts, write_store
+
+from ccanalytics import History
+from ccanalytics.cli import _history as history_cli, build_parser, main
+
+
+def _query_methods() -> set[str]:
+    """History's public methods that answer with a frame."""
+    return {
+        name
+        for name, member in inspect.getmembers(History, inspect.isfunction)
+        if not name.startswith("_")
+        and inspect.signature(member).return_annotation in ("pd.DataFrame", pd.DataFrame)
+    }
+
+
+def test_every_query_method_has_a_subcommand_and_every_subcommand_a_method() -> None:
+    assert set(history_cli.QUERIES) == _query_methods()
+    parser = build_parser()
+    words = {name.replace("_", "-") for name in history_cli.QUERIES}
+    assert set(_choices(parser, "history")) == words
+
+
+def _choices(parser: Any, command: str) -> dict[str, Any]:
+    sub = parser._subparsers._group_actions[0].choices[command]
+    return dict(sub._subparsers._group_actions[0].choices)
+
+
+@pytest.mark.parametrize("method", sorted(history_cli.QUERIES))
+def test_each_subcommand_gives_exactly_the_methods_parameters(method: str) -> None:
+    signature = inspect.signature(getattr(History, method))
+    parameters = [p for p in signature.parameters if p != "self"]
+    assert list(history_cli.QUERIES[method].given) == parameters
+
+
+@pytest.mark.parametrize("method", sorted(history_cli.QUERIES))
+def test_the_by_choices_are_the_methods(method: str) -> None:
+    parameter = inspect.signature(getattr(History, method)).parameters.get("by")
+    sub = _choices(build_parser(), "history")[method.replace("_", "-")]
+    by = [a for a in sub._actions if a.dest == "by"]
+    if parameter is None:
+        assert by == []
+        return
+    annotation = eval(parameter.annotation, {"Literal": Literal})
+    members = [annotation] if get_origin(annotation) is Literal else get_args(annotation)
+    allowed: set[object] = set()
+    for member in members:
+        allowed |= set(get_args(member)) if get_origin(member) is Literal else {None}
+    assert {history_cli.BY_WORDS.get(c, c) for c in by[0].choices} == allowed
+
+
+# -- the figures, by hand ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    """One hour (13 snapshots 5 minutes apart) of one idle pod at 2 USD/h and one busy pod at
+    3 USD/h, on 2026-04-01 from 10:00: 2.00 USD idle of 5.00 USD spent."""
+    rows = []
+    for i in range(13):
+        when = str(ts("2026-04-01 10:00") + pd.Timedelta(minutes=5 * i))
+        rows.append(pod_row("cl-a", when, "idle", cost=2.0, gpu_util_mean=1.0, gpu_util_max=2.0))
+        rows.append(pod_row("cl-a", when, "busy", cost=3.0))
+    folder = tmp_path / "store"
+    write_store(folder, rows)
+    return folder
+
+
+def _run(capsys: pytest.CaptureFixture[str], *words: str) -> tuple[int, str, str]:
+    code = main(["history", *words])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_idle_cost_as_json_is_the_hand_computed_figure(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run(
+        capsys,
+        "idle-cost",
+        "--store",
+        str(store),
+        "--window",
+        "7d",
+        "--by",
+        "none",
+        "--format",
+        "json",
+    )
+    assert (code, err) == (0, "")
+    (row,) = json.loads(out)
+    assert row["idle_cost"] == pytest.approx(2.0)  # 2 USD/h x 1 h
+    assert row["total_cost"] == pytest.approx(5.0)  # (2 + 3) USD/h x 1 h
+
+
+def test_the_rule_thresholds_are_passed_through(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # At 1.5 %, the idle pod's GPUs (up to 2 %) are no longer all below the line.
+    code, out, _ = _run(
+        capsys, "idle-cost", "--store", str(store), "--by", "none", "--format", "json",
+        "--idle-threshold", "1.5",
+    )  # fmt: skip
+    assert code == 0 and json.loads(out)[0]["idle_cost"] == pytest.approx(0.0)
+
+
+def test_by_day_and_csv_match_the_library(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(
+        capsys,
+        "idle-cost",
+        "--store",
+        str(store),
+        "--window",
+        "7d",
+        "--by",
+        "day",
+        "--format",
+        "csv",
+    )
+    with History(store) as h:
+        expected = h.idle_cost("7d", by="day")
+    assert code == 0 and out == expected.to_csv(index=False)
+    # Seven days back from the newest snapshot: the first six unobserved, the last one
+    # holds the hour of snapshots.
+    days = pd.read_csv(io.StringIO(out))
+    assert list(days["idle_cost"].round(6)) == [0.0] * (len(days) - 1) + [2.0]
+    assert days["day"].iloc[-1].startswith("2026-04-01")
+
+
+def test_pods_of_one_cluster_and_pod_lifetimes(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = _run(capsys, "pods", "cl-a", "--store", str(store), "--format", "json")
+    assert code == 0 and len(json.loads(out)) == 26
+    code, out, _ = _run(capsys, "pods", "cl-b", "--store", str(store), "--format", "json")
+    assert code == 0 and json.loads(out) == []
+    code, out, _ = _run(capsys, "pod-lifetimes", "--store", str(store), "--format", "csv")
+    lifetimes = pd.read_csv(io.StringIO(out))
+    assert code == 0 and list(lifetimes["pod_id"]) == ["idle", "busy"]  # costliest idle first
+
+
+def test_spend_and_sql(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "spend", "--store", str(store), "--by", "none", "--format", "json")
+    assert code == 0 and {row["period"] for row in json.loads(out)} == {"day", "week", "month"}
+    code, out, _ = _run(
+        capsys, "sql", "SELECT count(*) AS n FROM pods", "--store", str(store), "--format", "json"
+    )
+    assert code == 0 and json.loads(out) == [{"n": 26}]
+
+
+# -- files: never replaced without --force ------------------------------------------------
+
+
+def test_parquet_needs_a_file_and_an_existing_one_needs_force(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run(capsys, "coverage", "--store", str(store), "--format", "parquet")
+    assert code == 2 and out == "" and "needs --output FILE" in err
+    target = tmp_path / "cov.parquet"
+    target.write_bytes(b"keep me")
+    code, _, err = _run(capsys, "coverage", "--store", str(store), "-o", str(target))
+    assert code == 2 and "--force" in err and target.read_bytes() == b"keep me"
+    code, _, err = _run(capsys, "coverage", "--store", str(store), "-o", str(target), "--force")
+    assert (code, err) == (0, "")
+    with History(store) as h:
+        expected = h.coverage()
+    pd.testing.assert_frame_equal(pd.read_parquet(target), expected, check_dtype=False)
+    text = tmp_path / "cov.csv"
+    text.write_text("keep\n")
+    assert _run(capsys, "coverage", "--store", str(store), "-o", str(text))[0] == 2
+    assert text.read_text() == "keep\n"
+
+
+# -- failures ------------------------------------------------------------------------------
+
+
+def test_a_corrupt_store_is_exit_1_in_one_line(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    next((store / "pods").rglob("*.parquet")).write_bytes(b"not parquet")
+    code, out, err = _run(capsys, "stragglers", "--store", str(store))
+    assert code == 1 and out == "" and err.startswith("ccanalytics history: ")
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("words", "said"),
+    [
+        (["idle-cost", "--store", "s", "--windw", "1h"], "did you mean --window?"),
+        (["idle-cost", "--store", "s", "--by", "rank"], "invalid choice: 'rank'"),
+        (["spend", "--store", "s", "--window", "1h"], "unknown option --window"),
+        (["idle-cost", "--store", "s", "--window", "1h", "--since", "2026-04-01"], "not allowed"),
+        (["stragglers"], "--store"),
+    ],
+)
+def test_bad_usage_is_exit_2_in_one_line(
+    words: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["history", *words])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1
+
+
+def test_an_s3_store_is_read(s3_store: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["collect", "cl-infer-prod", "--store", s3_store, "--sandbox"]) == 0
+    capsys.readouterr()
+    code, out, err = _run(capsys, "pods", "--store", s3_store, "--format", "json")
+    assert (code, err) == (0, "") and len(json.loads(out)) == 12
+
+
+def test_the_cli_reference_lists_every_subcommand() -> None:
+    page = (Path(__file__).parents[2] / "docs/reference/cli.md").read_text(encoding="utf-8")
+    for name in history_cli.QUERIES:
+        assert f"## `ccanalytics history {name.replace('_', '-')}`" in page
