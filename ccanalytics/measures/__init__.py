@@ -34,6 +34,7 @@ from ccanalytics.measures._registry import (
     by_policy_key,
     format_share,
     policy_keys,
+    waste_classes,
 )
 
 __all__ = [
@@ -52,4 +53,5 @@ __all__ = [
     "renamed",
     "rules",
     "take",
+    "waste_classes",
 ]

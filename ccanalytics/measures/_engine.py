@@ -72,19 +72,27 @@ def query(
     *,
     reads: Iterable[str],
     frame_dtypes: Mapping[str, str],
+    tables: Mapping[str, tuple[pd.DataFrame, Mapping[str, str]]] | None = None,
 ) -> pd.DataFrame:
     """Run ``sql`` (over the relation ``frame``) with ``params``: its result, nullable dtypes.
 
     ``reads`` are the frame columns the SQL uses (``frame_dtypes`` types them, and the
     absent ones, which read as NULL); ``_row`` is each pod's position in ``frame``.
+    ``tables``: more relations by name, each a frame and the types of the columns the
+    SQL reads of it (the GPU frame, say), read the same way.
     """
     con = _connection()
-    con.register(FRAME, _relation(frame, reads, frame_dtypes))
+    relations = {FRAME: _relation(frame, reads, frame_dtypes)}
+    for name, (other, dtypes) in (tables or {}).items():
+        relations[name] = _relation(other, dtypes, dtypes)
+    for name, relation in relations.items():
+        con.register(name, relation)
     try:
         used = {name: value for name, value in params.items() if f"${name}" in sql}
         table = con.sql(sql, params=used).to_arrow_table()
     finally:
-        con.unregister(FRAME)
+        for name in relations:
+            con.unregister(name)
     out: pd.DataFrame = table.to_pandas(types_mapper=_nullable)
     return out
 

@@ -579,6 +579,37 @@ class History:
             until,
         )
 
+    def waste(
+        self,
+        since: TimeLike = None,
+        until: TimeLike = None,
+        *,
+        by: Literal["cluster", "pod"] | None = "cluster",
+        max_gap: DurationLike | None = None,
+        params: Params | None = None,
+    ) -> pd.DataFrame:
+        """What each waste class cost in the window, USD: one row per ``by`` value.
+
+        ``h.waste("7d", by="pod")``: per pod (or ``"cluster"``, or ``None`` for one row),
+        a column per class of the registry (``idle_empty_cost``, ``idle_loaded_cost``,
+        ``straggler_cost``, ``idle_gpus_cost``, ``low_compute_cost``), their sum
+        ``waste_cost``, ``total_cost`` and ``waste_share``. A pod-snapshot is in one class
+        at most (:mod:`ccanalytics.measures.rules`), so ``idle_empty_cost +
+        idle_loaded_cost`` is :meth:`idle_cost`'s ``idle_cost``. ``params`` judges
+        (idle, memory and low-compute lines, straggler ``z`` and ``min_gap``). See
+        :func:`ccanalytics.history.queries._waste.waste`.
+        """
+        from ccanalytics.history.queries import _waste
+
+        judged_by = params if params is not None else Params()
+        return self._answer(
+            lambda start, end: _waste.waste(
+                self._con, start, end, by=by, params=judged_by, max_gap=max_gap
+            ),
+            since,
+            until,
+        )
+
     def utilization(
         self,
         since: TimeLike = None,
