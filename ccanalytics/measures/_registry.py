@@ -322,7 +322,7 @@ MEASURES: Final[tuple[Measure, ...]] = (
     ),
     _waste(
         "straggler_cost",
-        "straggling ranks",
+        "stragglers' shortfall",
         "waste class 3: ranks the straggler rule flags in a snapshot, cost x points below "
         "the median / 100",
         ("idle_threshold", "z", "min_gap"),
