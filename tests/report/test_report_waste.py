@@ -42,3 +42,18 @@ def test_the_hints_are_among_the_ranked_actions(findings) -> None:  # type: igno
     assert "4 x NVIDIA H100 80GB HBM3 to 1 x NVIDIA H100 80GB HBM3" in half.text
     assert "3,240.00 USD/month" in half.text
     assert texts.index(half.text) == 0  # the largest saving first
+
+
+def test_the_live_report_has_a_waste_card_from_both_frames() -> None:
+    from waste_store import TIMES, frames
+
+    from ccanalytics.report import render_report
+    from ccanalytics.report._findings import _findings
+    from ccanalytics.report._sections import _waste_card
+
+    pods, gpus = frames(TIMES[0])
+    # Per hour at 10:00 (waste_store): 2.00 + 4.00 + 3.20 + 4.50 + 2.40 = 16.10.
+    label, value, note, flagged = _waste_card(_findings(pods, 10.0, None, gpus).summary)
+    assert (label, value, flagged) == ("waste by class", "16.10 USD/h", True)
+    assert "idle GPUs in busy pods 4.50 USD/h" in note
+    assert "idle GPUs in busy pods 4.50 USD/h" in render_report(pods, gpus)
