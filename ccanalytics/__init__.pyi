@@ -38,6 +38,7 @@ from .errors import (
     ClockSkewWarning as ClockSkewWarning,
     ConfigurationError as ConfigurationError,
     FleetLoadError as FleetLoadError,
+    GpuTypesError as GpuTypesError,
     InsecureTransportWarning as InsecureTransportWarning,
     InvalidSshKeysError as InvalidSshKeysError,
     KeyFileError as KeyFileError,

@@ -36,7 +36,14 @@ from typing import Any, Final
 
 import pandas as pd
 
-from ccanalytics.measures import MEASURES, Params, idle_threshold_given, query, rules
+from ccanalytics.measures import (
+    MEASURES,
+    Params,
+    idle_threshold_given,
+    query,
+    rules,
+    waste_classes,
+)
 
 __all__ = [
     "DEFAULT_IDLE_THRESHOLD",
@@ -88,19 +95,23 @@ _FRAME_DTYPES: Final = {
 }
 
 
-def _require(frame: pd.DataFrame, columns: list[str]) -> None:
+_A_PODS_FRAME: Final = "a pods frame (ccanalytics.pods_frame)"
+
+
+def _require(frame: pd.DataFrame, columns: list[str], what: str = _A_PODS_FRAME) -> None:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise ValueError(_not_a_pods_frame(missing))
+        raise ValueError(_not_a(what, missing))
 
 
-def _not_a_pods_frame(missing: list[str]) -> str:
-    return f"expected a pods frame (ccanalytics.pods_frame); missing columns: {missing}"
+def _not_a(what: str, missing: list[str]) -> str:
+    return f"expected {what}; missing columns: {missing}"
 
 
 #: What the rules read of a pod (the other columns of a result are taken by position).
 _READS: Final = (
     "cluster_id",
+    "pod_id",
     "rank",
     "status",
     "gpu_type",
@@ -115,16 +126,47 @@ _READS: Final = (
 )
 
 
-def _run(frame: pd.DataFrame, sql: str, params: Params, dtypes: dict[str, str]) -> pd.DataFrame:
+#: The GPU frame's columns the waste classes read (relation ``gpus_frame`` in the SQL).
+_GPU_DTYPES: Final = {
+    "cluster_id": "string",
+    "pod_id": "string",
+    "gpu_index": "Int64",
+    "util": "Float64",
+}
+_GPUS: Final = "gpus_frame"
+
+
+def _run(
+    frame: pd.DataFrame,
+    sql: str,
+    params: Params,
+    dtypes: dict[str, str],
+    gpus: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """``sql`` over ``frame`` by the one engine (:func:`ccanalytics.measures.query`).
 
     Rows that name a pod carry ``_row``; ``dtypes``' columns the SQL does not compute
-    (names, ids) are taken from ``frame`` at those rows.
+    (names, ids) are taken from ``frame`` at those rows. ``gpus`` (a GPU frame) is the
+    relation ``gpus_frame``: no rows when not given.
     """
     if "gpus_reporting" not in frame.columns:  # the GPU count weighs each pod's mean instead
         sql = sql.replace("gpus_reporting", "gpu_count")
+    tables = None
+    if _GPUS in sql:
+        if gpus is not None:
+            _require(
+                gpus, ["cluster_id", "pod_id", "gpu_index", "util"], "a GPU frame (gpus_frame)"
+            )
+        given = gpus if gpus is not None else pd.DataFrame(columns=list(_GPU_DTYPES))
+        tables = {_GPUS: (given, _GPU_DTYPES)}
     return query(
-        frame, sql, params.sql(), reads=_reads(sql), frame_dtypes=_FRAME_DTYPES, dtypes=dtypes
+        frame,
+        sql,
+        params.sql(),
+        reads=_reads(sql),
+        frame_dtypes=_FRAME_DTYPES,
+        dtypes=dtypes,
+        tables=tables,
     )
 
 
@@ -249,6 +291,8 @@ _WITHOUT_METRICS: Final = (
 
 #: The registry's measures the live summary carries (per hour), in the registry's order.
 _LIVE_SUMS: Final = tuple(m for m in MEASURES if m.kind == "sum" and m.live)
+#: The waste classes, per hour, over the pod rows :func:`rules.waste_ctes` completes.
+_LIVE_WASTE: Final = tuple(m for m in waste_classes() if m.live)
 _LIVE_SHARES: Final = tuple(m for m in MEASURES if m.kind == "share" and m.live)
 
 
@@ -261,8 +305,14 @@ def _summary_sql() -> str:
         f", {live[str(m.numerator)]} / nullif({live[str(m.denominator)]}, 0) AS {m.live}"
         for m in _LIVE_SHARES
     )
+    waste = ",\n       ".join(f"coalesce({m.sql_sum()}, 0) AS {m.live}" for m in _LIVE_WASTE)
     return f"""WITH {_STRAGGLER_CTES},
+{rules.waste_ctes("frame", _GPUS, "cluster_id, pod_id", "_row")},
 slow AS (SELECT cluster_id, count(*) AS stragglers FROM judged WHERE flagged GROUP BY cluster_id),
+wasted AS (
+SELECT cluster_id, {waste}
+FROM pod_waste WHERE cluster_id IS NOT NULL GROUP BY cluster_id
+),
 sums AS (
 SELECT cluster_id, count(*) AS pods,
        {_STATE_COUNTS},
@@ -282,8 +332,9 @@ SELECT cluster_id, count(*) AS pods,
        {sums}
 FROM frame WHERE cluster_id IS NOT NULL GROUP BY cluster_id
 )
-SELECT sums.*{shares}, coalesce(slow.stragglers, 0) AS stragglers
-FROM sums LEFT JOIN slow USING (cluster_id) ORDER BY cluster_id"""
+SELECT sums.*{shares}, coalesce(slow.stragglers, 0) AS stragglers, wasted.* EXCLUDE (cluster_id)
+FROM sums LEFT JOIN slow USING (cluster_id) LEFT JOIN wasted USING (cluster_id)
+ORDER BY cluster_id"""
 
 
 _SUMMARY_DTYPES: Final = {
@@ -308,6 +359,7 @@ def cluster_summary(
     *,
     idle_threshold: float | None = None,
     params: Params | None = None,
+    gpus: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """One row per cluster: what it runs, what it costs, how busy its GPUs are.
 
@@ -326,14 +378,19 @@ def cluster_summary(
     reporting utilization of ``cost * (1 - gpu_util_mean / 100)``: the part of the
     GPU spend no work uses, idle pods included), ``idle_cost_share`` (idle cost over
     all cost, 0-1), ``idle_gpu_cost_share`` (idle cost over GPU cost, 0-1; the column
-    was ``idle_share``) and ``stragglers`` (:func:`stragglers`, at the same thresholds).
+    was ``idle_share``) and ``stragglers`` (:func:`stragglers`, at the same thresholds);
+    then the waste classes in USD per hour (``idle_empty_cost_per_hour``,
+    ``idle_loaded_cost_per_hour``, ``straggler_cost_per_hour``,
+    ``idle_gpus_cost_per_hour``, ``low_compute_cost_per_hour``: a pod is in one class at
+    most, see :mod:`ccanalytics.measures.rules`). The idle GPUs of a busy pod are read
+    from ``gpus``, the GPU frame of the same listing (:func:`ccanalytics.gpus_frame`);
+    without it they are unknown, that class is 0 and such a pod is judged on its mean.
     """
     _require(
         frame, ["cluster_id", "cost", "gpu_count", "gpu_util_mean", "gpu_util_max", "cpu_util"]
     )
-    return _run(
-        frame, _SUMMARY_SQL, _params(params, idle_threshold=idle_threshold), _SUMMARY_DTYPES
-    )
+    judged_by = _params(params, idle_threshold=idle_threshold)
+    return _run(frame, _SUMMARY_SQL, judged_by, _SUMMARY_DTYPES, gpus)
 
 
 _BY_GPU_DTYPES: Final = {
@@ -462,7 +519,7 @@ class CCAccessor:
     def __init__(self, frame: pd.DataFrame) -> None:
         missing = [c for c in _ACCESSOR_COLUMNS if c not in frame.columns]
         if missing:
-            raise AttributeError(_not_a_pods_frame(missing))
+            raise AttributeError(_not_a(_A_PODS_FRAME, missing))
         self._frame = frame
 
     def __repr__(self) -> str:

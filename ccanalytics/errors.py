@@ -18,6 +18,7 @@ The whole tree, drawn once::
     ├── KeyNormalizationError          lines normalize_key_lines cannot make API keys of; ``errors`` as "line <n>: <reason>"
     ├── KeyFileError                   a key file given by path that is not a readable regular file (also an OSError)
     ├── ConfigurationError             no API key or base URL, or an unusable one (also a ValueError)
+    ├── GpuTypesError                  a table of GPU types (right-sizing) unreadable or malformed (also a ValueError)
     ├── FleetLoadError                 some clusters of a fleet load failed; ``frame`` has the rest
     ├── ScheduleError                  a collector schedule over the rate-limit budget (also a ValueError)
     ├── StoreError                     the history store cannot be read or written; ``path`` names the file
@@ -29,7 +30,7 @@ The whole tree, drawn once::
     └── ArgumentsError                 arguments each valid that do not go together; ``names`` (also a ValueError)
 
 ``MalformedResponseError``, ``ResponseTooLargeError``, ``KeyNormalizationError``,
-``ConfigurationError``, ``FleetLoadError``, ``ScheduleError``, ``StoreError``, ``PolicyError``,
+``ConfigurationError``, ``GpuTypesError``, ``FleetLoadError``, ``ScheduleError``, ``StoreError``, ``PolicyError``,
 ``KeyFileError``, ``NoDataError``, ``ReportLoadError``, ``ReportOutputError``, ``CheckOutputError`` and ``ArgumentsError`` are additions to the tree
 that ``shared/API.md`` fixes; everything else is exactly that tree.
 :class:`InsecureTransportWarning` warns of a bearer key sent over plain ``http://`` to
@@ -63,6 +64,7 @@ __all__ = [
     "ClockSkewWarning",
     "ConfigurationError",
     "FleetLoadError",
+    "GpuTypesError",
     "InsecureTransportWarning",
     "InvalidSshKeysError",
     "KeyFileError",
@@ -312,6 +314,10 @@ class KeyNormalizationError(CCAnalyticsError, ValueError):
 
 class ConfigurationError(CCAnalyticsError, ValueError):
     """The client cannot be configured: no API key or base URL, or an unusable one."""
+
+
+class GpuTypesError(CCAnalyticsError, ValueError):
+    """A table of GPU types (right-sizing's memory per type) cannot be read or is malformed."""
 
 
 class InsecureTransportWarning(UserWarning):

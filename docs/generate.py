@@ -150,6 +150,10 @@ def columns_page() -> str:
     return "".join(parts).rstrip() + "\n"
 
 
+#: The thresholds set by ``params=`` and policy keys only (no flag of their own).
+NO_CLI_FLAG = ("memory_threshold", "idle_memory_threshold", "low_compute_threshold")
+
+
 def measures_page() -> str:
     """The registry (``ccanalytics.measures.MEASURES``): one row per measure, and the
     rules' thresholds (``Params``) with their defaults."""
@@ -160,7 +164,8 @@ def measures_page() -> str:
         HEADER,
         "# Measures\n\n",
         "Every measure is declared once, in `ccanalytics.measures.MEASURES`; the live summary "
-        "(`cluster_summary`), History's columns (`History.idle_cost`), the policy keys of "
+        "(`cluster_summary`), History's columns (`History.idle_cost`; the waste classes: "
+        "`History.waste`), the policy keys of "
         "`check`, its alert sentences, the textfile's metrics and this page are generated "
         "from it.\n\n",
         "| measure (window) | live column | unit | meaning | judged with | policy key | "
@@ -189,7 +194,10 @@ def measures_page() -> str:
         "single keyword; `check` and `report` take the flags, a policy rule the keys.\n\n"
         "| parameter | default | CLI flag | policy key | meaning |\n| --- | --- | --- | --- | --- |\n"
     )
-    flags = {"z": ("--straggler-z", "straggler_z"), "memory_threshold": ("", "memory_threshold")}
+    flags = {
+        "z": ("--straggler-z", "straggler_z"),
+        **{name: ("", name) for name in NO_CLI_FLAG},
+    }
     for name, doc in PARAMETER_DOCS.items():
         flag, key = flags.get(name, (f"--{name.replace('_', '-')}", name))
         parts.append(

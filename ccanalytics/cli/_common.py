@@ -13,7 +13,7 @@ import math
 import os
 from collections.abc import Callable, Iterator, Sequence
 from datetime import timedelta
-from typing import Any, NoReturn
+from typing import Any, Final, NoReturn
 
 from ccanalytics._durations import parse_duration
 
@@ -157,7 +157,7 @@ def share(text: str) -> float:
 def add_rule_options(parser: argparse.ArgumentParser) -> None:
     """The rules' thresholds (:class:`ccanalytics.measures.Params`), for every command
     that judges pods: each defaults to the library's, so the CLI and a notebook agree."""
-    from ccanalytics.measures import Params
+    from ccanalytics.measures import PARAMETER_DOCS, Params
 
     defaults = Params()
     group = parser.add_argument_group("rule thresholds (every figure is judged at these)")
@@ -190,6 +190,18 @@ def add_rule_options(parser: argparse.ArgumentParser) -> None:
         help="a rank flagged in at least this share of its snapshots is chronic "
         "(default: %(default)g)",
     )
+    for name in _PERCENT_RULES:  # the memory and waste-class lines, worded as Params'
+        group.add_argument(
+            f"--{name.replace('_', '-')}",
+            type=percent,
+            default=getattr(defaults, name),
+            metavar="PERCENT",
+            help=f"{PARAMETER_DOCS[name].removeprefix('percent: ')} (default: %(default)g)",
+        )
+
+
+#: The Params thresholds given as ``--name PERCENT`` with Params' own words.
+_PERCENT_RULES: Final = ("memory_threshold", "idle_memory_threshold", "low_compute_threshold")
 
 
 def rule_params(args: argparse.Namespace) -> Any:
@@ -201,6 +213,7 @@ def rule_params(args: argparse.Namespace) -> Any:
         z=args.straggler_z,
         min_gap=args.min_gap,
         chronic_share=args.chronic_share,
+        **{name: getattr(args, name) for name in _PERCENT_RULES},
     )
 
 

@@ -27,6 +27,7 @@ from ccanalytics.cli._common import (
     add_rule_options,
     cluster_id,
     duration,
+    non_negative_number,
     output_format,
     rule_params,
 )
@@ -47,6 +48,7 @@ WINDOW, UNTIL, CLUSTERS, RULES, COVERED, DEPRECATED = (
     "deprecated",
 )
 BY, MAX_GAP, FREQ, AT, QUERY, NOT_GIVEN = "by", "max_gap", "freq", "at", "query", "not given"
+GPU_TYPES, HEADROOM = "gpu_types", "headroom"
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,22 @@ QUERIES: dict[str, Query] = {
         "spend so far this UTC day, ISO week and month, and the month's projection",
         {"at": AT, "by": BY, "max_gap": MAX_GAP},
         by=("cluster", "none"),
+    ),
+    "waste": Query(
+        "what each waste class cost: idle and empty, idle with a model loaded, stragglers, "
+        "idle GPUs in busy pods, low compute",
+        {**_SPAN, "by": BY, "max_gap": MAX_GAP, "params": RULES},
+        by=("cluster", "pod", "none"),
+    ),
+    "rightsizing": Query(
+        "right-sizing hints (fewer GPUs, a cheaper GPU type) with their monthly saving",
+        {
+            **_SPAN,
+            "gpu_types": GPU_TYPES,
+            "headroom": HEADROOM,
+            "max_gap": MAX_GAP,
+            "params": RULES,
+        },
     ),
     "sql": Query(
         "any SQL over the store's views (pods, gpus, snapshots)",
@@ -222,6 +240,19 @@ def _add_arguments(parser: argparse.ArgumentParser, query: Query) -> None:
             metavar="DURATION",
             help="a longer gap between snapshots is unobserved time",
         )
+    if GPU_TYPES in kinds:
+        parser.add_argument(
+            "--gpu-types",
+            metavar="FILE",
+            help="a TOML file of GPU memory per type, extending the packaged table",
+        )
+    if HEADROOM in kinds:
+        parser.add_argument(
+            "--headroom",
+            type=non_negative_number,
+            metavar="SHARE",
+            help="memory kept free above the observed peak (default: 0.2, 20 %%)",
+        )
     add_output_options(parser, FORMATS)
     parser.add_argument("--force", action="store_true", help="replace --output FILE if it exists")
     if RULES in kinds:
@@ -239,7 +270,14 @@ def _arguments(args: argparse.Namespace, query: Query) -> tuple[list[Any], dict[
         keywords[kinds[CLUSTERS]] = args.cluster_ids
     if WINDOW in kinds and (args.window is not None or args.since is not None):
         keywords[kinds[WINDOW]] = args.window if args.window is not None else args.since
-    for kind, dest in ((UNTIL, "until"), (AT, "at"), (FREQ, "freq"), (MAX_GAP, "max_gap")):
+    for kind, dest in (
+        (UNTIL, "until"),
+        (AT, "at"),
+        (FREQ, "freq"),
+        (MAX_GAP, "max_gap"),
+        (GPU_TYPES, "gpu_types"),
+        (HEADROOM, "headroom"),
+    ):
         if kind in kinds and getattr(args, dest) is not None:
             keywords[kinds[kind]] = getattr(args, dest)
     if BY in kinds and args.by is not None:

@@ -9,7 +9,9 @@
 - :data:`MEASURES`: the registry, one :class:`Measure` per quantity (its name, SQL,
   unit, meaning, policy key, metric, label and docs), from which History's columns,
   the policy's keys, the alerts' sentences, the textfile's metrics, the report's
-  cards and the docs' columns page are generated.
+  cards and the docs' columns page are generated;
+- :func:`gpu_types`: the table of GPU types' memory (``gpu_types.toml``, extendable),
+  which right-sizing reads.
 
 This package sits in the base layer: it imports no other part of ccanalytics, so
 analysis, history, plots, report and the CLI all read it.
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 from ccanalytics.measures import rules
 from ccanalytics.measures._engine import query
+from ccanalytics.measures._gpu_types import GpuTypes, gpu_types
 from ccanalytics.measures._params import (
     PARAMETER_DOCS,
     Params,
@@ -34,11 +37,13 @@ from ccanalytics.measures._registry import (
     by_policy_key,
     format_share,
     policy_keys,
+    waste_classes,
 )
 
 __all__ = [
     "MEASURES",
     "PARAMETER_DOCS",
+    "GpuTypes",
     "Measure",
     "Metric",
     "Params",
@@ -46,9 +51,11 @@ __all__ = [
     "by_policy_key",
     "deprecated",
     "format_share",
+    "gpu_types",
     "idle_threshold_given",
     "policy_keys",
     "query",
     "renamed",
     "rules",
+    "waste_classes",
 ]

@@ -83,6 +83,7 @@ def query(
     reads: Iterable[str],
     frame_dtypes: Mapping[str, str],
     dtypes: Mapping[str, str] | None = None,
+    tables: Mapping[str, tuple[pd.DataFrame, Mapping[str, str]]] | None = None,
 ) -> pd.DataFrame:
     """Run ``sql`` (over the relation ``frame``) with ``params``: its result, nullable dtypes.
 
@@ -92,18 +93,25 @@ def query(
     (``Int64``, ``Float64``, ``boolean``, ``string``). With it: ``dtypes``' columns, each
     built in its dtype at once; one the SQL does not compute is the pod's own, taken
     from ``frame`` at each result row's ``_row`` (NA where ``frame`` lacks it).
+    ``tables``: more relations by name, each a frame and the types of the columns the
+    SQL reads of it (the GPU frame, say), read the same way.
     """
     import pandas as pd
 
     con = _connection()
-    con.register(FRAME, _relation(frame, reads, frame_dtypes))
+    relations = {FRAME: _relation(frame, reads, frame_dtypes)}
+    for name, (other, kinds) in (tables or {}).items():
+        relations[name] = _relation(other, kinds, kinds)
+    for name, relation in relations.items():
+        con.register(name, relation)
     try:
         used = {name: value for name, value in params.items() if f"${name}" in sql}
         # The DB-API call, not ``con.sql``: that one binds the statement once more
         # before running it, a third of a small query's time.
         columns = con.execute(sql, used).fetchnumpy()
     finally:
-        con.unregister(FRAME)
+        for name in relations:
+            con.unregister(name)
     if dtypes is None:
         out = {name: _nullable(values) for name, values in columns.items()}
     else:

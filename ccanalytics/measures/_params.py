@@ -15,7 +15,9 @@ from typing import Any, Final
 
 from ccanalytics.measures.rules import (
     CHRONIC_SHARE,
+    IDLE_MEMORY_THRESHOLD,
     IDLE_THRESHOLD,
+    LOW_COMPUTE_THRESHOLD,
     MEMORY_THRESHOLD,
     MIN_RANKS_FOR_STRAGGLERS,
     STRAGGLER_MIN_GAP,
@@ -31,6 +33,10 @@ PARAMETER_DOCS: Final = {
     "min_gap": "...and it is at least this many points below its cluster's median",
     "chronic_share": "a rank flagged in at least this share of its snapshots is chronic (0-1)",
     "memory_threshold": "percent: a running GPU pod whose fullest GPU's memory is above it is at risk",
+    "idle_memory_threshold": "percent: an idle pod whose fullest GPU's memory is at or above it "
+    "holds a model (idle, model loaded); below it, idle and empty",
+    "low_compute_threshold": "percent: a busy GPU pod whose mean GPU utilization is below it "
+    "does low compute",
 }
 
 
@@ -47,9 +53,12 @@ class Params:
     min_gap: float = STRAGGLER_MIN_GAP
     chronic_share: float = CHRONIC_SHARE
     memory_threshold: float = MEMORY_THRESHOLD
+    idle_memory_threshold: float = IDLE_MEMORY_THRESHOLD
+    low_compute_threshold: float = LOW_COMPUTE_THRESHOLD
 
     def __post_init__(self) -> None:
-        for name in ("idle_threshold", "memory_threshold"):
+        percents = ("idle_threshold", "memory_threshold", "idle_memory_threshold")
+        for name in (*percents, "low_compute_threshold"):
             value = getattr(self, name)
             if not _number(value) or not 0 <= value <= 100:
                 raise ValueError(f"{name} is a utilization in percent (0-100), not {value!r}")

@@ -15,6 +15,11 @@ Kinds:
   Σ row·Δt in ``name`` (USD, or GPU-hours), with the store's time accounting.
 - ``"share"``: ``numerator / denominator`` of two sum measures (0-1; NULL when the
   denominator is 0), live and over a window alike.
+- ``"waste"``: a waste class (:data:`ccanalytics.measures.rules.WASTE_CLASSES`): a
+  "sum" over pod rows that carry what :func:`~ccanalytics.measures.rules.waste_ctes`
+  adds (idle GPUs from the per-GPU table, the straggler rule's deficit); live, USD/h per
+  cluster (``cluster_summary``), over a window, USD (``History.waste``). A pod row is in
+  one class at most.
 - ``"count"``: stragglers; ``"spend"``: spend so far and its projection per period;
   ``"pod_share"``: a share per pod over a window (History.pod_lifetimes). Their SQL
   lives with the query that computes them (the registry holds the rest).
@@ -27,7 +32,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, Literal
 
-from ccanalytics.measures.rules import IDLE_SQL, JUDGED_SQL, MEMORY_RISK_SQL, UNUSED_COST_SQL
+from ccanalytics.measures.rules import (
+    IDLE_SQL,
+    JUDGED_SQL,
+    MEMORY_RISK_SQL,
+    UNUSED_COST_SQL,
+    WASTE_CLASSES,
+)
 
 __all__ = [
     "MEASURES",
@@ -37,9 +48,10 @@ __all__ = [
     "by_policy_key",
     "format_share",
     "policy_keys",
+    "waste_classes",
 ]
 
-Kind = Literal["sum", "share", "count", "spend", "pod_share"]
+Kind = Literal["sum", "share", "waste", "count", "spend", "pod_share"]
 Format = Literal["usd", "share", "count", "hours"]
 
 
@@ -86,8 +98,8 @@ class Measure:
         return "Int64" if self.live_unit in ("GPUs", "pods", "ranks") else "Float64"
 
     def sql_sum(self) -> str:
-        """``sum(row) FILTER (WHERE where)`` over pod rows (a "sum" measure)."""
-        if self.kind != "sum" or self.row is None:
+        """``sum(row) FILTER (WHERE where)`` over pod rows (a "sum" or "waste" measure)."""
+        if self.kind not in ("sum", "waste") or self.row is None:
             raise TypeError(f"{self.name} is not a sum over pod rows")
         where = f" FILTER (WHERE {self.where})" if self.where else ""
         return f"sum({self.row}){where}"
@@ -115,6 +127,30 @@ def format_share(value: float) -> str:
 
 
 _HAS_GPUS: Final = "gpu_count > 0"
+_CLASS: Final = {c.name: c for c in WASTE_CLASSES}
+
+
+def _waste(name: str, label: str, meaning: str, params: tuple[str, ...]) -> Measure:
+    """A waste class's measure: its rule from :data:`~ccanalytics.measures.rules.WASTE_CLASSES`."""
+    rule = _CLASS[name]
+    return Measure(
+        name=name,
+        kind="waste",
+        unit="USD",
+        meaning=meaning,
+        label=label,
+        fmt="usd",
+        live=f"{name}_per_hour",
+        live_unit="USD/h",
+        row=rule.row,
+        where=rule.where,
+        params=params,
+        policy_key=f"max_{name}",
+        metric=Metric(f"{name}_usd", "gauge", f"USD wasted over the window: {label}"),
+        sentence=f"{label} cost {{value}}",
+        card=True,
+    )
+
 
 #: Every measure, in the order the docs, History's columns and the textfile list them.
 MEASURES: Final[tuple[Measure, ...]] = (
@@ -269,6 +305,42 @@ MEASURES: Final[tuple[Measure, ...]] = (
         sentence="GPU memory was above the risk line for {value} of pod time",
         card=True,
     ),
+    _waste(
+        "idle_empty_cost",
+        "idle, empty GPUs",
+        "waste class 1: idle pods whose fullest GPU's memory is below idle_memory_threshold "
+        "(or unknown), their whole cost",
+        ("idle_threshold", "idle_memory_threshold"),
+    ),
+    _waste(
+        "idle_loaded_cost",
+        "idle GPUs with a model loaded",
+        "waste class 2: idle pods whose fullest GPU's memory is at or above "
+        "idle_memory_threshold (a server nobody calls), their whole cost; with class 1 it "
+        "is idle_cost",
+        ("idle_threshold", "idle_memory_threshold"),
+    ),
+    _waste(
+        "straggler_cost",
+        "stragglers' shortfall",
+        "waste class 3: ranks the straggler rule flags in a snapshot, cost x points below "
+        "the median / 100",
+        ("idle_threshold", "z", "min_gap"),
+    ),
+    _waste(
+        "idle_gpus_cost",
+        "idle GPUs in busy pods",
+        "waste class 4: busy multi-GPU pods with GPUs below idle_threshold (per-GPU table), "
+        "cost x idle GPUs / GPUs",
+        ("idle_threshold",),
+    ),
+    _waste(
+        "low_compute_cost",
+        "low compute",
+        "waste class 5: busy pods whose mean GPU utilization is below low_compute_threshold, "
+        "their unused capacity cost x (1 - gpu_util_mean/100)",
+        ("idle_threshold", "low_compute_threshold"),
+    ),
     Measure(
         name="spent",
         kind="spend",
@@ -314,6 +386,11 @@ def by_name(name: str) -> Measure:
 def by_policy_key(key: str) -> Measure:
     """The measure a policy key (or one of its old spellings) limits."""
     return _BY_KEY[key]
+
+
+def waste_classes() -> tuple[Measure, ...]:
+    """The waste classes' measures, in the order a pod row is assigned to them."""
+    return tuple(m for m in MEASURES if m.kind == "waste")
 
 
 def policy_keys() -> tuple[str, ...]:

@@ -28,17 +28,39 @@ The rules (``status`` is the pod's lifecycle state as the service sends it):
 - **memory at risk**: running, and its fullest GPU's memory (``gpu_mem_util_max``) is
   above ``$memory_threshold`` percent (default 95): the next allocation may fail.
 - a missing ``cost`` counts as 0 USD/h in every sum.
+
+**Waste classes** (:func:`waste_ctes` gives each pod row ``idle_gpus``, how many of its
+GPUs are below the idle threshold in the per-GPU table, and ``straggler_deficit``, its
+points below the median when the straggler rule flags it). Each running GPU pod row
+reporting utilization falls in **at most one** class, the first that holds, in this
+order, and wastes what the class says (USD per hour):
+
+1. **idle, empty** (``$idle_threshold``; its fullest GPU's memory below
+   ``$idle_memory_threshold`` or unknown): its whole cost;
+2. **idle, model loaded** (idle, memory at or above ``$idle_memory_threshold``): its
+   whole cost (a server nobody calls);
+3. **straggling rank** (flagged by the straggler rule): ``cost * deficit / 100``, the
+   share of its GPUs its peers use and it does not;
+4. **idle GPUs in a busy pod** (not idle, more than one GPU, ``idle_gpus`` > 0):
+   ``cost * idle_gpus / gpu_count``, the idle GPUs' part of its price;
+5. **low compute** (not idle, its mean below ``$low_compute_threshold``):
+   ``cost * (1 - gpu_util_mean / 100)``, its unused capacity.
+
+So the classes never double count: idle, empty + idle, model loaded = idle cost, and the
+five sum to the waste, which is at most the spend.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, NamedTuple
 
 __all__ = [
     "CHRONIC_SHARE",
+    "IDLE_MEMORY_THRESHOLD",
     "IDLE_SQL",
     "IDLE_THRESHOLD",
     "JUDGED_SQL",
+    "LOW_COMPUTE_THRESHOLD",
     "MAD_SCALE",
     "MEMORY_RISK_SQL",
     "MEMORY_THRESHOLD",
@@ -47,8 +69,11 @@ __all__ = [
     "STRAGGLER_MIN_GAP",
     "STRAGGLER_Z",
     "UNUSED_COST_SQL",
+    "WASTE_CLASSES",
+    "WasteClass",
     "median_sql",
     "straggler_ctes",
+    "waste_ctes",
 ]
 
 #: A GPU pod is idle when its busiest GPU is below this utilization (percent).
@@ -66,6 +91,11 @@ MAD_SCALE: Final = 0.6745
 CHRONIC_SHARE: Final = 0.5
 #: A GPU pod's memory is at risk when its fullest GPU's memory is above this (percent).
 MEMORY_THRESHOLD: Final = 95.0
+
+#: An idle pod whose fullest GPU's memory is at or above this (percent) holds a model.
+IDLE_MEMORY_THRESHOLD: Final = 10.0
+#: A busy GPU pod whose mean GPU utilization is below this (percent) does low compute.
+LOW_COMPUTE_THRESHOLD: Final = 30.0
 
 #: Running GPU pods: the only pods with runtime metrics.
 RUNNING_SQL: Final = "(status = 'RUNNING' AND gpu_count > 0)"
@@ -147,4 +177,75 @@ def straggler_ctes(source: str, keys: str, columns: str = "") -> str:
                     THEN {MAD_SCALE} * (u.v - c.median) / m.mad < -$z
                     ELSE c.median - u.v > 0 END) AS flagged
         FROM usable u JOIN centre c USING ({on}) LEFT JOIN mad m USING ({on})
+    )"""
+
+
+#: Running GPU pods reporting utilization whose busiest GPU is at or above the idle line.
+BUSY_SQL: Final = f"({JUDGED_SQL} AND gpu_util_max >= $idle_threshold)"
+_NOT_STRAGGLING: Final = "straggler_deficit IS NULL"
+
+
+class WasteClass(NamedTuple):
+    """One waste class: which pod rows (``where``) and their waste per hour (``row``).
+
+    Both read the columns :func:`waste_ctes` adds (``idle_gpus``, ``straggler_deficit``);
+    each ``where`` excludes the classes before it, so a pod row is in one class at most.
+    """
+
+    name: str
+    row: str
+    where: str
+
+
+#: The waste classes, in the order a pod row is assigned to the first that holds.
+WASTE_CLASSES: Final = (
+    WasteClass(
+        "idle_empty_cost",
+        "cost",
+        f"({IDLE_SQL} AND coalesce(gpu_mem_util_max < $idle_memory_threshold, TRUE))",
+    ),
+    WasteClass(
+        "idle_loaded_cost", "cost", f"({IDLE_SQL} AND gpu_mem_util_max >= $idle_memory_threshold)"
+    ),
+    WasteClass(
+        "straggler_cost",
+        "cost * straggler_deficit / 100",
+        f"({BUSY_SQL} AND straggler_deficit IS NOT NULL)",
+    ),
+    WasteClass(
+        "idle_gpus_cost",
+        "cost * least(idle_gpus, gpu_count) / gpu_count",
+        f"({BUSY_SQL} AND {_NOT_STRAGGLING} AND gpu_count > 1 AND idle_gpus > 0)",
+    ),
+    WasteClass(
+        "low_compute_cost",
+        UNUSED_COST_SQL,
+        f"({BUSY_SQL} AND {_NOT_STRAGGLING} AND NOT (gpu_count > 1 AND coalesce(idle_gpus, 0) > 0)"
+        " AND gpu_util_mean < $low_compute_threshold)",
+    ),
+)
+
+
+def waste_ctes(source: str, gpus: str, gpu_keys: str, row_keys: str) -> str:
+    """CTEs ``idle_gpu_counts, pod_waste``: ``source``'s pod rows with what the classes read.
+
+    Needs the CTE ``judged`` of :func:`straggler_ctes` over ``source`` carrying
+    ``row_keys`` (the columns that name one pod row: ``_row`` live; ``cluster_id,
+    observed_at, pod_id`` in the store). ``gpus`` is a relation of GPU rows
+    (``gpu_index``, ``util``) joined to the pod rows on ``gpu_keys``. ``pod_waste`` is
+    every row of ``source`` plus ``idle_gpus`` (GPUs reporting a utilization below
+    ``$idle_threshold``; NULL when the per-GPU table has none of its rows: unknown, never
+    idle) and ``straggler_deficit`` (points below the median when flagged, else NULL).
+    """
+    on = ", ".join(k.strip() for k in gpu_keys.split(","))
+    rows = ", ".join(k.strip() for k in row_keys.split(","))
+    return f"""idle_gpu_counts AS (
+        SELECT {on}, count(DISTINCT gpu_index) FILTER (WHERE util < $idle_threshold) AS idle_gpus
+        FROM {gpus} GROUP BY {on}
+    ),
+    pod_waste AS (
+        SELECT s.*, c.idle_gpus, j.deficit AS straggler_deficit
+        FROM {source} s
+        LEFT JOIN idle_gpu_counts c USING ({on})
+        LEFT JOIN (SELECT {rows}, deficit FROM judged WHERE flagged) j USING ({rows})
     )"""

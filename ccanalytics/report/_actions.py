@@ -11,7 +11,8 @@ most. The savings are the figures the report already holds, never recomputed:
 - over a window of history (:func:`window_actions`): a pod idle for most of the window
   saves its idle cost in the window (``History.pod_lifetimes``), scaled to a day; a
   chronic straggler names its share of snapshots and deficit (no price: the store's
-  straggler answer carries none), and comes after the priced actions.
+  straggler answer carries none), and comes after the priced actions; a right-sizing
+  hint (``History.rightsizing``) saves its monthly saving over 30 days.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 import pandas as pd
 from markupsafe import Markup
 
+from ccanalytics.report._findings import DAYS_PER_MONTH
 from ccanalytics.report._html import _Card, _cards
 from ccanalytics.report._templates import block
 
@@ -115,6 +117,7 @@ def window_actions(w: WindowFindings) -> list[Action]:
                 saving,
             )
         )
+    out += rightsizing_actions(w.rightsizing)
     chronic = w.stragglers[w.stragglers["share"] >= w.params.chronic_share]
     rows = chronic.itertuples(index=False)
     for row in rows:
@@ -124,6 +127,24 @@ def window_actions(w: WindowFindings) -> list[Action]:
                 f"{int(row.flagged)} of {int(row.snapshots)} snapshots, "
                 f"{float(row.mean_deficit):.0f} points below its cluster's median",
                 None,
+            )
+        )
+    return out
+
+
+def rightsizing_actions(hints: pd.DataFrame) -> list[Action]:
+    """Each right-sizing hint as an action: its monthly saving, per day (30-day months)."""
+    out = []
+    rows: Any = hints.itertuples(index=False)
+    for row in rows:
+        saving = round(float(row.monthly_saving) / DAYS_PER_MONTH, 2)
+        out.append(
+            Action(
+                f"Right-size {row.name} ({row.cluster_id}): {int(row.gpu_count)} x "
+                f"{row.gpu_type} to {int(row.suggested_count)} x {row.suggested_type}, "
+                f"{float(row.monthly_saving):,.2f} USD/month ({_per_day(saving)}): "
+                f"{row.reason}",
+                saving,
             )
         )
     return out

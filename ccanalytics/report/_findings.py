@@ -122,9 +122,16 @@ def _reading(pods: pd.DataFrame) -> tuple[datetime, datetime] | None:
 
 
 def _findings(
-    pods: pd.DataFrame, params: Params | float, failed: Mapping[str, str] | None = None
+    pods: pd.DataFrame,
+    params: Params | float,
+    failed: Mapping[str, str] | None = None,
+    gpus: pd.DataFrame | None = None,
 ) -> _Findings:
-    """The report's findings, each analysis run once over ``pods``, at ``params``."""
+    """The report's findings, each analysis run once over ``pods``, at ``params``.
+
+    ``gpus``, the GPU frame of the same listing, gives the summary the idle GPUs of busy
+    pods (a waste class: :func:`~ccanalytics.analysis.cluster_summary`).
+    """
     judged_by = params if isinstance(params, Params) else Params(idle_threshold=params)
     slow = stragglers(pods, params=judged_by)
     verdicts = judge_pods(pods, judged_by)  # the rules, by the one engine
@@ -141,7 +148,7 @@ def _findings(
         pods=len(pods),
         total_cost=float(cost.sum()),
         idle_threshold=judged_by.idle_threshold,
-        summary=cluster_summary(pods, params=judged_by),
+        summary=cluster_summary(pods, params=judged_by, gpus=gpus),
         idle=idle,
         stragglers=slow,
         by_gpu=cost_per_gpu_hour(pods),

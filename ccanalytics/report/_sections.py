@@ -17,6 +17,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from ccanalytics.analysis import POD_STATES
+from ccanalytics.measures import waste_classes
 from ccanalytics.report._findings import (
     DAYS_PER_MONTH,
     HOURS_PER_DAY,
@@ -105,9 +106,22 @@ def live_cards(r: _Report) -> list[_Card]:
         ),
         ("not running", str(len(f.not_running)), states or "none", False),
     ]
+    cards.append(_waste_card(f.summary))
     if f.failed:
         cards.append(("could not load", str(len(f.failed)), ", ".join(f.failed), True))
     return cards
+
+
+def _waste_card(summary: pd.DataFrame) -> _Card:
+    """The waste classes' USD/h over every cluster: the total, and each class that wastes."""
+    per_class = [
+        (m.label, float(summary[str(m.live)].fillna(0).sum()))
+        for m in waste_classes()
+        if m.live in summary.columns
+    ]
+    total = sum(value for _, value in per_class)
+    note = "; ".join(f"{label} {_usd(value)}" for label, value in per_class if value > 0)
+    return ("waste by class", _usd(total), note or "none", total > 0)
 
 
 def _notes(r: _Report) -> Markup:

@@ -2,7 +2,8 @@
 
 :func:`window_findings` asks :class:`~ccanalytics.History` once for each answer over
 the window that ends at the store's newest snapshot (spend, idle and unused spend,
-per cluster and per day; stragglers; pods' lifetimes; utilization over time), and
+per cluster and per day; waste by class; stragglers; pods' lifetimes; utilization over
+time; right-sizing hints), and
 :func:`render_window_section` lays them out as plain sentences, tables and the three
 time plots. Every figure printed is History's own, rounded to the cent, so the report,
 ``ccanalytics check`` and a notebook agree.
@@ -19,7 +20,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from ccanalytics._durations import describe_duration
-from ccanalytics.measures import MEASURES, Params
+from ccanalytics.measures import MEASURES, Params, waste_classes
 from ccanalytics.report._draw import Plot, figure
 from ccanalytics.report._html import _Card, _columns, _table
 from ccanalytics.report._templates import block
@@ -62,6 +63,8 @@ class WindowFindings:
     runs: pd.DataFrame
     #: The thresholds every answer was judged at (the chronic share among them).
     params: Params = field(default_factory=Params)
+    #: Right-sizing hints over the window (History.rightsizing), largest saving first.
+    rightsizing: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 #: Columns of :func:`flag_runs`.
@@ -149,11 +152,14 @@ def window_findings(
         ranks = history.utilization(since, freq=freq, by="rank")
         transient = slow[slow["share"] < judged_by.chronic_share]
         runs = flag_runs(history.straggler_flags(since, params=judged_by), transient)
+        totals = history.idle_cost(since, by=None, params=judged_by).iloc[0]
+        waste = history.waste(since, by=None, params=judged_by).iloc[0]
         return WindowFindings(
             window=window,
             start=start,
             end=start + window,
-            totals=history.idle_cost(since, by=None, params=judged_by).iloc[0],
+            # The waste classes beside the idle cost: each class's card reads its total.
+            totals=pd.concat([totals, waste[[m.name for m in waste_classes()]]]),
             by_cluster=history.idle_cost(since, by="cluster", params=judged_by),
             by_day=history.idle_cost(since, by="day", params=judged_by),
             stragglers=slow,
@@ -162,6 +168,7 @@ def window_findings(
             utilization=history.utilization(since, freq=freq, by="cluster"),
             rank_utilization=ranks[ranks["cluster_id"].isin(heat)].reset_index(drop=True),
             runs=runs,
+            rightsizing=history.rightsizing(since, params=judged_by),
         )
 
 

@@ -182,7 +182,7 @@ def render_report(
         the straggler ``z`` and ``min_gap``); ``idle_threshold`` overrides its idle line.
         Every table, sentence and plot judges with it.
     """
-    findings = _findings(pods, Params.of(params, idle_threshold=idle_threshold), failed)
+    findings = _findings(pods, Params.of(params, idle_threshold=idle_threshold), failed, gpus)
     return _render(_Report(pods, gpus, findings, title, generated_at, cluster_ids, max_rank_plots))
 
 
@@ -361,7 +361,8 @@ def write_report(
             window_text = [*window_text, *_window.window_sentences(over)]
 
         pods, gpus, failed = _load(ids, client, errors)
-        findings = _findings(pods, judged_by, {cid: str(err) for cid, err in failed.items()})
+        errors_by_id = {cid: str(err) for cid, err in failed.items()}
+        findings = _findings(pods, judged_by, errors_by_id, gpus)
         generated = now if now is not None else datetime.now(UTC)
         report = _Report(pods, gpus, findings, title, generated, ids, max_rank_plots)
         document = _render(report, over, budget=budget_html, drawers=drawers)

@@ -231,3 +231,53 @@ def test_the_cli_reference_lists_every_subcommand() -> None:
     page = (Path(__file__).parents[2] / "docs/reference/cli.md").read_text(encoding="utf-8")
     for name in history_cli.QUERIES:
         assert f"## `ccanalytics history {name.replace('_', '-')}`" in page
+
+
+def test_waste_splits_the_idle_hour_by_the_memory_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The store's hour again, the idle pod's fullest GPU memory 30 % full.
+    rows = []
+    for i in range(13):
+        when = str(ts("2026-04-01 10:00") + pd.Timedelta(minutes=5 * i))
+        rows.append(
+            pod_row(
+                "cl-a", when, "idle", cost=2.0, gpu_util_mean=1.0, gpu_util_max=2.0,
+                gpu_mem_util_max=30.0,
+            )
+        )  # fmt: skip
+        rows.append(pod_row("cl-a", when, "busy", cost=3.0))
+    write_store(tmp_path / "store", rows)
+
+    def waste(*extra: str) -> dict[str, Any]:
+        code, out, err = _run(
+            capsys, "waste", "--store", str(tmp_path / "store"), "--by", "none",
+            "--format", "json", *extra,
+        )  # fmt: skip
+        assert (code, err) == (0, "")
+        (row,) = json.loads(out)
+        return dict(row)
+
+    # 30 % is above the default line (a model loaded); at a line of 50 % the same hour
+    # is idle and empty: the CLI passes the line on. 2 USD/h for an hour either way.
+    for line, loaded, empty in ((None, 2.0, 0.0), ("50", 0.0, 2.0)):
+        row = waste(*(["--idle-memory-threshold", line] if line else []))
+        assert (row["idle_loaded_cost"], row["idle_empty_cost"]) == (
+            pytest.approx(loaded),
+            pytest.approx(empty),
+        )
+        assert row["total_cost"] == pytest.approx(5.0)
+
+
+def test_rightsizing_refuses_a_bad_gpu_types_file_and_headroom(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run(capsys, "rightsizing", "--store", str(store), "--format", "json")
+    assert (code, err) == (0, "") and isinstance(json.loads(out), list)
+    bad = tmp_path / "types.toml"
+    bad.write_text("[types]\n'NVIDIA H100' = { memory_gb = -1 }\n")
+    code, out, err = _run(capsys, "rightsizing", "--store", str(store), "--gpu-types", str(bad))
+    assert code == 2 and out == "" and str(bad) in err and err.count("\n") == 1
+    with pytest.raises(SystemExit) as exited:
+        _run(capsys, "rightsizing", "--store", str(store), "--headroom", "-1")
+    assert exited.value.code == 2 and "--headroom" in capsys.readouterr().err

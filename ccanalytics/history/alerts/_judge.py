@@ -2,7 +2,7 @@
 
 :func:`judge_policy` asks :class:`~ccanalytics.history.History` once per figure and span
 (spend and projections from :meth:`History.spend`; idle cost, idle share and stragglers
-over each rule's window), so ``check``, the report and a notebook agree to the cent.
+over each rule's window; the waste classes from :meth:`History.waste`), so ``check``, the report and a notebook agree to the cent.
 Each :class:`Judgement` carries one plain sentence naming the cluster, the figure, the
 threshold, the span, and the three pods that cost most while idle in that span.
 """
@@ -222,7 +222,11 @@ class _Answers:
                 ),
             )
             return float((slow["cluster_id"] == cluster_id).sum()), start, self.now
-        costs = self._window_costs(start, params)
+        costs = (
+            self._window_waste(start, params)
+            if measure.kind == "waste"
+            else self._window_costs(start, params)
+        )
         hit = costs[costs["cluster_id"] == cluster_id]
         return (_number(hit[measure.name]) if len(hit) else 0.0), start, self.now
 
@@ -238,6 +242,13 @@ class _Answers:
             lambda: self.history.idle_cost(start, self.now, by="cluster", params=params),
         )
         return costs
+
+    def _window_waste(self, start: Any, params: Params) -> pd.DataFrame:
+        waste: pd.DataFrame = self._once(
+            ("waste", start, params),
+            lambda: self.history.waste(start, self.now, by="cluster", params=params),
+        )
+        return waste
 
     def top_idle(self, start: Any, end: Any, cluster_id: str, params: Params) -> str:
         pods = self._once(

@@ -15,6 +15,7 @@ metric                                    type     labels
 ``ccanalytics_idle_cost_usd``             gauge    cluster, window
 ``ccanalytics_idle_cost_share_ratio``     gauge    cluster, window
 ``ccanalytics_stragglers``                gauge    cluster, window
+``ccanalytics_<waste class>_usd``         gauge    cluster, window (``idle_gpus_cost_usd``, ...)
 ``ccanalytics_threshold``                 gauge    rule, figure, period, cluster: the limit
 ``ccanalytics_breached``                  gauge    rule, figure, period, cluster: 1 or 0
 ``ccanalytics_snoozed``                   gauge    rule, figure, period, cluster: 1 or 0

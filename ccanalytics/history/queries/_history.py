@@ -69,6 +69,7 @@ if TYPE_CHECKING:
 
     from ccanalytics.history.queries._window import DurationLike, TimeLike
     from ccanalytics.history.store._maintenance import StoreReport
+    from ccanalytics.measures import GpuTypes
 
 __all__ = ["History"]
 
@@ -635,6 +636,79 @@ class History:
         return self._answer(
             lambda start, end: _queries.idle_cost(
                 self._con, start, end, by=by, params=judged_by, max_gap=max_gap
+            ),
+            since,
+            until,
+        )
+
+    def waste(
+        self,
+        since: TimeLike = None,
+        until: TimeLike = None,
+        *,
+        by: Literal["cluster", "pod"] | None = "cluster",
+        max_gap: DurationLike | None = None,
+        params: Params | None = None,
+    ) -> pd.DataFrame:
+        """What each waste class cost in the window, USD: one row per ``by`` value.
+
+        ``h.waste("7d", by="pod")``: per pod (or ``"cluster"``, or ``None`` for one row),
+        a column per class of the registry (``idle_empty_cost``, ``idle_loaded_cost``,
+        ``straggler_cost``, ``idle_gpus_cost``, ``low_compute_cost``), their sum
+        ``waste_cost``, ``total_cost`` and ``waste_share``. A pod-snapshot is in one class
+        at most (:mod:`ccanalytics.measures.rules`), so ``idle_empty_cost +
+        idle_loaded_cost`` is :meth:`idle_cost`'s ``idle_cost``. ``params`` judges
+        (idle, memory and low-compute lines, straggler ``z`` and ``min_gap``). See
+        :func:`ccanalytics.history.queries._waste.waste`.
+        """
+        from ccanalytics.history.queries import _waste
+
+        judged_by = params if params is not None else Params()
+        return self._answer(
+            lambda start, end: _waste.waste(
+                self._con, start, end, by=by, params=judged_by, max_gap=max_gap
+            ),
+            since,
+            until,
+        )
+
+    def rightsizing(
+        self,
+        since: TimeLike = None,
+        until: TimeLike = None,
+        *,
+        gpu_types: GpuTypes | None = None,
+        headroom: float = 0.2,
+        max_gap: DurationLike | None = None,
+        params: Params | None = None,
+    ) -> pd.DataFrame:
+        """Right-sizing hints over the window, with what each saves per month (USD, 30 days).
+
+        ``h.rightsizing("7d")``: one row per hint, largest saving first: the pod
+        (``cluster_id, pod_id, name``), its ``gpu_type`` and ``gpu_count``, the
+        ``suggested_type`` and ``suggested_count``, ``monthly_saving``, ``reason``, and
+        the evidence (peak GPU memory in GB, mean utilization, hours observed). "Fits on
+        fewer GPUs": GPUs below the idle line in every snapshot; "fits a cheaper type":
+        a pod under ``params.low_compute_threshold`` whose fullest GPU's peak memory
+        plus ``headroom`` (0.2: 20 %) fits one GPU of a type the store saw cost less.
+        ``gpu_types``: a TOML file (or mapping ``{gpu id: GB}``) extending the packaged
+        table (:func:`ccanalytics.measures.gpu_types`). See
+        :mod:`ccanalytics.history.queries._rightsizing`.
+        """
+        from ccanalytics.history.queries import _rightsizing
+        from ccanalytics.measures import gpu_types as load_gpu_types
+
+        memory = load_gpu_types(gpu_types)
+        judged_by = params if params is not None else Params()
+        return self._answer(
+            lambda start, end: _rightsizing.rightsizing(
+                self._con,
+                start,
+                end,
+                memory=memory,
+                headroom=headroom,
+                params=judged_by,
+                max_gap=max_gap,
             ),
             since,
             until,

@@ -41,7 +41,14 @@ from ccanalytics.history.store._rollup import (
 from ccanalytics.history.store._schema import OK
 from ccanalytics.measures import MEASURES, Params
 
-__all__ = ["IDLE_COST_COLUMNS", "coverage", "idle_cost", "pod_lifetimes", "utilization"]
+__all__ = [
+    "IDLE_COST_COLUMNS",
+    "coverage",
+    "idle_cost",
+    "pod_lifetimes",
+    "pod_rows_ctes",
+    "utilization",
+]
 
 #: The registry's sums over pod rows (each the time integral Σ row·Δt over a window)...
 _SUMMED = SUMMED
@@ -247,7 +254,7 @@ _SUMMED_SQL = {
 }
 
 
-def _pod_rows_cte() -> str:
+def pod_rows_ctes() -> str:
     """CTEs down to ``pod_rows``: every pod row in the window with its snapshot's span."""
     return f"""WITH
     {snapshot_instants()},
@@ -274,7 +281,7 @@ def _pod_sums(h: int) -> str:
 
 def _pod_sql() -> str:
     h = US_PER_HOUR
-    return f"""{_pod_rows_cte()}
+    return f"""{pod_rows_ctes()}
     SELECT cluster_id, pod_id, arg_max(name, t) AS name, arg_max(rank, t) AS rank,
            sum(covered_us) AS observed_us,
            {_pod_sums(h)},
@@ -400,7 +407,7 @@ def _utilization_sql(by: str, width: int) -> str:
     observed_from = "(SELECT * FROM timed WHERE in_window)" if by == "cluster" else "pod_rows"
     extra = ", arg_max(rank, t) AS rank" if by == "pod" else ""
     key_filter = " WHERE rank IS NOT NULL" if by == "rank" else ""
-    return f"""{_pod_rows_cte()},
+    return f"""{pod_rows_ctes()},
     buckets AS (SELECT unnest(range($start_us // {width}, ($end_us - 1) // {width} + 1)) AS k),
     seen AS (SELECT {key}{extra} FROM pod_rows{key_filter} GROUP BY {key}),
     observed AS (

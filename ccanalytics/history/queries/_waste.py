@@ -1,0 +1,127 @@
+"""Waste by class over a window: the registry's waste classes, in DuckDB SQL over the store.
+
+Each pod row in the window (read once per snapshot instant, with the span of time its
+snapshot stands for: :mod:`~ccanalytics.history.queries._accounting`) gets what the
+classes read (:func:`ccanalytics.measures.rules.waste_ctes`): its GPUs below the idle line
+from the ``gpus`` table of the same snapshot, and the straggler rule's deficit in that
+snapshot. Each class is then Σ row·Δt over the rows its rule assigns to it, USD: the
+live summary's USD/h (:func:`ccanalytics.analysis.cluster_summary`) integrated over time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from ccanalytics.history.queries._accounting import US_PER_HOUR, max_gap_us, run, window_us
+from ccanalytics.history.queries._queries import pod_rows_ctes
+from ccanalytics.measures import Params, waste_classes
+from ccanalytics.measures.rules import straggler_ctes, waste_ctes
+
+__all__ = ["WASTE_COLUMNS", "waste"]
+
+_CLASSES = waste_classes()
+#: The measures of :func:`waste`, after its ``by`` column(s).
+WASTE_COLUMNS = (
+    "observed_hours",
+    "total_cost",
+    *(m.name for m in _CLASSES),
+    "waste_cost",
+    "waste_share",
+)
+_KEYS: dict[str | None, dict[str, str]] = {
+    "cluster": {"cluster_id": "string"},
+    "pod": {
+        "cluster_id": "string",
+        "pod_id": "string",
+        "name": "string",
+        "rank": "Int64",
+        "gpu_type": "string",
+        "gpu_count": "Int64",
+    },
+    None: {},
+}
+_SNAPSHOT_POD = "cluster_id, observed_at, pod_id"
+#: The GPU rows of the window's snapshots only (the gpus view holds the whole store).
+_GPUS_IN_WINDOW = """(
+        SELECT cluster_id, observed_at, pod_id, gpu_index, util FROM gpus
+        WHERE observed_at >= make_timestamptz((SELECT min(t) FROM pod_rows))
+          AND observed_at <= make_timestamptz((SELECT max(t) FROM pod_rows))
+    )"""
+
+
+def _waste_sql(by: str | None) -> str:
+    h = US_PER_HOUR
+    sums = ",\n           ".join(
+        f"coalesce(sum(coalesce({m.row}, 0) * covered_us) FILTER (WHERE {m.where}), 0) / {h}"
+        f" AS {m.name}"
+        for m in _CLASSES
+    )
+    if by == "pod":
+        keys = "cluster_id, pod_id"
+        extra = (
+            "arg_max(name, t) AS name, arg_max(rank, t) AS rank, "
+            "arg_max(gpu_type, t) AS gpu_type, arg_max(gpu_count, t) AS gpu_count, "
+        )
+    else:
+        keys = "cluster_id" if by == "cluster" else ""
+        extra = ""
+    group = f" GROUP BY {keys} ORDER BY {keys}" if keys else ""
+    select = f"{keys}, " if keys else ""
+    return f"""{pod_rows_ctes()},
+    {straggler_ctes("pod_rows", "cluster_id, observed_at", ", pod_id")},
+    {waste_ctes("pod_rows", _GPUS_IN_WINDOW, _SNAPSHOT_POD, _SNAPSHOT_POD)}
+    SELECT {select}{extra}
+           coalesce(sum(covered_us), 0) AS observed_us,
+           coalesce(sum(coalesce(cost, 0) * covered_us), 0) / {h} AS total_cost,
+           {sums}
+    FROM pod_waste{group}"""
+
+
+_SQL = {by: _waste_sql(by) for by in _KEYS}
+
+
+def waste(
+    con: Any,
+    start: Any,
+    end: Any,
+    *,
+    by: str | None = "cluster",
+    params: Params | None = None,
+    max_gap: Any = None,
+) -> pd.DataFrame:
+    """What each waste class cost over ``[start, end)``, per ``by`` value, USD.
+
+    ``by``: ``"cluster"``, ``"pod"`` (with ``name, rank, gpu_type, gpu_count`` as last
+    seen) or ``None`` (one row). Columns: the ``by`` column(s), ``observed_hours``
+    (pod-hours seen), ``total_cost`` (Σ cost·Δt, USD: idle_cost's), one column per class
+    (:func:`ccanalytics.measures.waste_classes`: ``idle_empty_cost``,
+    ``idle_loaded_cost``, ``straggler_cost``, ``idle_gpus_cost``, ``low_compute_cost``),
+    ``waste_cost`` (their sum: a pod row is in one class at most, so nothing is counted
+    twice) and ``waste_share`` (waste over total cost, 0-1; <NA> over no cost).
+    """
+    if by not in _KEYS:
+        raise ValueError(f"by must be one of 'cluster', 'pod' or None, not {by!r}")
+    judged_by = params if params is not None else Params()
+    window = window_us(con, start, end)
+    if window is None:
+        frame = pd.DataFrame(columns=[*_KEYS[by], "observed_us", "total_cost"])
+        if by is None:
+            frame = pd.DataFrame([{"observed_us": 0, "total_cost": 0.0}])
+        for m in _CLASSES:
+            frame[m.name] = 0.0
+    else:
+        sql_params = {
+            "start_us": window[0],
+            "end_us": window[1],
+            "max_gap_us": max_gap_us(max_gap),
+            **judged_by.sql(),
+        }
+        frame = run(con, _SQL[by], sql_params)
+    frame["observed_hours"] = frame["observed_us"] / US_PER_HOUR
+    frame["waste_cost"] = sum((frame[m.name] for m in _CLASSES), 0.0)
+    total = frame["total_cost"].astype("float64")
+    frame["waste_share"] = frame["waste_cost"].astype("float64") / total.where(total > 0)
+    dtypes = {**_KEYS[by], **dict.fromkeys(WASTE_COLUMNS, "Float64")}
+    return frame[list(dtypes)].astype(dtypes).reset_index(drop=True)
