@@ -44,10 +44,15 @@ __all__ = [
     "MEMORY_THRESHOLD",
     "MIN_RANKS_FOR_STRAGGLERS",
     "RUNNING_SQL",
+    "SPEND_ANOMALY_MIN_RATIO",
+    "SPEND_ANOMALY_Z",
+    "SPEND_BASELINE_WEEKS",
+    "SPEND_MIN_BASELINE_WEEKS",
     "STRAGGLER_MIN_GAP",
     "STRAGGLER_Z",
     "UNUSED_COST_SQL",
     "median_sql",
+    "robust_z_sql",
     "straggler_ctes",
 ]
 
@@ -66,6 +71,16 @@ MAD_SCALE: Final = 0.6745
 CHRONIC_SHARE: Final = 0.5
 #: A GPU pod's memory is at risk when its fullest GPU's memory is above this (percent).
 MEMORY_THRESHOLD: Final = 95.0
+#: A cluster's hour of spend is judged against the same hour of the week this many
+#: weeks back...
+SPEND_BASELINE_WEEKS: Final = 4
+#: ...and only with at least this many of them observed (fewer: no judgement, no alarm).
+SPEND_MIN_BASELINE_WEEKS: Final = 3
+#: An hour's spend is unusual when its robust z is above this (the straggler's z)...
+SPEND_ANOMALY_Z: Final = 3.5
+#: ...and it is at least this many times its usual (the median): a steady cluster, whose
+#: MAD is 0, does not flag a cent of noise (the straggler rule's min_gap, as a ratio).
+SPEND_ANOMALY_MIN_RATIO: Final = 1.5
 
 #: Running GPU pods: the only pods with runtime metrics.
 RUNNING_SQL: Final = "(status = 'RUNNING' AND gpu_count > 0)"
@@ -92,6 +107,21 @@ def median_sql(value: str) -> str:
     return f"((quantile_disc({value}, 0.5) - quantile_disc(-({value}), 0.5)) / 2)"
 
 
+def robust_z_sql(value: str, median: str, mad: str) -> str:
+    """The robust z-score of ``value``: ``MAD_SCALE * (value - median) / mad``.
+
+    The one definition the straggler rule and the spend anomalies judge by (``median``
+    and ``mad`` from :func:`median_sql`). With MAD 0 (every other value equal) it is
+    -inf below the median, +inf above it and 0 at it: the rule's gap (``min_gap``, or
+    :data:`SPEND_ANOMALY_MIN_RATIO`) then decides alone.
+    """
+    return (
+        f"CASE WHEN {mad} > 0 THEN {MAD_SCALE} * ({value} - {median}) / {mad} "
+        f"WHEN {value} < {median} THEN CAST('-inf' AS DOUBLE) "
+        f"WHEN {value} > {median} THEN CAST('inf' AS DOUBLE) ELSE 0.0 END"
+    )
+
+
 def straggler_ctes(source: str, keys: str, columns: str = "") -> str:
     """CTEs ``usable, centre, spread, mad, judged``: each snapshot's ranks judged.
 
@@ -99,10 +129,10 @@ def straggler_ctes(source: str, keys: str, columns: str = "") -> str:
     one cluster (``cluster_id`` for a live frame, ``cluster_id, observed_at`` in the
     store), ``columns`` more pod columns to carry (``", pod_id, name"``). ``judged``
     has, per usable rank: the keys, ``rank``, ``v`` (its ``gpu_util_mean``),
-    ``median``, ``mad``, ``deficit`` (points below the median), ``robust_z`` (-inf
-    below the median when MAD is 0, 0 at or above it; ``mad`` and ``robust_z`` are NULL
-    in a snapshot where no rank is ``$min_gap`` below the median: nothing there can
-    straggle) and ``flagged``. Parameters:
+    ``median``, ``mad``, ``deficit`` (points below the median), ``robust_z``
+    (:func:`robust_z_sql`; ``mad`` is NULL in a snapshot where no rank is ``$min_gap``
+    below the median, nothing there can straggle, and ``robust_z`` is then that of MAD
+    0) and ``flagged``. Parameters:
     ``$idle_threshold``, ``$min_ranks``, ``$min_gap``, ``$z``.
     """
     on = ", ".join(k.strip() for k in keys.split(","))
@@ -130,10 +160,8 @@ def straggler_ctes(source: str, keys: str, columns: str = "") -> str:
     ),
     judged AS (
         SELECT s.* EXCLUDE (distance), m.mad,
-               CASE WHEN m.mad > 0 THEN {MAD_SCALE} * (s.v - s.median) / m.mad
-                    WHEN s.deficit > 0 THEN CAST('-inf' AS DOUBLE) ELSE 0.0 END AS robust_z,
-               (s.deficit >= $min_gap AND CASE WHEN m.mad > 0
-                    THEN {MAD_SCALE} * (s.v - s.median) / m.mad < -$z
-                    ELSE s.deficit > 0 END) AS flagged
+               {robust_z_sql("s.v", "s.median", "m.mad")} AS robust_z,
+               (s.deficit >= $min_gap
+                AND {robust_z_sql("s.v", "s.median", "m.mad")} < -$z) AS flagged
         FROM spread s LEFT JOIN mad m USING ({on})
     )"""
