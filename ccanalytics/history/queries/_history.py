@@ -61,7 +61,7 @@ from ccanalytics.history.store._vetted import Verdict, VetCache
 from ccanalytics.measures import Params, renamed
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Mapping
 
     import pandas as pd
     import pyarrow as pa  # type: ignore[import-untyped]
@@ -688,6 +688,7 @@ class History:
         *,
         by: Literal["cluster"] | None = "cluster",
         max_gap: DurationLike | None = None,
+        limit: float | Mapping[str, float] | None = None,
     ) -> pd.DataFrame:
         """Spend so far in the current UTC day, ISO week and month, and its projection.
 
@@ -700,6 +701,9 @@ class History:
             ``"cluster"``: one row per cluster and period; ``None``: one row per period.
         max_gap
             As for :meth:`idle_cost`.
+        limit
+            A budget in USD, for every period or per period (``{"month": 4000}``):
+            ``breach_at`` says when the projection reaches it (NULL without one).
 
         Returns
         -------
@@ -708,7 +712,9 @@ class History:
             columns of :data:`ccanalytics.history.SPEND_COLUMNS`: ``spent`` is Σ cost·Δt
             from the period's start to now over observed time only, ``burn_rate`` the
             USD/h of each cluster's latest snapshot, and ``projected`` = ``spent`` +
-            ``burn_rate`` × ``hours_left``. Empty when the store holds no snapshot.
+            ``burn_rate`` × ``hours_left``, and ``breach_at`` the UTC instant that line
+            reaches ``limit`` (when ``spent < limit < projected``; else NULL). Empty
+            when the store holds no snapshot.
         """
         from ccanalytics.history.queries import _spend
         from ccanalytics.history.queries._window import _timestamp, as_duration
@@ -718,7 +724,7 @@ class History:
         if max_gap is not None and gap is None:
             raise ValueError(f"max_gap={max_gap!r} is not a duration like 90min, 24h or 1h30m")
         self.refresh()
-        return _spend.spend(self, instant, by=by, max_gap=gap)
+        return _spend.spend(self, instant, by=by, max_gap=gap, limit=limit)
 
     def window_bounds(
         self, since: TimeLike = None, until: TimeLike = None
