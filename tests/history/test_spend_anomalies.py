@@ -21,8 +21,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from history_helpers import pod_row, ts, write_store
+from prometheus_client.parser import text_string_to_metric_families
 
 from ccanalytics import History
+from ccanalytics.history.alerts._judge import judge_policy
+from ccanalytics.history.alerts._policy import parse_policy
+from ccanalytics.history.alerts._textfile import render_textfile
 
 TUESDAY_COST = {"2026-11-03": 10.0, "2026-11-10": 12.0, "2026-11-17": 11.0, "2026-11-24": 34.0}
 
@@ -100,3 +104,32 @@ def test_an_empty_store_has_no_anomaly(tmp_path: Path) -> None:
     with History(tmp_path) as h:
         frame = h.spend_anomalies()
     assert frame.empty and "robust_z" in frame.columns
+
+
+def test_a_policy_judges_the_anomaly_in_one_sentence_and_the_textfile(store: Path) -> None:
+    policy = parse_policy('[[rule]]\nname = "spikes"\nmax_spend_anomaly_z = 3.5\n')
+    with History(store) as h:
+        report = judge_policy(policy, h)
+        young = judge_policy(policy, h, at=ts("2026-11-17T15:00"))
+    by_key = {j.key: j for j in report.judgements}
+    x = by_key["spikes/max_spend_anomaly_z@cl-x"]
+    assert x.breached and round(x.value, 4) == 15.5135
+    assert x.sentence == (
+        "cl-x spent 3.1x its usual Tuesday 14:00 UTC (34.00 USD/h in the hour from "
+        "2026-11-24 14:00; usually 11.00, the median of 3 weeks; robust z 15.5), over the "
+        "limit of z 3.5 (rule 'spikes')."
+    )
+    assert by_key["spikes/max_spend_anomaly_z@cl-steady"].breached
+    assert not by_key["spikes/max_spend_anomaly_z@cl-noise"].breached  # 1.05x: noise
+    (too_young,) = [j for j in young.judgements if j.cluster_id == "cl-x"]
+    assert not too_young.breached and math.isnan(too_young.value)
+    assert too_young.sentence == (
+        "cl-x: no spend anomaly judged for Tuesday 14:00 UTC: 2 week(s) of baseline, "
+        "3 needed (rule 'spikes')."
+    )
+    families = {f.name: f for f in text_string_to_metric_families(render_textfile(report).decode())}
+    z = {s.labels["cluster"]: s.value for s in families["ccanalytics_spend_anomaly_z"].samples}
+    assert round(z["cl-x"], 4) == 15.5135 and math.isinf(z["cl-steady"])
+    assert {s.labels["window"] for s in families["ccanalytics_spend_anomaly_z"].samples} == {"1h"}
+    young_text = render_textfile(young).decode()
+    assert "ccanalytics_spend_anomaly_z{" not in young_text  # not judged: no sample

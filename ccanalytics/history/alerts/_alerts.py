@@ -238,6 +238,10 @@ def _escalate(entry: dict[str, Any], alert: Alert) -> None:
     """A tier above the highest announced in this period owes a message (a new period
     announced nothing yet); a lower one is kept quiet."""
     level = 1.0 if alert.breached else float(alert.tier or 0.0)
+    if "warned_period" not in entry and entry.get("notified", True):
+        # A state from before tiers: a breach it holds was announced, this period.
+        entry["warned_period"] = alert.period
+        entry["warned"] = 1.0 if entry["state"] == "breached" else 0.0
     same_period = entry.get("warned_period") == alert.period
     announced = float(entry.get("warned", 0.0)) if same_period else 0.0
     if level > announced:
