@@ -199,3 +199,20 @@ def test_the_textfile_carries_the_tier_and_the_breach_date(budget_store: Path) -
         "cl-a": ts("2026-11-11T23:00").timestamp(),
         "cl-b": ts("2026-11-14T12:00").timestamp(),
     }
+
+
+def test_a_warning_is_sent_but_is_not_a_breach(budget_store: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from ccanalytics.history import check
+
+    store = tmp_path / "store"
+    shutil.copytree(budget_store, store)
+    post = Receiver()
+    policy = MONTH.replace("month = 400", "month = 600")  # 512.50 of 600: past 80 %
+    run = check(store, policy=parse_policy(policy), now=ts("2026-11-10T12:00"), post=post)
+    assert not run.breached  # check exits 0 for a warning
+    assert [text[:50] for _, text in post.sent] == [
+        "ccanalytics check: warning, past 80% of a budget. "
+    ]
+    assert "cl-a reaches its 600 USD month on 2026-11-11." in post.sent[0][1]
