@@ -24,7 +24,8 @@ The rules, each written here once:
   the higher only). A new period starts again: the tiers, and the breach message, are
   sent afresh. Breached to fine is still one "fine again" message. The state keeps the
   highest tier announced and its period (``warned``, ``warned_period``) beside the
-  alert's state; a state file written before tiers reads as no tier announced.
+  alert's state; a state file written before tiers reads as announced up to the state
+  it holds (a breach it holds is not sent again).
 - **Snoozes** silence one rule until a time, with who and why if given; a snoozed
   breach is still judged and printed, marked snoozed, but posts nothing until the snooze
   ends (then, if still breached, the change is sent).
