@@ -18,13 +18,16 @@ metric                                    type     labels
 ``ccanalytics_spend_anomaly_z``           gauge    cluster, window (1h): when judged
 ``ccanalytics_budget_tier_ratio``         gauge    rule, figure, period, cluster: 0, a
                                                    warn_at share, or 1 (breached)
-``ccanalytics_projected_breach_timestamp  gauge    rule, figure, period, cluster: when the
-_seconds``                                         spend reaches the limit (when projected)
+``ccanalytics_projected_breach_*``        gauge    rule, figure, period, cluster: when the
+                                                   spend reaches the limit (see below)
 ``ccanalytics_threshold``                 gauge    rule, figure, period, cluster: the limit
 ``ccanalytics_breached``                  gauge    rule, figure, period, cluster: 1 or 0
 ``ccanalytics_snoozed``                   gauge    rule, figure, period, cluster: 1 or 0
 ``ccanalytics_newest_snapshot_seconds``   gauge    (none): when the newest snapshot was taken
 ========================================  =======  ==========================================
+
+``ccanalytics_projected_breach_timestamp_seconds`` is the Unix time at which the spend
+reaches a budget's limit at the current burn rate, for a projection over it.
 
 The figures' metrics are the registry's (each :data:`ccanalytics.measures.MEASURES`
 entry with a policy key names its metric, and each ``"judgement"`` measure its metric
