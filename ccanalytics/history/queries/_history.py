@@ -740,7 +740,7 @@ class History:
         judged by the robust z (median and MAD, the straggler rule's statistics); an
         hour is ``unusual`` when its z is above ``z`` (default 3.5) and it spent at least
         1.5 times its usual. Fewer than 3 baseline weeks observed: no z, never unusual.
-        Columns: :data:`ccanalytics.history.queries._anomalies.SPEND_ANOMALY_COLUMNS`;
+        Columns: :data:`ccanalytics.history.SPEND_ANOMALY_COLUMNS`;
         the rule is :mod:`ccanalytics.history.queries._anomalies`'. Empty for an empty store.
         """
         from ccanalytics.history.queries import _anomalies
