@@ -29,6 +29,7 @@ from ccanalytics.cli._common import (
     duration,
     non_negative_number,
     output_format,
+    positive_int,
     rule_params,
 )
 
@@ -48,7 +49,7 @@ WINDOW, UNTIL, CLUSTERS, RULES, COVERED, DEPRECATED = (
     "deprecated",
 )
 BY, MAX_GAP, FREQ, AT, QUERY, NOT_GIVEN = "by", "max_gap", "freq", "at", "query", "not given"
-GPU_TYPES, HEADROOM = "gpu_types", "headroom"
+GPU_TYPES, HEADROOM, LIMIT, WEEKS, Z = "gpu_types", "headroom", "limit", "weeks", "z"
 
 
 @dataclass(frozen=True)
@@ -120,8 +121,12 @@ QUERIES: dict[str, Query] = {
     ),
     "spend": Query(
         "spend so far this UTC day, ISO week and month, and the month's projection",
-        {"at": AT, "by": BY, "max_gap": MAX_GAP},
+        {"at": AT, "by": BY, "max_gap": MAX_GAP, "limit": LIMIT},
         by=("cluster", "none"),
+    ),
+    "spend_anomalies": Query(
+        "each cluster's latest hour of spend against the same hour of past weeks",
+        {"at": AT, "weeks": WEEKS, "z": Z},
     ),
     "waste": Query(
         "what each waste class cost: idle and empty, idle with a model loaded, stragglers, "
@@ -253,6 +258,26 @@ def _add_arguments(parser: argparse.ArgumentParser, query: Query) -> None:
             metavar="SHARE",
             help="memory kept free above the observed peak (default: 0.2, 20 %%)",
         )
+    if LIMIT in kinds:
+        parser.add_argument(
+            "--limit",
+            type=_limit,
+            action="append",
+            metavar="USD|PERIOD=USD",
+            help="a budget: breach_at says when the projection reaches it (one figure "
+            "for every period, or per period: --limit month=4000 --limit day=150)",
+        )
+    if WEEKS in kinds:
+        parser.add_argument(
+            "--weeks", type=positive_int, metavar="N", help="weeks of baseline (default: 4)"
+        )
+    if Z in kinds:
+        parser.add_argument(
+            "--z",
+            type=non_negative_number,
+            metavar="Z",
+            help="an hour is unusual above this robust z (default: 3.5)",
+        )
     add_output_options(parser, FORMATS)
     parser.add_argument("--force", action="store_true", help="replace --output FILE if it exists")
     if RULES in kinds:
@@ -277,14 +302,43 @@ def _arguments(args: argparse.Namespace, query: Query) -> tuple[list[Any], dict[
         (MAX_GAP, "max_gap"),
         (GPU_TYPES, "gpu_types"),
         (HEADROOM, "headroom"),
+        (WEEKS, "weeks"),
+        (Z, "z"),
     ):
         if kind in kinds and getattr(args, dest) is not None:
             keywords[kinds[kind]] = getattr(args, dest)
     if BY in kinds and args.by is not None:
         keywords[kinds[BY]] = BY_WORDS.get(args.by, args.by)
+    if LIMIT in kinds and args.limit is not None:
+        keywords[kinds[LIMIT]] = _limits(args.limit)
     if RULES in kinds:
         keywords[kinds[RULES]] = rule_params(args)
     return positional, keywords
+
+
+_PERIODS = ("day", "week", "month")
+
+
+def _limit(text: str) -> tuple[str | None, float]:
+    """``--limit``: ``4000`` (every period) or ``month=4000``."""
+    period, _, usd = text.rpartition("=")
+    if period and period not in _PERIODS:
+        raise argparse.ArgumentTypeError(
+            f"expected USD or PERIOD=USD with a period of {', '.join(_PERIODS)}, not {text}"
+        )
+    return (period or None, non_negative_number(usd))
+
+
+def _limits(given: list[tuple[str | None, float]]) -> float | dict[str, float]:
+    """One figure for every period, or one per period named: never both, never twice."""
+    periods = [period for period, _ in given]
+    if None in periods and len(given) > 1:
+        raise UsageError("--limit: give one USD figure, or PERIOD=USD per period, not both")
+    if len(set(periods)) < len(periods):
+        raise UsageError("--limit: a period is given twice")
+    if periods == [None]:
+        return given[0][1]
+    return {str(period): usd for period, usd in given}
 
 
 def run(args: argparse.Namespace) -> int:

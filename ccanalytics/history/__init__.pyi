@@ -43,6 +43,9 @@ from .collector._collector import (
 from .collector._schedule import (
     budget_refusal as budget_refusal,
 )
+from .queries._anomalies import (
+    SPEND_ANOMALY_COLUMNS as SPEND_ANOMALY_COLUMNS,
+)
 from .queries._history import (
     History as History,
 )

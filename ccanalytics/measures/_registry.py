@@ -23,6 +23,9 @@ Kinds:
 - ``"count"``: stragglers; ``"spend"``: spend so far and its projection per period;
   ``"pod_share"``: a share per pod over a window (History.pod_lifetimes). Their SQL
   lives with the query that computes them (the registry holds the rest).
+- ``"anomaly"``: an hour's spend against the same hour of the week
+  (History.spend_anomalies); ``"judgement"``: a figure of one budget's judgement (its
+  tier, its breach date), written to the textfile per rule.
 """
 
 from __future__ import annotations
@@ -51,8 +54,8 @@ __all__ = [
     "waste_classes",
 ]
 
-Kind = Literal["sum", "share", "waste", "count", "spend", "pod_share"]
-Format = Literal["usd", "share", "count", "hours"]
+Kind = Literal["sum", "share", "waste", "count", "spend", "pod_share", "anomaly", "judgement"]
+Format = Literal["usd", "share", "count", "hours", "z", "date"]
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,12 @@ class Measure:
             return format_share(value)
         if self.fmt == "hours":
             return f"{value:,.1f} h"
+        if self.fmt == "z":
+            return f"z {value:.1f}"
+        if self.fmt == "date":  # Unix seconds: the UTC day
+            from datetime import UTC, datetime
+
+            return f"{datetime.fromtimestamp(value, UTC):%Y-%m-%d}"
         return f"{int(value)}"
 
 
@@ -366,6 +375,51 @@ MEASURES: Final[tuple[Measure, ...]] = (
         periodic=True,
         metric=Metric("projected_spend_usd", "gauge", "USD projected by the end of the period"),
         sentence="{value} projected",
+    ),
+    # Issue 41: budgets that warn before they breach, the breach date, spend anomalies.
+    Measure(
+        name="budget_tier",
+        kind="judgement",
+        unit="0-1",
+        meaning="per budget and cluster: the highest warn_at share of the limit its figure "
+        "reached (1 over the limit, 0 below every tier)",
+        label="budget tier",
+        fmt="share",
+        metric=Metric(
+            "budget_tier_ratio",
+            "gauge",
+            "the highest warn_at share of its limit a budget reached (1: over the limit)",
+        ),
+    ),
+    Measure(
+        name="breach_at",
+        kind="judgement",
+        unit="UTC instant",
+        meaning="when spent + burn rate reaches the budget's limit, for a projection over it "
+        "(History.spend(limit=))",
+        label="breach date",
+        fmt="date",
+        metric=Metric(
+            "projected_breach_timestamp_seconds",
+            "gauge",
+            "Unix time at which the spend reaches the limit at the current burn rate",
+        ),
+    ),
+    Measure(
+        name="spend_anomaly_z",
+        kind="anomaly",
+        unit="robust z",
+        meaning="the latest complete hour's spend against the same hour of the week over the "
+        "last weeks: MAD_SCALE·(spend − median)/MAD (History.spend_anomalies)",
+        label="spend anomaly",
+        fmt="z",
+        policy_key="max_spend_anomaly_z",
+        metric=Metric(
+            "spend_anomaly_z",
+            "gauge",
+            "robust z of the latest complete hour's spend against the same hour of past weeks",
+        ),
+        sentence="{value}",
     ),
 )
 

@@ -66,12 +66,17 @@ __all__ = [
     "MEMORY_THRESHOLD",
     "MIN_RANKS_FOR_STRAGGLERS",
     "RUNNING_SQL",
+    "SPEND_ANOMALY_MIN_RATIO",
+    "SPEND_ANOMALY_Z",
+    "SPEND_BASELINE_WEEKS",
+    "SPEND_MIN_BASELINE_WEEKS",
     "STRAGGLER_MIN_GAP",
     "STRAGGLER_Z",
     "UNUSED_COST_SQL",
     "WASTE_CLASSES",
     "WasteClass",
     "median_sql",
+    "robust_z_sql",
     "straggler_ctes",
     "waste_ctes",
 ]
@@ -91,6 +96,16 @@ MAD_SCALE: Final = 0.6745
 CHRONIC_SHARE: Final = 0.5
 #: A GPU pod's memory is at risk when its fullest GPU's memory is above this (percent).
 MEMORY_THRESHOLD: Final = 95.0
+#: A cluster's hour of spend is judged against the same hour of the week this many
+#: weeks back...
+SPEND_BASELINE_WEEKS: Final = 4
+#: ...and only with at least this many of them observed (fewer: no judgement, no alarm).
+SPEND_MIN_BASELINE_WEEKS: Final = 3
+#: An hour's spend is unusual when its robust z is above this (the straggler's z)...
+SPEND_ANOMALY_Z: Final = 3.5
+#: ...and it is at least this many times its usual (the median): a steady cluster, whose
+#: MAD is 0, does not flag a cent of noise (the straggler rule's min_gap, as a ratio).
+SPEND_ANOMALY_MIN_RATIO: Final = 1.5
 
 #: An idle pod whose fullest GPU's memory is at or above this (percent) holds a model.
 IDLE_MEMORY_THRESHOLD: Final = 10.0
@@ -134,6 +149,21 @@ def median_sql(value: str) -> str:
     return f"((({both})[1] + ({both})[2]) / 2)"
 
 
+def robust_z_sql(value: str, median: str, mad: str) -> str:
+    """The robust z-score of ``value``: ``MAD_SCALE * (value - median) / mad``.
+
+    The one definition the straggler rule and the spend anomalies judge by (``median``
+    and ``mad`` from :func:`median_sql`). With MAD 0 (every other value equal) it is
+    -inf below the median, +inf above it and 0 at it: the rule's gap (``min_gap``, or
+    :data:`SPEND_ANOMALY_MIN_RATIO`) then decides alone.
+    """
+    return (
+        f"CASE WHEN {mad} > 0 THEN {MAD_SCALE} * ({value} - {median}) / {mad} "
+        f"WHEN {value} < {median} THEN CAST('-inf' AS DOUBLE) "
+        f"WHEN {value} > {median} THEN CAST('inf' AS DOUBLE) ELSE 0.0 END"
+    )
+
+
 def straggler_ctes(source: str, keys: str, columns: str = "") -> str:
     """CTEs ``usable, centre, mad, judged``: each snapshot's ranks judged.
 
@@ -141,10 +171,10 @@ def straggler_ctes(source: str, keys: str, columns: str = "") -> str:
     one cluster (``cluster_id`` for a live frame, ``cluster_id, observed_at`` in the
     store), ``columns`` more pod columns to carry (``", pod_id, name"``). ``judged``
     has, per usable rank: the keys, ``rank``, ``v`` (its ``gpu_util_mean``),
-    ``median``, ``deficit`` (points below the median), ``mad``, ``robust_z`` (-inf
-    below the median when MAD is 0, 0 at or above it; ``mad`` and ``robust_z`` are NULL
-    in a snapshot where no rank is ``$min_gap`` below the median: nothing there can
-    straggle) and ``flagged``. Parameters:
+    ``median``, ``deficit`` (points below the median), ``mad``, ``robust_z``
+    (:func:`robust_z_sql`; ``mad`` is NULL in a snapshot where no rank is ``$min_gap``
+    below the median: nothing there can straggle, and ``robust_z`` is then that of MAD
+    0) and ``flagged``. Parameters:
     ``$idle_threshold``, ``$min_ranks``, ``$min_gap``, ``$z``.
     """
     on = ", ".join(k.strip() for k in keys.split(","))
@@ -171,11 +201,9 @@ def straggler_ctes(source: str, keys: str, columns: str = "") -> str:
     ),
     judged AS (
         SELECT u.*, c.median, c.median - u.v AS deficit, m.mad,
-               CASE WHEN m.mad > 0 THEN {MAD_SCALE} * (u.v - c.median) / m.mad
-                    WHEN c.median - u.v > 0 THEN CAST('-inf' AS DOUBLE) ELSE 0.0 END AS robust_z,
-               (c.median - u.v >= $min_gap AND CASE WHEN m.mad > 0
-                    THEN {MAD_SCALE} * (u.v - c.median) / m.mad < -$z
-                    ELSE c.median - u.v > 0 END) AS flagged
+               {robust_z_sql("u.v", "c.median", "m.mad")} AS robust_z,
+               (c.median - u.v >= $min_gap
+                AND {robust_z_sql("u.v", "c.median", "m.mad")} < -$z) AS flagged
         FROM usable u JOIN centre c USING ({on}) LEFT JOIN mad m USING ({on})
     )"""
 

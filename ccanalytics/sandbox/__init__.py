@@ -56,6 +56,11 @@ below (+-1 when idle), GPU memory 0.8 x util + 0-12, CPU 35 +- 5 % on GPU pods a
 - Optional, for budget stories: ``SandboxApp(clock=..., forgotten_pod_at=when)`` adds
   to ``cl-research-dev``, from ``when`` on, a forgotten pod: rank 6, one 8x H100
   box (23.92 USD/h), ``RUNNING`` and idle (every GPU at 0-1 %).
+- Optional, for spend anomalies: ``SandboxApp(clock=..., spend_jumps=[SpendJump(start,
+  hours=1.0, cluster="cl-infer-prod", pods=3)])`` adds to the cluster, from ``start`` for
+  ``hours``, ``pods`` burst pods (8x H100, 23.92 USD/h each, ``RUNNING``, GPUs ~90 %,
+  ranks after the cluster's own); then they are gone. cl-infer-prod (27.84 USD/h) costs
+  99.60 USD/h during the default jump: 3.6x its usual.
 - Every running pod's ``uptime`` grows with the clock; costs are USD per hour and
   0.0 for ``EXITED``/``TERMINATED`` pods. Registries and SSH keys are the snapshot's.
 
@@ -99,6 +104,7 @@ from ccanalytics.sandbox._defaults import (
     simulated_clock,
 )
 from ccanalytics.sandbox._server import Sandbox, SandboxTransport, serve
+from ccanalytics.sandbox._timeline import SpendJump
 
 __all__ = [
     "DEFAULT_RATE_LIMITS",
@@ -121,6 +127,7 @@ __all__ = [
     "SandboxResponse",
     "SandboxTransport",
     "SimulatedClock",
+    "SpendJump",
     "in_process_client",
     "make_cluster_pods",
     "make_data",

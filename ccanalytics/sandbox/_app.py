@@ -24,7 +24,7 @@ import re
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -40,7 +40,7 @@ from ccanalytics.sandbox._problems import (
     problem,
     title,
 )
-from ccanalytics.sandbox._timeline import Timeline
+from ccanalytics.sandbox._timeline import SpendJump, Timeline
 from ccanalytics.sandbox._windows import DEFAULT_RATE_LIMITS, DOCUMENT_RATE_LIMITS, RateLimiter
 
 __all__ = [
@@ -111,6 +111,9 @@ class SandboxApp:
     #: On a simulated clock: from this instant cl-research-dev also runs a forgotten
     #: 8x H100 pod, idle, 23.92 USD/h (a budget story for notebooks and tests).
     forgotten_pod_at: datetime | None = None
+    #: On a simulated clock: spend jumps, each a burst of pods in one cluster for a while
+    #: (:class:`~ccanalytics.sandbox.SpendJump`: the story for spend anomalies).
+    spend_jumps: Sequence[SpendJump] = ()
     #: How many of the newest requests :attr:`requests` keeps (about 240 bytes each).
     #: Bounded so that a sandbox serving a collector for months does not grow with
     #: every request; ``stats`` and ``statuses`` still count every request.
@@ -121,7 +124,9 @@ class SandboxApp:
         self._timeline: Timeline | None = None
         self._seconds: Callable[[], float] = time.monotonic
         if isinstance(self.clock, SimulatedClock):
-            self._timeline = Timeline(self.seed, self.clock.start, self.forgotten_pod_at)
+            self._timeline = Timeline(
+                self.seed, self.clock.start, self.forgotten_pod_at, tuple(self.spend_jumps)
+            )
             self._seconds = self.clock.timestamp
         elif self.clock is not None:
             self._seconds = self.clock

@@ -24,7 +24,7 @@ from ccanalytics.sandbox._pod import (
     secret,
 )
 
-__all__ = ["EVAL_CLUSTER", "FORGOTTEN_CLUSTER", "Timeline"]
+__all__ = ["EVAL_CLUSTER", "FORGOTTEN_CLUSTER", "SpendJump", "Timeline"]
 
 H100, A100, L40S, A6000 = (
     "NVIDIA H100 80GB HBM3",
@@ -148,15 +148,58 @@ _FORGOTTEN = _Steady(
 )
 #: Listing order of :meth:`Timeline.cluster_ids`.
 CLUSTERS = (*_STEADY, "cl-bringup")
+#: A spend jump's pods: 8x H100 boxes, busy (a job scaled out), 23.92 USD/h each.
+_BURST = _Steady(1, H100, 8, lambda r: 90.0, 0.0, name_prefix="burst")
+#: The identities of jump number ``n``'s pods are of this generation plus ``n``.
+_BURST_GENERATION = 900
+
+
+@dataclass(frozen=True)
+class SpendJump:
+    """A documented, deterministic spend jump: from ``start`` for ``hours``, ``cluster``
+    also runs ``pods`` burst pods (8x H100, 23.92 USD/h each, ``RUNNING`` and busy at
+    ~90 %, ranks after the cluster's own pods, the forgotten one too), then they are gone.
+
+    ``SandboxApp(clock=..., spend_jumps=[SpendJump(start)])``: the story a spend anomaly
+    is made to catch (cl-infer-prod, 27.84 USD/h, with three more pods for an hour costs
+    99.60 USD/h: 3.6x its usual).
+    """
+
+    start: datetime
+    hours: float = 1.0
+    cluster: str = "cl-infer-prod"
+    pods: int = 3
+
+    def __post_init__(self) -> None:
+        if self.start.tzinfo is None or self.start.utcoffset() is None:
+            raise ValueError("a spend jump's start must be an aware datetime (e.g. tzinfo=UTC)")
+        if not self.hours > 0:
+            raise ValueError(f"a spend jump lasts more than 0 hours, not {self.hours!r}")
+        if isinstance(self.pods, bool) or not isinstance(self.pods, int) or self.pods < 1:
+            raise ValueError(f"a spend jump adds 1 pod or more, not {self.pods!r}")
+        if self.cluster not in _STEADY:
+            raise ValueError(
+                f"a spend jump is in a steady cluster ({', '.join(_STEADY)}), not {self.cluster!r}"
+            )
+
+    def running(self, when: datetime) -> bool:
+        return self.start <= when < self.start + timedelta(hours=self.hours)
 
 
 class Timeline:
     """The fleet at any simulated instant, for one seed."""
 
-    def __init__(self, seed: int, origin: datetime, forgotten_at: datetime | None = None) -> None:
+    def __init__(
+        self,
+        seed: int,
+        origin: datetime,
+        forgotten_at: datetime | None = None,
+        spend_jumps: tuple[SpendJump, ...] = (),
+    ) -> None:
         self.seed = seed
         self.origin = origin.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
         self.forgotten_at = forgotten_at
+        self.spend_jumps = spend_jumps
         self._identities: dict[tuple[str, int, int], PodIdentity] = {}
 
     def cluster_ids(self, when: datetime) -> list[str]:
@@ -173,6 +216,9 @@ class Timeline:
         pods = [self._steady_pod(cluster_id, spec, rank, when) for rank in range(spec.n_pods)]
         if cluster_id == FORGOTTEN_CLUSTER and self._forgotten_exists(when):
             pods.append(self._forgotten_pod(when))
+        for number, jump in enumerate(self.spend_jumps):
+            if jump.cluster == cluster_id and jump.running(when):
+                pods += self._burst_pods(number, jump, len(pods), when)  # ranks after
         return pods
 
     def secrets(self, when: datetime) -> list[str]:
@@ -194,6 +240,16 @@ class Timeline:
         ident = self._identity(FORGOTTEN_CLUSTER, _FORGOTTEN, FORGOTTEN_RANK, generation=0)
         created = self.forgotten_at
         return self._render(ident, "RUNNING", created, created, when, 0.0)
+
+    def _burst_pods(
+        self, number: int, jump: SpendJump, first_rank: int, when: datetime
+    ) -> list[dict[str, Any]]:
+        pods = []
+        for rank in range(first_rank, first_rank + jump.pods):
+            ident = self._identity(jump.cluster, _BURST, rank, _BURST_GENERATION + number)
+            util = _BURST.util(rank)
+            pods.append(self._render(ident, "RUNNING", jump.start, jump.start, when, util))
+        return pods
 
     def _eval_exists(self, when: datetime) -> bool:
         return when >= self.origin + timedelta(seconds=EVAL_CREATED)
@@ -260,7 +316,7 @@ class Timeline:
         if key not in self._identities:
             rng = random.Random(f"{self.seed}/{cluster}/{generation}/{rank}/identity")
             gpu_type, gpu_count = spec.gpu_type, spec.gpu_count
-            if cluster == "cl-infer-prod":
+            if cluster == "cl-infer-prod" and spec is _STEADY[cluster]:
                 gpu_type, gpu_count = _infer_gpu(rank)
             if spec.cpu_controller and rank == 0:
                 gpu_type, gpu_count = None, 0

@@ -94,7 +94,8 @@ def test_breaches_print_one_sentence_each_and_route_to_their_rule(
     assert code == 3, err
     assert out.splitlines() == [
         "cl-b: 2,184.00 USD projected for the month (216.00 USD spent since 2026-11-01, then "
-        "4.00 USD/h to its end), over the limit of 2,000.00 USD (rule 'fleet').",
+        "4.00 USD/h to its end), over the limit of 2,000.00 USD (rule 'fleet'). "
+        "cl-b reaches its 2,000 USD month on 2026-11-29.",  # (2000 - 216) / 4 h on
         "cl-a: 512.50 USD spent this month (since 2026-11-01), over the limit of 500.00 USD "
         "(rule 'cl-a budget').",
     ]

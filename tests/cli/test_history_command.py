@@ -281,3 +281,46 @@ def test_rightsizing_refuses_a_bad_gpu_types_file_and_headroom(
     with pytest.raises(SystemExit) as exited:
         _run(capsys, "rightsizing", "--store", str(store), "--headroom", "-1")
     assert exited.value.code == 2 and "--headroom" in capsys.readouterr().err
+
+
+def test_spend_limit_gives_the_breach_instant_by_hand(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # At the newest snapshot (11:00) the day has spent 5 USD at 5 USD/h: a limit of
+    # 10 USD for the day is reached an hour later; the week and month have no limit.
+    code, out, err = _run(
+        capsys, "spend", "--store", str(store), "--by", "none", "--format", "json",
+        "--limit", "day=10",
+    )  # fmt: skip
+    assert (code, err) == (0, "")
+    rows = {row["period"]: row for row in json.loads(out)}
+    assert rows["day"]["spent"] == pytest.approx(5.0)
+    assert pd.Timestamp(rows["day"]["breach_at"]) == ts("2026-04-01 12:00")
+    assert rows["week"]["breach_at"] is None and rows["month"]["breach_at"] is None
+    # One figure for every period: the week and month reach 10 USD at the same instant.
+    code, out, _ = _run(
+        capsys, "spend", "--store", str(store), "--by", "none", "--format", "json",
+        "--limit", "10",
+    )  # fmt: skip
+    assert code == 0
+    assert {pd.Timestamp(r["breach_at"]) for r in json.loads(out)} == {ts("2026-04-01 12:00")}
+    code, out, err = _run(
+        capsys, "spend", "--store", str(store), "--limit", "10", "--limit", "day=3"
+    )
+    assert code == 2 and out == "" and "not both" in err
+    with pytest.raises(SystemExit):
+        _run(capsys, "spend", "--store", str(store), "--limit", "year=3")
+    assert "PERIOD=USD" in capsys.readouterr().err
+
+
+def test_spend_anomalies_without_a_baseline_judge_nothing(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run(
+        capsys, "spend-anomalies", "--store", str(store), "--weeks", "2", "--z", "1",
+        "--format", "json",
+    )  # fmt: skip
+    assert (code, err) == (0, "")
+    (row,) = json.loads(out)  # one cluster, an hour with no past weeks: never unusual
+    assert row["cluster_id"] == "cl-a" and row["unusual"] is False and row["robust_z"] is None
+    assert row["weeks"] == 0

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from history_helpers import pod_row, write_store
+from history_helpers import pod_row, ts, write_store
 from prometheus_client.parser import text_string_to_metric_families
 
 from ccanalytics import History
@@ -152,14 +152,18 @@ def test_each_threshold_is_judged_per_cluster_to_the_cent(
     # Today's projection: cl-b 48 spent + 4.00 x 12 h left = 96.00.
     assert round(by_key["fleet/max_projected_spend.day@cl-b"].value, 2) == 96.00
     assert [j.key for j in report.breaches] == ["fleet/max_projected_spend.month@cl-b"]
+    # Within 600 but projected over it: (600 - 512.50) / 2.50 = 35 h after Nov 10 12:00.
     assert by_key["fleet/max_spend.month@cl-a"].sentence == (
         "cl-a: 512.50 USD spent this month (since 2026-11-01), within the limit of "
-        "600.00 USD (rule 'fleet')."
+        "600.00 USD (rule 'fleet'). cl-a reaches its 600 USD month on 2026-11-11."
     )
+    assert by_key["fleet/max_spend.month@cl-a"].breach_at == ts("2026-11-11T23:00")
     sentence = by_key["fleet/max_projected_spend.month@cl-b"].sentence
     assert sentence == (
         "cl-b: 2,184.00 USD projected for the month (216.00 USD spent since 2026-11-01, "
-        "then 4.00 USD/h to its end), over the limit of 2,000.00 USD (rule 'fleet')."
+        "then 4.00 USD/h to its end), over the limit of 2,000.00 USD (rule 'fleet'). "
+        # (2000 - 216) / 4 = 446 h = 18 d 14 h after Nov 10 12:00: Nov 29 02:00.
+        "cl-b reaches its 2,000 USD month on 2026-11-29."
     )
     assert report.warnings == ("rule 'nobody': no cluster in the store matches cl-nope-*",)
 

@@ -16,6 +16,7 @@ from history_helpers import ts
 
 from ccanalytics import History
 from ccanalytics.history import period_bounds
+from ccanalytics.history.queries._spend import breach_instant
 
 
 def _row(frame: pd.DataFrame, cluster: str, period: str) -> Any:
@@ -111,3 +112,39 @@ def test_an_empty_store_gives_an_empty_frame_with_the_columns(tmp_path: Path) ->
         frame = h.spend()
     assert frame.empty
     assert {"period", "spent", "burn_rate", "projected"} <= set(frame.columns)
+
+
+# --------------------------------------------------------------------------- breach_at
+
+
+def test_breach_at_is_when_the_projection_reaches_the_limit(budget_store: Path) -> None:
+    with History(budget_store) as h:
+        frame = h.spend(limit={"month": 1000})
+        totals = h.spend(by=None, limit=1378.50).set_index("period")
+        over = h.spend(limit=500)
+    # now = Nov 10 12:00. cl-a: (1000 - 512.50) / 2.50 = 195 h later, Nov 18 15:00
+    # (its projection, 1742.50, is over 1000); cl-b: (1000 - 216) / 4.00 = 196 h.
+    assert _row(frame, "cl-a", "month")["breach_at"] == ts("2026-11-18T15:00")
+    assert _row(frame, "cl-b", "month")["breach_at"] == ts("2026-11-18T16:00")
+    # No limit for the day and the week: NULL.
+    assert pd.isna(_row(frame, "cl-a", "day")["breach_at"])
+    assert pd.isna(_row(frame, "cl-b", "week")["breach_at"])
+    # The whole store: (1378.50 - 728.50) / 6.50 = 100 h, Nov 14 16:00; today's
+    # projection (30 + 48 spent, 6.50 USD/h for 12 h: 156) never gets there.
+    assert totals.loc["month", "breach_at"] == ts("2026-11-14T16:00")
+    assert pd.isna(totals.loc["day", "breach_at"])
+    # cl-a has spent 512.50 already: over 500, no crossing ahead (the spend says it);
+    # cl-b's month: (500 - 216) / 4 = 71 h, Nov 13 11:00.
+    assert pd.isna(_row(over, "cl-a", "month")["breach_at"])
+    assert _row(over, "cl-b", "month")["breach_at"] == ts("2026-11-13T11:00")
+    # Without a limit the column is there, all NULL.
+    assert frame["breach_at"].dtype == "datetime64[ns, UTC]"
+
+
+def test_breach_instant_is_before_the_period_end_exactly_when_projected_over() -> None:
+    now, end = ts("2026-11-10T12:00"), ts("2026-12-01")  # 492 h left
+    # 512.50 + 2.50 x 492 = 1742.50: a limit of 1742.50 is reached at the end, not before.
+    assert breach_instant(512.50, 2.50, 1742.50, now, end) is None
+    assert breach_instant(512.50, 2.50, 1742.49, now, end) is not None
+    assert breach_instant(512.50, 0.0, 600.0, now, end) is None  # burning nothing
+    assert breach_instant(600.0, 2.50, 600.0, now, end) is None  # at the limit already

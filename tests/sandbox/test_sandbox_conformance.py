@@ -36,6 +36,7 @@ from ccanalytics.sandbox import (
     Sandbox,
     SandboxApp,
     SimulatedClock,
+    SpendJump,
 )
 
 DATA = Path(__file__).parents[1] / "data"
@@ -497,4 +498,15 @@ def test_the_forgotten_pod_conforms() -> None:
     with Sandbox(app) as sb, httpx.Client(base_url=sb.url) as http:
         found = send(http, "GET", "/v2/clusters/cl-research-dev/pods", "full", clock)
     assert found.status == 200 and len(json.loads(found.body)["pods"]) == 7
+    assert_conforms([found])
+
+
+def test_a_spend_jumps_pods_conform() -> None:
+    clock = SimulatedClock()
+    jump = SpendJump(clock.start + timedelta(minutes=30), hours=2)
+    app = SandboxApp(clock=clock, spend_jumps=[jump])
+    clock.advance(timedelta(hours=1))
+    with Sandbox(app) as sb, httpx.Client(base_url=sb.url) as http:
+        found = send(http, "GET", "/v2/clusters/cl-infer-prod/pods", "full", clock)
+    assert found.status == 200 and len(json.loads(found.body)["pods"]) == 15
     assert_conforms([found])

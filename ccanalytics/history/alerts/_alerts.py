@@ -17,6 +17,15 @@ The rules, each written here once:
   retried by the next run. On a read-only store nothing is ever posted twice.
 - **A total deadline** bounds each POST (:data:`POST_DEADLINE` seconds), whatever the
   receiver does (a byte a second included).
+- **Budgets warn before they breach.** An alert with tiers (a budget of a rule with
+  ``warn_at``) also sends one message per tier and period, escalating: a warning at
+  each ``warn_at`` share of the limit it passes, the breach message at the limit, and
+  never a lower tier after a higher one in the same period (a jump past two tiers sends
+  the higher only). A new period starts again: the tiers, and the breach message, are
+  sent afresh. Breached to fine is still one "fine again" message. The state keeps the
+  highest tier announced and its period (``warned``, ``warned_period``) beside the
+  alert's state; a state file written before tiers reads as announced up to the state
+  it holds (a breach it holds is not sent again).
 - **Snoozes** silence one rule until a time, with who and why if given; a snoozed
   breach is still judged and printed, marked snoozed, but posts nothing until the snooze
   ends (then, if still breached, the change is sent).
@@ -92,6 +101,10 @@ class Alert:
     text: str
     url: str | None = field(default=None, repr=False)  #: secret: never stored or shown
     rule: str | None = None  #: the policy rule, for snoozes
+    #: A budget with tiers: the tier reached now (1.0 breached, a warn_at share, or 0.0);
+    #: None: no tiers, the edge-triggered rule alone.
+    tier: float | None = None
+    period: str | None = None  #: with ``tier``: the period it is judged in (its start)
 
 
 @dataclass
@@ -207,7 +220,11 @@ def _due(
         new = "breached" if alert.breached else "fine"
         entry = state.alerts.get(alert.key, {"state": "fine", "notified": True})
         if entry["state"] != new:
-            entry = {"state": new, "since": now.isoformat(), "notified": False}
+            kept: dict[str, Any] = {k: entry[k] for k in ("warned", "warned_period") if k in entry}
+            entry = {"state": new, "since": now.isoformat(), "notified": False, **kept}
+            state.alerts[alert.key] = entry
+        if alert.tier is not None:
+            _escalate(entry, alert)
             state.alerts[alert.key] = entry
         if entry.get("notified", True):
             continue
@@ -216,6 +233,20 @@ def _due(
             continue
         due.append(alert)
     return due
+
+
+def _escalate(entry: dict[str, Any], alert: Alert) -> None:
+    """A tier above the highest announced in this period owes a message (a new period
+    announced nothing yet); a lower one is kept quiet."""
+    level = 1.0 if alert.breached else float(alert.tier or 0.0)
+    if "warned_period" not in entry and entry.get("notified", True):
+        # A state from before tiers: a breach it holds was announced, this period.
+        entry["warned_period"] = alert.period
+        entry["warned"] = 1.0 if entry["state"] == "breached" else 0.0
+    same_period = entry.get("warned_period") == alert.period
+    announced = float(entry.get("warned", 0.0)) if same_period else 0.0
+    if level > announced:
+        entry.update(warned=level, warned_period=alert.period, notified=False)
 
 
 def webhook_problem(url: str) -> str | None:
@@ -321,6 +352,10 @@ def _parse(data: Any) -> AlertState:
         if entry.get("state") not in _STATES:
             raise ValueError(f"alert {key!r} has no state fine or breached")
         entry["notified"] = bool(entry.get("notified", True))
+        if not isinstance(entry.get("warned", 0.0), int | float) or not isinstance(
+            entry.get("warned_period", ""), str | None
+        ):
+            raise TypeError(f"alert {key!r} has a tier that is not a number and a period")
     snoozes = {
         str(rule): _snooze(str(rule), _mapping(entry, f"snooze {rule!r}"))
         for rule, entry in _mapping(data.get("snoozes", {}), "snoozes").items()

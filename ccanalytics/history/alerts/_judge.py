@@ -4,7 +4,11 @@
 (spend and projections from :meth:`History.spend`; idle cost, idle share and stragglers
 over each rule's window; the waste classes from :meth:`History.waste`), so ``check``, the report and a notebook agree to the cent.
 Each :class:`Judgement` carries one plain sentence naming the cluster, the figure, the
-threshold, the span, and the three pods that cost most while idle in that span.
+threshold, the span, and the three pods that cost most while idle in that span; a budget
+projected over its limit adds the day the spend reaches it
+(:func:`~ccanalytics.history.queries._spend.breach_instant`, the projection's own line),
+and a budget of a rule with ``warn_at`` its tier: the highest share of the limit reached.
+``max_spend_anomaly_z`` is judged by :meth:`History.spend_anomalies`.
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ccanalytics.history.alerts._alerts import Alert, Snooze
 from ccanalytics.history.alerts._policy import Policy, Rule, Threshold
+from ccanalytics.history.queries._spend import breach_instant
 from ccanalytics.measures import Params, by_policy_key, format_share
+from ccanalytics.measures.rules import SPEND_MIN_BASELINE_WEEKS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,6 +50,19 @@ class Judgement:
     start: Any  #: pandas.Timestamp: the span judged, [start, end)
     end: Any
     sentence: str  #: one plain sentence, Slack-compatible text
+    #: 1.0 breached; else the highest of its rule's ``warn_at`` shares the figure reached
+    #: (a budget's: of the spend so far or of the projection), else 0.0
+    tier: float = 0.0
+    #: pandas.Timestamp: when the spend reaches a budget's limit, for a projection over
+    #: it (None otherwise, and for every other figure)
+    breach_at: Any = None
+    #: the rule warns of this budget (``warn_at``): its alert escalates through the tiers
+    tiered: bool = False
+
+    @property
+    def budget_tier(self) -> float:
+        """:attr:`tier`, by the registry's name (the textfile's budget_tier_ratio)."""
+        return self.tier
 
     @property
     def key(self) -> str:
@@ -87,8 +106,13 @@ class PolicyReport:
         for j in self.judgements:
             rule = policy.rule(j.threshold.rule)
             prefix = "ccanalytics check: " if j.breached else "ccanalytics check: fine again. "
+            if j.tiered and not j.breached and j.tier > 0:
+                prefix = f"ccanalytics check: warning, past {format_share(j.tier)} of a budget. "
             url = rule.webhook() or default_url
-            found.append(Alert(j.key, j.breached, prefix + j.sentence, url, rule.name))
+            tier, period = (j.tier, f"{j.start:%Y-%m-%d}") if j.tiered else (None, None)
+            found.append(
+                Alert(j.key, j.breached, prefix + j.sentence, url, rule.name, tier, period)
+            )
         return found
 
 
@@ -114,14 +138,20 @@ def _matches(rule: Rule, cluster_id: str) -> bool:
 
 
 def _judge(rule: Rule, threshold: Threshold, cluster_id: str, answers: _Answers) -> Judgement:
+    if by_policy_key(threshold.figure).kind == "anomaly":
+        return answers.anomaly(rule, threshold, cluster_id)
+    breach_at = None
     if threshold.period is not None:
         value, start, end, span = answers.spend_figure(threshold, cluster_id)
+        breach_at = answers.breach_at(threshold, cluster_id)
     else:
         value, start, end = answers.window_figure(
             threshold.figure, rule.window, cluster_id, rule.params
         )
         span = f"in the last {_duration(rule.window)}"
     breached = value > threshold.limit
+    tiered = bool(rule.warn_at) and threshold.period is not None
+    tier = _tier(value, threshold.limit, rule.warn_at if tiered else ())
     sentence = _sentence(
         rule,
         threshold,
@@ -129,19 +159,43 @@ def _judge(rule: Rule, threshold: Threshold, cluster_id: str, answers: _Answers)
         value,
         span,
         answers.top_idle(start, end, cluster_id, rule.params),
+        tier,
     )
-    return Judgement(threshold, cluster_id, value, breached, start, end, sentence)
+    if breach_at is not None:
+        sentence += f" {_breach_words(threshold, cluster_id, breach_at)}"
+    return Judgement(
+        threshold, cluster_id, value, breached, start, end, sentence, tier, breach_at, tiered
+    )
+
+
+def _tier(value: float, limit: float, warn_at: tuple[float, ...]) -> float:
+    """1.0 over the limit; else the highest ``warn_at`` share the value is at or past."""
+    if value > limit:
+        return 1.0
+    return max((share for share in warn_at if value >= share * limit), default=0.0)
 
 
 def _sentence(
-    rule: Rule, threshold: Threshold, cluster_id: str, value: float, span: str, top: str
+    rule: Rule,
+    threshold: Threshold,
+    cluster_id: str,
+    value: float,
+    span: str,
+    top: str,
+    tier: float = 0.0,
 ) -> str:
     figure, limit = _words(threshold, value)
-    state = "over" if value > threshold.limit else "within"
+    state = "over the limit" if value > threshold.limit else "within the limit"
+    if 0 < tier < 1:
+        state = f"past {format_share(tier)} of the limit"
     tail = f"; costliest idle pods: {top}" if top else ""
-    return (
-        f"{cluster_id}: {figure} {span}, {state} the limit of {limit} (rule {rule.name!r}){tail}."
-    )
+    return f"{cluster_id}: {figure} {span}, {state} of {limit} (rule {rule.name!r}){tail}."
+
+
+def _breach_words(threshold: Threshold, cluster_id: str, breach_at: Any) -> str:
+    """``cl-x reaches its 4,000 USD month on 2026-11-17.``: the UTC day of the crossing."""
+    limit = f"{threshold.limit:,.2f}".removesuffix(".00")
+    return f"{cluster_id} reaches its {limit} USD {threshold.period} on {breach_at:%Y-%m-%d}."
 
 
 def _words(threshold: Threshold, value: float) -> tuple[str, str]:
@@ -203,6 +257,58 @@ class _Answers:
             f"spent since {since}, then {float(row['burn_rate']):,.2f} USD/h to its end)"
         )
         return float(row["projected"]), row["period_start"], self.now, span
+
+    def breach_at(self, threshold: Threshold, cluster_id: str) -> Any:
+        """When this cluster's spend reaches the budget's limit at its burn rate (or None)."""
+        rows = self.spend[
+            (self.spend["cluster_id"] == cluster_id) & (self.spend["period"] == threshold.period)
+        ]
+        row = rows.iloc[0]
+        return breach_instant(
+            float(row["spent"]),
+            float(row["burn_rate"]),
+            threshold.limit,
+            row["now"],
+            row["period_end"],
+        )
+
+    def anomaly(self, rule: Rule, threshold: Threshold, cluster_id: str) -> Judgement:
+        """The spend anomaly of ``cluster_id``'s latest complete hour, at the rule's z."""
+        import pandas as pd
+
+        found = self._once(
+            ("anomalies", threshold.limit),
+            lambda: self.history.spend_anomalies(self.now, z=threshold.limit),
+        )
+        hit = found[found["cluster_id"] == cluster_id]
+        start = pd.Timestamp(self.now).floor("h") - pd.Timedelta(hours=1)
+        end = start + pd.Timedelta(hours=1)
+        hour = f"{start:%A %H:%M}"
+        where = f"(rule {rule.name!r})"
+        if not len(hit):
+            sentence = (
+                f"{cluster_id}: nothing observed in the hour from {start:%Y-%m-%d %H:%M} UTC, "
+                f"no spend anomaly judged {where}."
+            )
+            return Judgement(threshold, cluster_id, float("nan"), False, start, end, sentence)
+        row = hit.iloc[0]
+        if pd.isna(row["robust_z"]):
+            sentence = (
+                f"{cluster_id}: no spend anomaly judged for {hour} UTC: {int(row['weeks'])} "
+                f"week(s) of baseline, {SPEND_MIN_BASELINE_WEEKS} needed {where}."
+            )
+            return Judgement(threshold, cluster_id, float("nan"), False, start, end, sentence)
+        z, usual, spend = float(row["robust_z"]), float(row["usual"]), float(row["spend"])
+        unusual = bool(row["unusual"])
+        how = f"{float(row['ratio']):.1f}x its usual" if usual > 0 else "in its usually idle"
+        state = "over" if unusual else "within"
+        sentence = (
+            f"{cluster_id} spent {how} {hour} UTC ({spend:,.2f} USD/h in the hour from "
+            f"{start:%Y-%m-%d %H:%M}; usually {usual:,.2f}, the median of {int(row['weeks'])} "
+            f"weeks; robust z {z:.1f}), {state} the limit of z {threshold.limit:g} {where}."
+        )
+        tier = 1.0 if unusual else 0.0
+        return Judgement(threshold, cluster_id, z, unusual, start, end, sentence, tier)
 
     def window_figure(
         self, figure: str, window: timedelta, cluster_id: str, params: Params

@@ -18,6 +18,8 @@ A policy is TOML, read with the standard library's :mod:`tomllib`::
     max_idle_cost = 25                  # USD on idle GPUs over the window
     max_stragglers = 0                  # ranks flagged in at least chronic_share of the snapshots
     max_idle_cost_share = 0.25          # idle cost / total cost over the window, 0 to 1
+    warn_at = [0.5, 0.8]                # budgets warn at these shares of their limits first
+    max_spend_anomaly_z = 3.5           # the latest hour's spend against the same hour of past weeks
     notify = "https://hooks.example.com/T000/B000/XXXX"   # ...or a URL (kept out of output)
 
 The keys are the registry's (:data:`ccanalytics.measures.MEASURES`: each measure with a
@@ -26,7 +28,13 @@ with a DeprecationWarning. Every threshold is judged per cluster the rule matche
 figure and period, one :class:`Judgement` per threshold and cluster. A malformed policy
 (a TOML error, an unknown key, a negative or non-numeric threshold, a bad window, an
 unset ``notify_env`` variable) raises :class:`~ccanalytics.errors.PolicyError` naming the
-file, the line and the key, before anything is judged. The webhook URL is a secret: no
+file, the line and the key, before anything is judged.
+
+``warn_at`` (shares of the limit, each in (0, 1), increasing) makes each budget of the
+rule (``max_spend``: of the spend so far; ``max_projected_spend``: of the projection)
+warn before it breaches: one message per tier and period, escalating (see
+:mod:`ccanalytics.history.alerts._alerts`). A rule with ``warn_at`` and no budget is a
+PolicyError: there would be nothing to warn of. The webhook URL is a secret: no
 message, repr or state built here holds it.
 """
 
@@ -39,6 +47,7 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from itertools import pairwise
 from os import PathLike
 from pathlib import Path
 from typing import Any, Final
@@ -61,7 +70,17 @@ _ROUTES: Final = ("notify", "notify_env")
 #: The rules' thresholds a rule (or [defaults]) may set: key -> Params field (each field,
 #: ``z`` spelled as the straggler's).
 _PARAMS: Final = {("straggler_z" if name == "z" else name): name for name in Params.names()}
-_RULE_KEYS: Final = ("name", "clusters", "window", *_ROUTES, *_PARAMS, *FIGURES, *_OLD_KEYS)
+_WARN_AT: Final = "warn_at"
+_RULE_KEYS: Final = (
+    "name",
+    "clusters",
+    "window",
+    _WARN_AT,
+    *_ROUTES,
+    *_PARAMS,
+    *FIGURES,
+    *_OLD_KEYS,
+)
 _DEFAULT_KEYS: Final = ("window", *_ROUTES, *_PARAMS)
 DEFAULT_WINDOW: Final = timedelta(hours=1)
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -94,6 +113,8 @@ class Rule:
     notify: _Route | None = field(default=None, repr=False)
     #: The rules' thresholds every figure of this rule is judged at.
     params: Params = field(default_factory=Params)
+    #: Shares of each budget's limit (increasing, each in (0, 1)) that warn first.
+    warn_at: tuple[float, ...] = ()
 
     def webhook(self) -> str | None:
         """The URL alerts of this rule are POSTed to (read now; ``None``: print only)."""
@@ -182,7 +203,37 @@ def _rule(table: Any, number: int, defaults: Mapping[str, Any], where: _Locator)
     params = _params(
         {**_only(defaults, tuple(_PARAMS)), **_only(table, tuple(_PARAMS))}, where, number
     )
-    return Rule(name, clusters, window, thresholds, route, params)
+    warn_at = _warn_at(table.get(_WARN_AT), thresholds, where, number)
+    return Rule(name, clusters, window, thresholds, route, params, warn_at)
+
+
+def _warn_at(
+    value: Any, thresholds: Sequence[Threshold], where: _Locator, number: int
+) -> tuple[float, ...]:
+    """The warning tiers: shares of the limit in (0, 1), increasing; for a rule with a budget."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in value
+    ):
+        raise where.error(
+            number, "warn_at must be a list of shares of the limit, like [0.5, 0.8]", _WARN_AT
+        )
+    if not all(0 < v < 1 for v in value):
+        raise where.error(
+            number,
+            f"warn_at: each share must be between 0 and 1 (exclusive), not {value}",
+            _WARN_AT,
+        )
+    if any(later <= earlier for earlier, later in pairwise(value)):
+        raise where.error(number, f"warn_at must increase, not {value}", _WARN_AT)
+    if not any(t.period is not None for t in thresholds):
+        raise where.error(
+            number,
+            f"warn_at warns of budgets: the rule sets none ({', '.join(_PERIODIC)})",
+            _WARN_AT,
+        )
+    return tuple(float(v) for v in value)
 
 
 def _params(values: Mapping[str, Any], where: _Locator, number: int) -> Params:

@@ -16,14 +16,24 @@ metric                                    type     labels
 ``ccanalytics_idle_cost_share_ratio``     gauge    cluster, window
 ``ccanalytics_stragglers``                gauge    cluster, window
 ``ccanalytics_<waste class>_usd``         gauge    cluster, window (``idle_gpus_cost_usd``, ...)
+``ccanalytics_spend_anomaly_z``           gauge    cluster, window (1h): when judged
+``ccanalytics_budget_tier_ratio``         gauge    rule, figure, period, cluster: 0, a
+                                                   warn_at share, or 1 (breached)
+``ccanalytics_projected_breach_*``        gauge    rule, figure, period, cluster: when the
+                                                   spend reaches the limit (see below)
 ``ccanalytics_threshold``                 gauge    rule, figure, period, cluster: the limit
 ``ccanalytics_breached``                  gauge    rule, figure, period, cluster: 1 or 0
 ``ccanalytics_snoozed``                   gauge    rule, figure, period, cluster: 1 or 0
 ``ccanalytics_newest_snapshot_seconds``   gauge    (none): when the newest snapshot was taken
 ========================================  =======  ==========================================
 
+``ccanalytics_projected_breach_timestamp_seconds`` is the Unix time at which the spend
+reaches a budget's limit at the current burn rate, for a projection over it.
+
 The figures' metrics are the registry's (each :data:`ccanalytics.measures.MEASURES`
-entry with a policy key names its metric): a new measure brings its metric.
+entry with a policy key names its metric, and each ``"judgement"`` measure its metric
+per rule): a new measure brings its metric. A figure not judged (a spend anomaly without
+enough baseline) writes no sample.
 ``ccanalytics_idle_share_ratio``, the old name of ``ccanalytics_idle_cost_share_ratio``,
 is written beside it for one release so that dashboards can move.
 No webhook URL or other secret is ever a label.
@@ -52,6 +62,8 @@ _FIGURE_METRICS = {
     for m in MEASURES
     if m.policy_key and m.metric
 }
+#: The registry's figures of each judgement (its tier, its breach date), per rule.
+_JUDGEMENT_METRICS = tuple(m for m in MEASURES if m.kind == "judgement" and m.metric)
 #: Old metric names still written, beside the new, for one release: old -> policy key.
 _OLD_METRICS = {"idle_share_ratio": "max_idle_cost_share"}
 
@@ -95,6 +107,16 @@ class _Collector:
         judgements = self.report.judgements
         yield from self._figures(judgements, CounterMetricFamily, GaugeMetricFamily)
         rule_labels = ["rule", "figure", "period", "cluster"]
+        for measure in _JUDGEMENT_METRICS:
+            assert measure.metric is not None
+            family = GaugeMetricFamily(
+                f"ccanalytics_{measure.metric.name}", measure.metric.help, labels=rule_labels
+            )
+            for j in judgements:
+                value = _sample(getattr(j, measure.name))
+                if value is not None:
+                    family.add_metric(_rule_labels(j), value)
+            yield family
         for name, doc, value_of in (
             (
                 "threshold",
@@ -138,11 +160,20 @@ class _Collector:
                 if j.threshold.figure != figure:
                     continue
                 span = j.threshold.period or format_duration((j.end - j.start).total_seconds())
-                if (j.cluster_id, span) in seen:  # two rules judging one figure: one sample
+                if (j.cluster_id, span) in seen or j.value != j.value:  # one sample; NaN: none
                     continue
                 seen.add((j.cluster_id, span))
                 family.add_metric([j.cluster_id, span], j.value)
             yield family
+
+
+def _sample(value: Any) -> float | None:
+    """A judgement's figure as a sample: an instant as Unix seconds; None: no sample."""
+    if value is None:
+        return None
+    if hasattr(value, "timestamp"):
+        return float(value.timestamp())
+    return float(value)
 
 
 def _rule_labels(j: Judgement) -> list[str]:

@@ -35,7 +35,7 @@ import time
 import uuid
 import weakref
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
+from datetime import datetime, timedelta
 from itertools import pairwise
 from os import PathLike
 from pathlib import Path, PurePath
@@ -62,7 +62,7 @@ from ccanalytics.history.store._vetted import Verdict, VetCache
 from ccanalytics.measures import Params, renamed
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Mapping
 
     import pandas as pd
     import pyarrow as pa  # type: ignore[import-untyped]
@@ -823,6 +823,7 @@ class History:
         *,
         by: Literal["cluster"] | None = "cluster",
         max_gap: DurationLike | None = None,
+        limit: float | Mapping[str, float] | None = None,
     ) -> pd.DataFrame:
         """Spend so far in the current UTC day, ISO week and month, and its projection.
 
@@ -835,6 +836,9 @@ class History:
             ``"cluster"``: one row per cluster and period; ``None``: one row per period.
         max_gap
             As for :meth:`idle_cost`.
+        limit
+            A budget in USD, for every period or per period (``{"month": 4000}``):
+            ``breach_at`` says when the projection reaches it (NULL without one).
 
         Returns
         -------
@@ -843,7 +847,9 @@ class History:
             columns of :data:`ccanalytics.history.SPEND_COLUMNS`: ``spent`` is Σ cost·Δt
             from the period's start to now over observed time only, ``burn_rate`` the
             USD/h of each cluster's latest snapshot, and ``projected`` = ``spent`` +
-            ``burn_rate`` × ``hours_left``. Empty when the store holds no snapshot.
+            ``burn_rate`` × ``hours_left``, and ``breach_at`` the UTC instant that line
+            reaches ``limit`` (when ``spent < limit < projected``; else NULL). Empty
+            when the store holds no snapshot.
         """
         from ccanalytics.history.queries import _spend
         from ccanalytics.history.queries._window import _timestamp, as_duration
@@ -853,7 +859,42 @@ class History:
         if max_gap is not None and gap is None:
             raise ValueError(f"max_gap={max_gap!r} is not a duration like 90min, 24h or 1h30m")
         self.refresh()
-        return _spend.spend(self, instant, by=by, max_gap=gap)
+        return _spend.spend(self, instant, by=by, max_gap=gap, limit=limit)
+
+    def spend_anomalies(
+        self,
+        at: str | datetime | pd.Timestamp | None = None,
+        *,
+        weeks: int | None = None,
+        z: float | None = None,
+    ) -> pd.DataFrame:
+        """Each cluster's latest complete hour of spend against the same hour of past weeks.
+
+        ``at``: judge as of that instant (default: the store's newest snapshot). The
+        baseline is the same hour of the week 1 to ``weeks`` weeks back (default 4),
+        judged by the robust z (median and MAD, the straggler rule's statistics); an
+        hour is ``unusual`` when its z is above ``z`` (default 3.5) and it spent at least
+        1.5 times its usual. Fewer than 3 baseline weeks observed: no z, never unusual.
+        Columns: :data:`ccanalytics.history.SPEND_ANOMALY_COLUMNS`;
+        the rule is :mod:`ccanalytics.history.queries._anomalies`'. Empty for an empty store.
+        """
+        from ccanalytics.history.queries import _anomalies
+        from ccanalytics.history.queries._window import _timestamp
+        from ccanalytics.measures.rules import SPEND_ANOMALY_Z, SPEND_BASELINE_WEEKS
+
+        instant = None if at is None else _timestamp(at, "at")
+
+        def run() -> pd.DataFrame:
+            self.refresh()
+            now = resolve_window(self._con, timedelta(0), None)[0] if instant is None else instant
+            return _anomalies.spend_anomalies(
+                self._con,
+                now,
+                weeks=SPEND_BASELINE_WEEKS if weeks is None else weeks,
+                z=SPEND_ANOMALY_Z if z is None else float(z),
+            )
+
+        return self._retrying(run)
 
     def window_bounds(
         self, since: TimeLike = None, until: TimeLike = None

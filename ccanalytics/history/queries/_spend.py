@@ -10,7 +10,12 @@ The method, stated once (the column docs of :data:`SPEND_COLUMNS` say it too):
 - **burn rate** is the USD per hour of each cluster's newest listing that answered at or
   before now (the sum of its pods' ``cost``; each pod once): an empty listing burns 0,
   a failed one is unobserved and leaves the rate of the listing before it;
-- **projected** is spent + burn rate × the hours left until the period ends.
+- **projected** is spent + burn rate × the hours left until the period ends;
+- **breach_at**, given a limit, is the instant that same line, spent + burn rate × the
+  hours from now, reaches it: ``now + (limit − spent) / burn rate``, when spent is still
+  under the limit and the projection is over it (:func:`breach_instant`, which the
+  alerts' sentences call too); NULL otherwise (no limit, a burn rate that never gets
+  there this period, or a spend already over it, which the spend itself says).
 
 A cluster that appears mid-period has spent only from its first snapshot; one whose
 collection stopped keeps the burn rate of its last answered listing (its spend stops
@@ -28,7 +33,7 @@ if TYPE_CHECKING:
 
     from ccanalytics.history.queries._window import DurationLike, TimeLike
 
-__all__ = ["PERIODS", "SPEND_COLUMNS", "Ledger", "period_bounds", "spend"]
+__all__ = ["PERIODS", "SPEND_COLUMNS", "Ledger", "breach_instant", "period_bounds", "spend"]
 
 Period = Literal["day", "week", "month"]
 
@@ -48,7 +53,12 @@ SPEND_COLUMNS: Final[Mapping[str, str]] = {
     "burn_rate": "USD per hour of the newest answered listing at or before now (empty: 0)",
     "hours_left": "hours from now to period_end",
     "projected": "USD by period_end: spent + burn_rate × hours_left",
+    "breach_at": "UTC instant the projection reaches limit= (now + (limit − spent) / "
+    "burn_rate), when spent < limit < projected; NULL otherwise, and without a limit",
 }
+
+#: A limit for :func:`spend`'s ``breach_at``: USD for every period, or per period.
+Limit = float | Mapping[str, float] | None
 
 
 class Ledger(Protocol):
@@ -95,6 +105,7 @@ def spend(
     *,
     by: Literal["cluster"] | None = "cluster",
     max_gap: pd.Timedelta | None = None,
+    limit: Limit = None,
 ) -> pd.DataFrame:
     """Spent so far and projected per period (and cluster): see the module's method."""
     import pandas as pd
@@ -107,7 +118,46 @@ def spend(
     rows = pd.concat(parts, ignore_index=True)
     if by is None:
         rows = _totals(rows)
+    rows["breach_at"] = _breach_column(rows, limit)
     return rows[[c for c in SPEND_COLUMNS if c in rows.columns]].reset_index(drop=True)
+
+
+def breach_instant(
+    spent: float, burn_rate: float, limit: float, now: pd.Timestamp, period_end: pd.Timestamp
+) -> pd.Timestamp | None:
+    """When spent + burn_rate × the hours from ``now`` reaches ``limit`` (the projection's
+    own line), if that is before ``period_end`` and the spend is still under the limit.
+
+    Before ``period_end`` exactly when ``projected > limit``: the instant a projection
+    over the limit says it is crossed. None otherwise.
+    """
+    import pandas as pd
+
+    if not spent < limit or not burn_rate > 0:
+        return None
+    crossing = now + pd.Timedelta(hours=(limit - spent) / burn_rate)
+    return crossing if crossing < period_end else None
+
+
+def _breach_column(rows: pd.DataFrame, limit: Limit) -> pd.Series:
+    """``breach_at`` of each row against ``limit`` (one for every period, or per period)."""
+    import pandas as pd
+
+    def limit_of(period: str) -> float | None:
+        if limit is None or isinstance(limit, int | float):
+            return None if limit is None else float(limit)
+        return float(limit[period]) if period in limit else None
+
+    instants: list[Any] = []
+    for row in rows.to_dict("records"):  # Any values: a few rows, one per period
+        cap = limit_of(str(row["period"]))
+        crossing = None
+        if cap is not None:
+            crossing = breach_instant(
+                float(row["spent"]), float(row["burn_rate"]), cap, row["now"], row["period_end"]
+            )
+        instants.append(pd.NaT if crossing is None else crossing)
+    return pd.Series(instants, index=rows.index, dtype="datetime64[ns, UTC]")
 
 
 def _newest_snapshot(history: Ledger, at: pd.Timestamp | None) -> pd.Timestamp | None:
@@ -205,6 +255,7 @@ def _empty(by: Literal["cluster"] | None) -> pd.DataFrame:
         "period_start": "datetime64[ns, UTC]",
         "period_end": "datetime64[ns, UTC]",
         "now": "datetime64[ns, UTC]",
+        "breach_at": "datetime64[ns, UTC]",
     }
     columns = [c for c in SPEND_COLUMNS if by is not None or c != "cluster_id"]
     return pd.DataFrame({c: pd.Series(dtype=dtypes.get(c, "Float64")) for c in columns})
