@@ -36,6 +36,7 @@ from .errors import (
     CheckOutputError as CheckOutputError,
     ClockSkewWarning as ClockSkewWarning,
     ConfigurationError as ConfigurationError,
+    ExportOutputError as ExportOutputError,
     FleetLoadError as FleetLoadError,
     InsecureTransportWarning as InsecureTransportWarning,
     InvalidSshKeysError as InvalidSshKeysError,
@@ -53,6 +54,7 @@ from .errors import (
     ScheduleError as ScheduleError,
     ServerError as ServerError,
     StoreError as StoreError,
+    TeamsError as TeamsError,
     UnprocessableEntityError as UnprocessableEntityError,
 )
 from .frames import (

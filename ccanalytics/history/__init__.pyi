@@ -46,10 +46,21 @@ from .collector._schedule import (
 from .queries._history import (
     History as History,
 )
+from .queries._showback import (
+    SHOWBACK_COLUMNS as SHOWBACK_COLUMNS,
+    WASTE_CLASSES as WASTE_CLASSES,
+)
 from .queries._spend import (
     PERIODS as PERIODS,
     SPEND_COLUMNS as SPEND_COLUMNS,
     period_bounds as period_bounds,
+)
+from .queries._teams import (
+    UNALLOCATED as UNALLOCATED,
+    TeamRule as TeamRule,
+    Teams as Teams,
+    load_teams as load_teams,
+    parse_teams as parse_teams,
 )
 from .queries._window import (
     resolve_window as resolve_window,

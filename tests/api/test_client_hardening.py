@@ -502,6 +502,8 @@ def _instances() -> dict[type[BaseException], BaseException]:
         e.InsecureTransportWarning: e.InsecureTransportWarning("http:// to api.example.com"),
         e.CheckOutputError: e.CheckOutputError("cannot write x.prom", path=Path("x.prom")),
         e.ClockSkewWarning: e.ClockSkewWarning("the service's clock reads 2099-06-01"),
+        e.TeamsError: e.TeamsError("t.toml, line 2: bad", path=Path("t.toml"), line=2, key="pods"),
+        e.ExportOutputError: e.ExportOutputError("out.csv exists", path=Path("out.csv")),
     }
 
 

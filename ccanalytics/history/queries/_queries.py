@@ -34,7 +34,19 @@ from ccanalytics.history.queries._accounting import (
 from ccanalytics.history.store._schema import OK
 from ccanalytics.measures import MEASURES, Params
 
-__all__ = ["IDLE_COST_COLUMNS", "coverage", "idle_cost", "pod_lifetimes", "utilization"]
+__all__ = [
+    "IDLE_COST_COLUMNS",
+    "UTIL_WEIGHT",
+    "coverage",
+    "idle_cost",
+    "pod_lifetimes",
+    "pod_rows_cte",
+    "utilization",
+]
+
+#: The weight of a pod row in a mean of ``gpu_util_mean`` over time: its GPUs reporting
+#: (all of them when the count is unknown), times the span it stands for.
+UTIL_WEIGHT = "coalesce(gpus_reporting, gpu_count)"
 
 #: The registry's sums over pod rows (each the time integral Σ row·Δt over a window)...
 _SUMMED = tuple(m for m in MEASURES if m.kind == "sum")
@@ -224,7 +236,7 @@ _SUMMED_SQL = {
 }
 
 
-def _pod_rows_cte() -> str:
+def pod_rows_cte() -> str:
     """CTEs down to ``pod_rows``: every pod row in the window with its snapshot's span."""
     return f"""WITH
     {snapshot_instants()},
@@ -251,7 +263,7 @@ def _pod_sums(h: int) -> str:
 
 def _pod_sql() -> str:
     h = US_PER_HOUR
-    return f"""{_pod_rows_cte()}
+    return f"""{pod_rows_cte()}
     SELECT cluster_id, pod_id, arg_max(name, t) AS name, arg_max(rank, t) AS rank,
            sum(covered_us) AS observed_us,
            {_pod_sums(h)},
@@ -372,12 +384,12 @@ def utilization(
 
 def _utilization_sql(by: str, width: int) -> str:
     key = {"cluster": "cluster_id", "rank": "cluster_id, rank", "pod": "cluster_id, pod_id"}[by]
-    weight = "coalesce(gpus_reporting, gpu_count)"
+    weight = UTIL_WEIGHT
     # A cluster's observed time comes from its snapshots, a rank's or pod's from its rows.
     observed_from = "(SELECT * FROM timed WHERE in_window)" if by == "cluster" else "pod_rows"
     extra = ", arg_max(rank, t) AS rank" if by == "pod" else ""
     key_filter = " WHERE rank IS NOT NULL" if by == "rank" else ""
-    return f"""{_pod_rows_cte()},
+    return f"""{pod_rows_cte()},
     buckets AS (SELECT unnest(range($start_us // {width}, ($end_us - 1) // {width} + 1)) AS k),
     seen AS (SELECT {key}{extra} FROM pod_rows{key_filter} GROUP BY {key}),
     observed AS (
