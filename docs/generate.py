@@ -36,14 +36,23 @@ def cli_page() -> str:
         f"{_clean(parser.description)}\n\n",
         _text_block(parser.epilog),
     ]
+    parts += _command_sections(parser, "ccanalytics")
+    return "".join(parts).rstrip() + "\n"
+
+
+def _command_sections(parser: argparse.ArgumentParser, prefix: str) -> list[str]:
+    """A section per command, and one per subcommand of a command that has them
+    (``ccanalytics export showback``)."""
+    parts: list[str] = []
     summaries = _summaries(parser)
     for name, sub in _subcommands(parser).items():
-        parts.append(f"## `ccanalytics {name}`\n\n")
+        parts.append(f"## `{prefix} {name}`\n\n")
         summary = sub.description or summaries.get(name)
         parts.append(f"{_clean(summary)}\n\n" if summary else "")
         parts.append(_arguments_table(sub))
         parts.append(_text_block(sub.epilog))
-    return "".join(parts).rstrip() + "\n"
+        parts += _command_sections(sub, f"{prefix} {name}")
+    return parts
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> Mapping[str, argparse.ArgumentParser]:

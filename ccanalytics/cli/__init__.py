@@ -9,7 +9,8 @@ library errors into a one-line message on stderr with a non-zero exit status:
   wrong argument is one line on stderr, checked before anything runs;
 - 3: ``check`` found a threshold breached.
 
-One module per command (``_pods``, ``_report``, ``_collect``, ``_check``, ``_sandbox``;
+One module per command (``_pods``, ``_report``, ``_collect``, ``_check``, ``_sandbox``,
+``_export`` with its ``showback``;
 ``audit-keys`` in ``_audit_keys``), each with
 ``add_parser`` and ``run``;
 ``_common`` holds the shared options and exit codes. This is the top layer: it may
@@ -25,7 +26,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ccanalytics.cli import _audit_keys, _check, _collect, _pods, _report, _sandbox
+from ccanalytics.cli import _audit_keys, _check, _collect, _export, _pods, _report, _sandbox
 from ccanalytics.cli._common import EXIT_FAILURE, EXIT_USAGE, Formatter, Parser
 
 __all__ = ["build_parser", "main"]
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _audit_keys.add_parser(sub)
     _check.add_parser(sub)
+    _export.add_parser(sub)
     _sandbox.add_parser(sub)
     return parser
 
@@ -95,12 +97,11 @@ def _refuse_unknown_options(parser: argparse.ArgumentParser, words: list[str]) -
     "--output is required"), or list every leftover word; a new user needs the typo.
     Abbreviations argparse accepts (``--out``) are left to it.
     """
-    command = next((w for w in words if not w.startswith("-")), None)
-    sub = _subparser(parser, command) if command is not None else None
-    if command is None or sub is None:
+    sub, rest = _innermost(parser, words)
+    if sub is None:
         return
     options = [o for action in sub._actions for o in action.option_strings]
-    for word in words[words.index(command) + 1 :]:
+    for word in rest:
         if word == "--":
             return
         if not word.startswith("--"):
@@ -113,6 +114,20 @@ def _refuse_unknown_options(parser: argparse.ArgumentParser, words: list[str]) -
         bare = {option.lstrip("-"): option for option in options if option.startswith("--")}
         close = difflib.get_close_matches(name.lstrip("-"), bare, n=1, cutoff=0.6)
         sub.error(f"unknown option {name}" + (f"; did you mean {bare[close[0]]}?" if close else ""))
+
+
+def _innermost(
+    parser: argparse.ArgumentParser, words: list[str]
+) -> tuple[argparse.ArgumentParser | None, list[str]]:
+    """The (sub-)subcommand the words name (``export showback``), and the words after it."""
+    found: argparse.ArgumentParser | None = None
+    rest = words
+    while True:
+        command = next((w for w in rest if not w.startswith("-")), None)
+        inner = _subparser(found or parser, command) if command is not None else None
+        if inner is None:
+            return found, rest
+        found, rest = inner, rest[rest.index(str(command)) + 1 :]
 
 
 def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser | None:

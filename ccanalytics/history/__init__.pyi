@@ -43,6 +43,16 @@ from .collector._collector import (
 from .collector._schedule import (
     budget_refusal as budget_refusal,
 )
+from .export._export import (
+    EXPORT_FORMATS as EXPORT_FORMATS,
+    ExportResult as ExportResult,
+    export_showback as export_showback,
+    write_showback as write_showback,
+)
+from .export._focus import (
+    FOCUS_COLUMNS as FOCUS_COLUMNS,
+    to_focus as to_focus,
+)
 from .queries._history import (
     History as History,
 )
