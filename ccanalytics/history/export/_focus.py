@@ -33,7 +33,14 @@ from typing import Final
 
 import pandas as pd
 
-__all__ = ["COST_SOURCE", "FOCUS_COLUMNS", "FOCUS_VERSION", "PROVIDER", "to_focus"]
+__all__ = [
+    "APPLICABILITY_CRITERIA",
+    "COST_SOURCE",
+    "FOCUS_COLUMNS",
+    "FOCUS_VERSION",
+    "PROVIDER",
+    "to_focus",
+]
 
 #: The FOCUS version the columns follow.
 FOCUS_VERSION: Final = "1.2"
@@ -41,6 +48,15 @@ FOCUS_VERSION: Final = "1.2"
 PROVIDER: Final = "Cloud Compute"
 #: How the costs were made, on every row (``x_CostSource``; ``ChargeDescription`` too).
 COST_SOURCE: Final = "estimated from snapshots"
+
+#: FOCUS's applicability criteria this export meets (a validator checks the rules that
+#: depend on them): charges per provisioned resource (the pod) with a type, grouped in
+#: sub-accounts (the cluster).
+APPLICABILITY_CRITERIA: Final = (
+    "BILLING_BASED_ON_PROVISIONED_RESOURCES_SUPPORTED",
+    "RESOURCE_TYPE_ASSIGNMENT_SUPPORTED",
+    "SUB_ACCOUNT_SUPPORTED",
+)
 
 #: The columns of :func:`to_focus`, in order: name -> what it holds here.
 FOCUS_COLUMNS: Final[Mapping[str, str]] = {
