@@ -145,3 +145,11 @@ def test_the_library_call_returns_what_it_wrote(store: Path, tmp_path: Path) -> 
     assert (result.rows, result.cost, result.format) == (2, 5.0, "CSV")
     assert str(result.start) == "2026-11-02 00:00:00+00:00"
     assert str(result.end) == "2026-11-02 02:00:00+00:00"
+
+
+def test_a_window_without_rows_writes_the_header_only(store: Path, tmp_path: Path) -> None:
+    result = export_showback(store, tmp_path / "e.csv", since="2026-10-01", until="2026-10-02")
+    assert (result.rows, result.cost) == (0, 0.0)
+    assert (tmp_path / "e.csv").read_text(encoding="utf-8") == ",".join(FOCUS_COLUMNS) + "\n"
+    export_showback(store, tmp_path / "e.parquet", since="2026-10-01", until="2026-10-02")
+    assert list(pd.read_parquet(tmp_path / "e.parquet").columns) == list(FOCUS_COLUMNS)

@@ -255,6 +255,7 @@ def test_rows_from_the_day_start_sum_to_spend_so_far(
     assert (joined["cost"] - joined["spent"]).abs().max() < CENT
 
 
+@pytest.mark.slow
 def test_the_rows_are_not_rounded(simulated_day: SimulatedDay) -> None:
     with History(simulated_day.store) as h:
         rows = h.showback("3h")
