@@ -7,6 +7,7 @@ the store's other answers (idle_cost per cluster, pod, day; spend) to the cent.
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 import pandas as pd
@@ -207,16 +208,27 @@ MINUTES = 24 * 60
     start=st.integers(0, MINUTES - 1),
     length=st.integers(1, MINUTES),
     by=st.sampled_from(["hour", "day"]),
-    grouping=st.sampled_from(["cluster", "pod", "day", None]),
+    grouping=st.sampled_from(["cluster", "pod", "day", "random", None]),
+    groups=st.integers(2, 7),
+    salt=st.integers(0, 2**16),
 )
 def test_any_grouping_sums_to_idle_cost_to_the_cent(
-    simulated_day: SimulatedDay, start: int, length: int, by: str, grouping: str | None
+    simulated_day: SimulatedDay,
+    start: int,
+    length: int,
+    by: str,
+    grouping: str | None,
+    groups: int,
+    salt: int,
 ) -> None:
+    """Per cluster, pod, UTC day, in all, and over a random grouping of the pods (each
+    pod in one of ``groups`` groups, drawn by a hash): the rows sum to idle_cost's."""
     since = pd.Timestamp(START) + pd.Timedelta(minutes=start)
     until = min(since + pd.Timedelta(minutes=length), pd.Timestamp(START) + pd.Timedelta(days=1))
     with History(simulated_day.store) as h:
         rows = h.showback(since, until, by=by)  # type: ignore[arg-type]
-        answer = h.idle_cost(since, until, by=grouping)  # type: ignore[arg-type]
+        asked = "pod" if grouping == "random" else grouping
+        answer = h.idle_cost(since, until, by=asked)  # type: ignore[arg-type]
     assert (rows["period_start"] >= since).all() and (rows["period_end"] <= until).all()
     assert (rows["period_start"] < rows["period_end"]).all()
     if grouping is None:
@@ -227,6 +239,17 @@ def test_any_grouping_sums_to_idle_cost_to_the_cent(
         rows = rows.assign(day=rows["period_start"].dt.floor("D"))
         keys = ["day"]
         answer = answer.assign(day=answer["day"].dt.floor("D"))
+    elif grouping == "random":
+
+        def group_of(frame: pd.DataFrame) -> pd.Series:
+            ids = frame["cluster_id"].astype(str) + "/" + frame["pod_id"].astype(str)
+            # crc32, not hash(): the same groups in every process, so a failure reproduces
+            return ids.map(lambda pod: zlib.crc32(f"{pod}#{salt}".encode()) % groups)
+
+        rows = rows.assign(group=group_of(rows))
+        answer = answer.assign(group=group_of(answer)).groupby("group").sum(numeric_only=True)
+        answer = answer.reset_index()
+        keys = ["group"]
     else:
         keys = ["cluster_id"] if grouping == "cluster" else ["cluster_id", "pod_id"]
     sums = rows.groupby(keys)[["cost", "idle_cost", "unused_cost"]].sum()
