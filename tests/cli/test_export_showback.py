@@ -68,7 +68,9 @@ def test_focus_csv_has_the_columns_and_hand_computed_costs(
     assert set(frame["x_CostSource"]) == {"estimated from snapshots"}
     assert set(frame["PricingQuantity"]) == {1.0}
     customs = [c for c in frame.columns if c.startswith("x_")]
-    assert list(frame.columns[-len(customs) :]) == customs  # FOCUS columns first
+    assert list(frame.columns[-len(customs) :]) == customs  # FOCUS columns first...
+    focus = list(frame.columns[: -len(customs)])
+    assert focus == sorted(focus)  # ...in alphabetical order
 
 
 def test_focus_parquet_and_plain_formats(store: Path, tmp_path: Path) -> None:

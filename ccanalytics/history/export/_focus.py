@@ -1,10 +1,10 @@
 """A showback frame as FOCUS 1.2: the FinOps Open Cost and Usage Specification's columns.
 
 Every column FOCUS 1.2 makes mandatory for a cost and usage dataset is here, with the
-recommended ``ChargeFrequency``, ``InvoiceId`` and ``ServiceSubcategory``, then the
-resource and sub-account columns a per-pod charge has, then custom columns prefixed
-``x_`` (the specification's rule for columns it does not define). FOCUS columns come
-first, in alphabetical order, and the custom ones after them.
+recommended ``ChargeFrequency``, ``InvoiceId`` and ``ServiceSubcategory`` and the
+resource and sub-account columns a per-pod charge has, all in alphabetical order; then
+custom columns prefixed ``x_`` (the specification's rule for columns it does not
+define), after every FOCUS column as it recommends.
 
 What the values mean here (see :data:`FOCUS_COLUMNS`):
 
