@@ -37,6 +37,7 @@ from .errors import (
     CheckOutputError as CheckOutputError,
     ClockSkewWarning as ClockSkewWarning,
     ConfigurationError as ConfigurationError,
+    ExportOutputError as ExportOutputError,
     FleetLoadError as FleetLoadError,
     GpuTypesError as GpuTypesError,
     InsecureTransportWarning as InsecureTransportWarning,
@@ -55,6 +56,7 @@ from .errors import (
     ScheduleError as ScheduleError,
     ServerError as ServerError,
     StoreError as StoreError,
+    TeamsError as TeamsError,
     UnprocessableEntityError as UnprocessableEntityError,
 )
 from .frames import (

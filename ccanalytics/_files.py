@@ -15,6 +15,7 @@ binary handle (``pq.write_table(table, handle)``, ``handle.write(text.encode())`
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from collections.abc import Callable
@@ -59,8 +60,15 @@ def write_atomic(
     *,
     durable_rename: bool = False,
     temp_prefix: str | None = None,
+    replace: bool = True,
 ) -> Path:
     """Replace (or create) ``path`` with what ``write`` puts in the handle, atomically.
+
+    ``replace=False`` never replaces an existing ``path``: the finished file is published
+    with a hard link, which fails with ``FileExistsError`` when the target exists (also
+    one that appeared while the file was being written), and the target is untouched.
+    Where the file system has no hard links, the target is checked just before the
+    rename instead.
 
     ``durable_rename`` also syncs the folder, so the rename itself survives a power cut
     (ordering that depends on it, such as compaction's, needs it; an append can do
@@ -77,7 +85,10 @@ def write_atomic(
             sink.flush()
             os.fsync(sink.fileno())
         os.chmod(temp, _mode_to_keep(path))
-        os.replace(temp, path)
+        if replace:
+            os.replace(temp, path)
+        else:
+            _publish_new(temp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             temp.unlink()
@@ -85,6 +96,20 @@ def write_atomic(
     if durable_rename:
         fsync_dir(path.parent)
     return path
+
+
+def _publish_new(temp: Path, path: Path) -> None:
+    """Rename ``temp`` to ``path`` unless ``path`` exists (``FileExistsError``)."""
+    try:
+        os.link(temp, path)
+    except FileExistsError:
+        raise
+    except OSError:  # no hard links here (some network or FAT file systems)
+        if path.exists():
+            raise FileExistsError(errno.EEXIST, "File exists", str(path)) from None
+        os.replace(temp, path)
+        return
+    temp.unlink()
 
 
 def _mode_to_keep(path: Path) -> int:

@@ -23,15 +23,18 @@ The whole tree, drawn once::
     ├── ScheduleError                  a collector schedule over the rate-limit budget (also a ValueError)
     ├── StoreError                     the history store cannot be read or written; ``path`` names the file
     ├── PolicyError                    a check policy file that cannot be used; ``path``, ``line``, ``key`` (also a ValueError)
+    ├── TeamsError                     a showback team mapping that cannot be used; ``path``, ``line``, ``key`` (also a ValueError)
     ├── NoDataError                    a plot has nothing to draw (also a ValueError)
     ├── ReportLoadError                no cluster of a report could be loaded; ``errors``: id -> why
     ├── ReportOutputError              the report or its CSV files cannot go there (also an OSError)
     ├── CheckOutputError               check's --textfile cannot be written there; ``path`` (also an OSError)
-    └── ArgumentsError                 arguments each valid that do not go together; ``names`` (also a ValueError)
+    ├── ArgumentsError                 arguments each valid that do not go together; ``names`` (also a ValueError)
+    └── ExportOutputError              an export's output exists (no ``force``) or cannot be written; ``path`` (also an OSError)
 
 ``MalformedResponseError``, ``ResponseTooLargeError``, ``KeyNormalizationError``,
 ``ConfigurationError``, ``GpuTypesError``, ``FleetLoadError``, ``ScheduleError``, ``StoreError``, ``PolicyError``,
-``KeyFileError``, ``NoDataError``, ``ReportLoadError``, ``ReportOutputError``, ``CheckOutputError`` and ``ArgumentsError`` are additions to the tree
+``KeyFileError``, ``NoDataError``, ``ReportLoadError``, ``ReportOutputError``, ``CheckOutputError``,
+``ArgumentsError``, ``TeamsError`` and ``ExportOutputError`` are additions to the tree
 that ``shared/API.md`` fixes; everything else is exactly that tree.
 :class:`InsecureTransportWarning` warns of a bearer key sent over plain ``http://`` to
 a host that is not this machine; :class:`ClockSkewWarning` of a service clock far from
@@ -63,6 +66,7 @@ __all__ = [
     "CheckOutputError",
     "ClockSkewWarning",
     "ConfigurationError",
+    "ExportOutputError",
     "FleetLoadError",
     "GpuTypesError",
     "InsecureTransportWarning",
@@ -81,6 +85,7 @@ __all__ = [
     "ScheduleError",
     "ServerError",
     "StoreError",
+    "TeamsError",
     "UnprocessableEntityError",
 ]
 
@@ -400,6 +405,23 @@ class PolicyError(CCAnalyticsError, ValueError):
         self.key = key
 
 
+class TeamsError(CCAnalyticsError, ValueError):
+    """A team mapping (``export showback --teams``) that cannot be used: bad TOML, an
+    unknown key, a pattern that is not a string.
+
+    ``path``, ``line`` and ``key`` say where (each ``None`` when unknown); the message is
+    one line naming them. Raised before anything is read from the store.
+    """
+
+    def __init__(
+        self, message: str, *, path: Any = None, line: int | None = None, key: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.key = key
+
+
 class KeyFileError(CCAnalyticsError, OSError):
     """A key file given by path that cannot be read: missing, a directory, a pipe or device.
 
@@ -454,3 +476,12 @@ class ArgumentsError(CCAnalyticsError, ValueError):
     def spelled(self, spell: Any) -> str:
         """The message with each parameter named by ``spell(name)``."""
         return self.template.format_map({name: spell(name) for name in self.names})
+
+
+class ExportOutputError(CCAnalyticsError, OSError):
+    """An export's output cannot be written: it exists (and ``force`` was not given), or its
+    folder is missing or not writable. ``path`` names it."""
+
+    def __init__(self, message: str, path: Any = None) -> None:
+        super().__init__(message)
+        self.path = path

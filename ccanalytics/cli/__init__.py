@@ -10,7 +10,7 @@ library errors into a one-line message on stderr with a non-zero exit status:
 - 3: ``check`` found a threshold breached.
 
 One module per command (``_pods``, ``_report``, ``_collect``, ``_check``, ``_history``
-(one subcommand per History query), ``_sandbox``;
+(one subcommand per History query), ``_export`` (with its ``showback``), ``_sandbox``;
 ``audit-keys`` in ``_audit_keys``), each with
 ``add_parser`` and ``run``;
 ``_common`` holds the shared options and exit codes. This is the top layer: it may
@@ -26,7 +26,16 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ccanalytics.cli import _audit_keys, _check, _collect, _history, _pods, _report, _sandbox
+from ccanalytics.cli import (
+    _audit_keys,
+    _check,
+    _collect,
+    _export,
+    _history,
+    _pods,
+    _report,
+    _sandbox,
+)
 from ccanalytics.cli._common import EXIT_FAILURE, EXIT_USAGE, Formatter, Parser
 
 __all__ = ["build_parser", "main"]
@@ -52,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     _audit_keys.add_parser(sub)
     _check.add_parser(sub)
     _history.add_parser(sub)
+    _export.add_parser(sub)
     _sandbox.add_parser(sub)
     return parser
 

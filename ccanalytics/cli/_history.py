@@ -50,6 +50,7 @@ WINDOW, UNTIL, CLUSTERS, RULES, COVERED, DEPRECATED = (
 )
 BY, MAX_GAP, FREQ, AT, QUERY, NOT_GIVEN = "by", "max_gap", "freq", "at", "query", "not given"
 GPU_TYPES, HEADROOM, LIMIT, WEEKS, Z = "gpu_types", "headroom", "limit", "weeks", "z"
+TEAMS = "teams"
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,18 @@ QUERIES: dict[str, Query] = {
             "max_gap": MAX_GAP,
             "params": RULES,
         },
+    ),
+    "showback": Query(
+        "what each pod cost per UTC hour or day, and its team (FOCUS: export showback)",
+        {
+            **_SPAN,
+            "by": BY,
+            "teams": TEAMS,
+            "idle_threshold": COVERED,
+            "max_gap": MAX_GAP,
+            "params": RULES,
+        },
+        by=("hour", "day"),
     ),
     "sql": Query(
         "any SQL over the store's views (pods, gpus, snapshots)",
@@ -251,6 +264,12 @@ def _add_arguments(parser: argparse.ArgumentParser, query: Query) -> None:
             metavar="FILE",
             help="a TOML file of GPU memory per type, extending the packaged table",
         )
+    if TEAMS in kinds:
+        parser.add_argument(
+            "--teams",
+            metavar="FILE",
+            help="a TOML team mapping (cluster and pod-name globs; default: unallocated)",
+        )
     if HEADROOM in kinds:
         parser.add_argument(
             "--headroom",
@@ -301,6 +320,7 @@ def _arguments(args: argparse.Namespace, query: Query) -> tuple[list[Any], dict[
         (FREQ, "freq"),
         (MAX_GAP, "max_gap"),
         (GPU_TYPES, "gpu_types"),
+        (TEAMS, "teams"),
         (HEADROOM, "headroom"),
         (WEEKS, "weeks"),
         (Z, "z"),

@@ -1,10 +1,11 @@
 """Utilization history: snapshots appended to a Parquet store, and SQL over it.
 
-Four subpackages, each importing only those below it (``[tool.importlinter]`` in
+Five subpackages, each importing only those below it (``[tool.importlinter]`` in
 pyproject.toml checks it, and that no modules import each other in a circle):
 
 - ``alerts``: thresholds and policies judged over the history, alert state, the
-  textfile: :func:`check`;
+  textfile: :func:`check`; ``export``: showback written for other tools (FOCUS 1.2, CSV,
+  Parquet): :func:`export_showback` (the two never import each other);
 - ``queries``: :class:`History`, the read side, in an embedded DuckDB; ``collector``:
   :func:`collect` and :func:`collect_every`, the write side (the two never import each other);
 - ``store``: the Parquet files: layout, schema, atomic appends, the readers' caches,

@@ -43,16 +43,37 @@ from .collector._collector import (
 from .collector._schedule import (
     budget_refusal as budget_refusal,
 )
+from .export._export import (
+    EXPORT_FORMATS as EXPORT_FORMATS,
+    ExportResult as ExportResult,
+    export_showback as export_showback,
+    write_showback as write_showback,
+)
+from .export._focus import (
+    FOCUS_COLUMNS as FOCUS_COLUMNS,
+    to_focus as to_focus,
+)
 from .queries._anomalies import (
     SPEND_ANOMALY_COLUMNS as SPEND_ANOMALY_COLUMNS,
 )
 from .queries._history import (
     History as History,
 )
+from .queries._showback import (
+    SHOWBACK_COLUMNS as SHOWBACK_COLUMNS,
+    WASTE_CLASSES as WASTE_CLASSES,
+)
 from .queries._spend import (
     PERIODS as PERIODS,
     SPEND_COLUMNS as SPEND_COLUMNS,
     period_bounds as period_bounds,
+)
+from .queries._teams import (
+    UNALLOCATED as UNALLOCATED,
+    TeamRule as TeamRule,
+    Teams as Teams,
+    load_teams as load_teams,
+    parse_teams as parse_teams,
 )
 from .queries._window import (
     resolve_window as resolve_window,

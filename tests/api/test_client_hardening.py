@@ -505,6 +505,9 @@ def _instances() -> dict[type[BaseException], BaseException]:
         e.ArgumentsError: e.ArgumentsError(
             "{window} needs {store}", "window", "store", python={"store": "a store"}
         ),
+        e.TeamsError: e.TeamsError("t.toml, line 2: bad", path=Path("t.toml"), line=2, key="pods"),
+        e.ExportOutputError: e.ExportOutputError("out.csv exists", path=Path("out.csv")),
+        e.GpuTypesError: e.GpuTypesError("types.toml: memory_gb of 'H100' is not positive"),
     }
 
 

@@ -324,3 +324,22 @@ def test_spend_anomalies_without_a_baseline_judge_nothing(
     (row,) = json.loads(out)  # one cluster, an hour with no past weeks: never unusual
     assert row["cluster_id"] == "cl-a" and row["unusual"] is False and row["robust_z"] is None
     assert row["weeks"] == 0
+
+
+def test_showback_per_day_with_a_team_file(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    teams = tmp_path / "teams.toml"
+    teams.write_text('[[team]]\nname = "search"\nclusters = "cl-a"\npods = "idle"\n')
+    code, out, err = _run(
+        capsys, "showback", "--store", str(store), "--by", "day", "--teams", str(teams),
+        "--format", "json",
+    )  # fmt: skip
+    assert (code, err) == (0, "")
+    rows = {row["pod_id"]: row for row in json.loads(out)}
+    # The hour by hand: the idle pod 2 USD/h, the busy one 3 USD/h, one day's row each.
+    assert (rows["idle"]["team"], rows["idle"]["cost"]) == ("search", pytest.approx(2.0))
+    assert (rows["busy"]["team"], rows["busy"]["cost"]) == ("unallocated", pytest.approx(3.0))
+    teams.write_text("[[team]]\nclusters = 5\n")
+    code, out, err = _run(capsys, "showback", "--store", str(store), "--teams", str(teams))
+    assert code == 2 and out == "" and str(teams) in err and err.count("\n") == 1

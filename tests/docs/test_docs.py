@@ -8,6 +8,7 @@ folder, with ``CCANALYTICS_BASE_URL``/``CCANALYTICS_API_KEY`` pointing at a sand
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import re
 from pathlib import Path
@@ -41,13 +42,17 @@ def test_the_cli_page_names_every_command_and_option() -> None:
 
     page = (DOCS / "reference/cli.md").read_text(encoding="utf-8")
     parser = build_parser()
-    commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    for name, sub in commands.items():
-        assert f"## `ccanalytics {name}`" in page
-        for action in sub._actions:
-            for option in action.option_strings:
-                if option not in ("-h", "--help"):
-                    assert f"`{option}" in page, f"{name} {option} missing from the CLI page"
+    pending = [("ccanalytics", parser)]
+    while pending:  # every command, and every subcommand (export showback)
+        prefix, current = pending.pop()
+        subparsers = [a for a in current._actions if isinstance(a, argparse._SubParsersAction)]
+        for name, sub in subparsers[0].choices.items() if subparsers else ():
+            assert f"## `{prefix} {name}`" in page
+            pending.append((f"{prefix} {name}", sub))
+            for action in sub._actions:
+                for option in action.option_strings:
+                    if option not in ("-h", "--help"):
+                        assert f"`{option}" in page, f"{name} {option} missing from the CLI page"
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(DOCS)))

@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ccanalytics._durations import parse_duration
+from ccanalytics._tomlfile import Locator
 from ccanalytics.errors import PolicyError
 from ccanalytics.history.alerts._alerts import webhook_problem
 from ccanalytics.measures import MEASURES, Params, by_policy_key, deprecated, policy_keys
@@ -368,47 +369,8 @@ def _only(values: Mapping[str, Any], keys: Sequence[str]) -> dict[str, Any]:
     return {k: values[k] for k in keys if k in values}
 
 
-class _Locator:
-    """Finds the line of a key in the policy's text: tomllib reports none after parsing."""
+class _Locator(Locator[PolicyError]):
+    """The policy's lines: :class:`ccanalytics._tomlfile.Locator` over ``[[rule]]`` tables."""
 
     def __init__(self, text: str, path: Path | None) -> None:
-        self.lines = text.splitlines()
-        self.path = path
-        self.rule_headers = [
-            i for i, line in enumerate(self.lines) if re.match(r"\s*\[\[\s*rule\s*\]\]", line)
-        ]
-
-    def unknown_keys(
-        self, table: Mapping[str, Any], known: Sequence[str], number: int | None, what: str
-    ) -> None:
-        for key in table:
-            if key not in known:
-                raise self.error(
-                    number, f"unknown key {key!r} in {what} (known: {', '.join(known)})", key=key
-                )
-
-    def place(self) -> str:
-        return str(self.path) if self.path is not None else "the policy"
-
-    def error(self, number: int | None, message: str, key: str | None = None) -> PolicyError:
-        line = self._line(number, key)
-        place = str(self.path) if self.path is not None else "the policy"
-        at = f", line {line}" if line is not None else ""
-        if key is not None and not re.search(rf"\b{re.escape(key)}\b", message):
-            # The file, the line and the key, always: a reason from elsewhere (the one
-            # duration parser's) or about a value ("two rules are called 'a'") names none.
-            message = f"{key}: {message}"
-        return PolicyError(f"{place}{at}: {message}", path=self.path, line=line, key=key)
-
-    def _line(self, number: int | None, key: str | None) -> int | None:
-        start, end = 0, len(self.lines)
-        if number is not None and number <= len(self.rule_headers):
-            start = self.rule_headers[number - 1]
-            later = [i for i in self.rule_headers if i > start]
-            end = later[0] if later else end
-        if key is not None:
-            pattern = re.compile(rf"(^|[\s{{,\[]){re.escape(key)}\s*=")
-            for i in range(start, end):
-                if pattern.search(self.lines[i].split("#", 1)[0]):
-                    return i + 1
-        return start + 1 if number is not None else None
+        super().__init__(text, path, table="rule", error=PolicyError, what="the policy")

@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa  # type: ignore[import-untyped]
 
+    from ccanalytics.history.queries._teams import Teams
     from ccanalytics.history.queries._window import DurationLike, TimeLike
     from ccanalytics.history.store._maintenance import StoreReport
     from ccanalytics.measures import GpuTypes
@@ -895,6 +896,55 @@ class History:
             )
 
         return self._retrying(run)
+
+    def showback(
+        self,
+        since: TimeLike = None,
+        until: TimeLike = None,
+        *,
+        by: Literal["hour", "day"] = "hour",
+        teams: Teams | str | PathLike[str] | None = None,
+        idle_threshold: float | None = None,
+        max_gap: DurationLike | None = None,
+        params: Params | None = None,
+    ) -> pd.DataFrame:
+        """What each pod cost per UTC hour (or day) of the window, and whose it was.
+
+        Parameters
+        ----------
+        since, until
+            The window, as for :meth:`idle_cost`: ``h.showback("7d")`` is the week
+            before the newest snapshot.
+        by
+            ``"hour"`` or ``"day"``: the charge periods (UTC), each clipped to the window.
+        teams
+            A team mapping (:class:`ccanalytics.history.Teams`, or the path of its TOML
+            file: cluster and pod-name globs to a team, the first matching rule wins);
+            ``None``: every pod is ``"unallocated"``. A bad file raises
+            :class:`~ccanalytics.errors.TeamsError` before the store is read.
+        idle_threshold, params, max_gap
+            As for :meth:`idle_cost`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per pod and period in which the pod was observed, with the columns
+            of :data:`ccanalytics.history.SHOWBACK_COLUMNS`. ``cost`` is Σ cost·Δt by the
+            one rule of time :meth:`idle_cost` uses, unrounded: the rows sum to its
+            ``total_cost`` over the same window (and any grouping of them to the
+            matching answer: per cluster, per day, per pod).
+        """
+        from ccanalytics.history.queries import _showback
+
+        mapping = _showback.resolve_teams(teams)  # a bad file fails before any query
+        judged_by = Params.of(params, idle_threshold=idle_threshold)
+        return self._answer(
+            lambda start, end: _showback.showback(
+                self._con, start, end, by=by, teams=mapping, params=judged_by, max_gap=max_gap
+            ),
+            since,
+            until,
+        )
 
     def window_bounds(
         self, since: TimeLike = None, until: TimeLike = None

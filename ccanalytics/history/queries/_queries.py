@@ -43,12 +43,17 @@ from ccanalytics.measures import MEASURES, Params
 
 __all__ = [
     "IDLE_COST_COLUMNS",
+    "UTIL_WEIGHT",
     "coverage",
     "idle_cost",
     "pod_lifetimes",
     "pod_rows_ctes",
     "utilization",
 ]
+
+#: The weight of a pod row in a mean of ``gpu_util_mean`` over time: its GPUs reporting
+#: (all of them when the count is unknown), times the span it stands for.
+UTIL_WEIGHT = "coalesce(gpus_reporting, gpu_count)"
 
 #: The registry's sums over pod rows (each the time integral Σ row·Δt over a window)...
 _SUMMED = SUMMED
@@ -402,7 +407,7 @@ def utilization(
 
 def _utilization_sql(by: str, width: int) -> str:
     key = {"cluster": "cluster_id", "rank": "cluster_id, rank", "pod": "cluster_id, pod_id"}[by]
-    weight = "coalesce(gpus_reporting, gpu_count)"
+    weight = UTIL_WEIGHT
     # A cluster's observed time comes from its snapshots, a rank's or pod's from its rows.
     observed_from = "(SELECT * FROM timed WHERE in_window)" if by == "cluster" else "pod_rows"
     extra = ", arg_max(rank, t) AS rank" if by == "pod" else ""
