@@ -257,9 +257,11 @@ def test_any_grouping_sums_to_idle_cost_to_the_cent(
     expected = expected[expected["total_cost"].notna()]
     expected.columns = ["total_cost", "idle_cost_answer", "unused_cost_answer"]
     joined = sums.join(expected, how="outer").fillna(0.0)
-    assert (joined["cost"] - joined["total_cost"]).abs().max() < CENT
-    assert (joined["idle_cost"] - joined["idle_cost_answer"]).abs().max() < CENT
-    assert (joined["unused_cost"] - joined["unused_cost_answer"]).abs().max() < CENT
+    # Element-wise: a window no snapshot covers (23:56-23:57) leaves both sides empty,
+    # and the max of no values is NA.
+    pairs = (("cost", "total_cost"), ("idle_cost", "idle_cost_answer"))
+    for got, want in (*pairs, ("unused_cost", "unused_cost_answer")):
+        assert ((joined[got] - joined[want]).abs() < CENT).all()
 
 
 @pytest.mark.slow

@@ -27,6 +27,7 @@ Queries over history belong here, as methods that call :meth:`History.sql`.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -349,8 +350,8 @@ class History:
             variable = f"_files_{name}_{number}"
             self._con.execute(f"SET VARIABLE {variable} = ?", [names])
             parts.append(
-                f"SELECT *, CAST(file_index + {offset} AS UBIGINT) AS file_index "
-                f"FROM read_parquet(getvariable('{variable}'), {options})"
+                f"SELECT {_times_cast(table)}, CAST(file_index + {offset} AS UBIGINT) "
+                f"AS file_index FROM read_parquet(getvariable('{variable}'), {options})"
             )
         return _times_as_stored(table, " UNION ALL BY NAME ".join(parts))
 
@@ -994,11 +995,36 @@ def _times_as_stored(table: str, union: str) -> str:
     column is taken as UTC (the connection's zone), as :func:`to_pandas` does; for
     a store of only its own files the cast is to the type it has, which DuckDB drops.
     """
-    import pyarrow as pa
-
-    times = [f.name for f in empty_table(table).schema if pa.types.is_timestamp(f.type)]
+    times = _time_columns(table)
     casts = ", ".join(f'CAST("{name}" AS TIMESTAMPTZ) AS "{name}"' for name in times)
     return f"SELECT * REPLACE ({casts}) FROM ({union})" if times else union
+
+
+def _times_cast(table: str) -> str:
+    """A read's select list with its time columns cast to TIMESTAMPTZ, those it has.
+
+    Each read of a folder's files is cast before the reads are unioned: DuckDB before
+    2.0 unions a TIMESTAMPTZ with a TIMESTAMP_NS as TIMESTAMP_NS and cannot cast the
+    first to it (a ConversionException on the declared floor, 1.3). ``COLUMNS`` with a
+    lambda matches only the columns a read has; every file has ``observed_at`` (the
+    vetting's identity columns), so the match is never empty.
+    """
+    names = _time_columns(table)
+    if not names:
+        return "*"
+    listed = "[" + ", ".join(f"'{name}'" for name in names) + "]"
+    return (
+        f"COLUMNS(lambda c: NOT list_contains({listed}, c)), "
+        f"CAST(COLUMNS(lambda c: list_contains({listed}, c)) AS TIMESTAMPTZ)"
+    )
+
+
+@functools.cache
+def _time_columns(table: str) -> tuple[str, ...]:
+    """The store's time columns of ``table`` (its own schema's timestamps)."""
+    import pyarrow as pa
+
+    return tuple(f.name for f in empty_table(table).schema if pa.types.is_timestamp(f.type))
 
 
 def _bounds_sql(spans: list[TimeSpan]) -> str:
