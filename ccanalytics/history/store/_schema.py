@@ -27,6 +27,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 __all__ = [
     "OK",
@@ -38,10 +39,12 @@ __all__ = [
     "empty_table",
     "file_problem",
     "foreign_reason",
+    "open_vetted",
     "schema_key",
     "to_arrow",
     "to_pandas",
     "vet_file",
+    "vet_parquet",
 ]
 
 #: The version written into every row's ``schema_version``. Bump it when a change
@@ -186,19 +189,57 @@ def vet_file(path: Any, table: str) -> tuple[str | None, str, TimeSpan]:
     same columns with the same types (metadata aside), so a reader may read them as
     one without matching columns by name file by file.
     """
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
-
     try:
-        parquet = pq.ParquetFile(path)
+        with _open(path) as parquet:
+            return vet_parquet(parquet, table)
+    except _Unreadable as err:
+        return err.reason, "", None
+
+
+def open_vetted(path: Any, table: str) -> tuple[pq.ParquetFile | None, str | None]:
+    """``path`` opened for reading and :func:`file_problem`'s verdict on it, from one
+    read of its footer (the caller closes the file); ``(None, problem)`` when its footer
+    cannot be read. ``FileNotFoundError`` propagates, as from :func:`file_problem`."""
+    try:
+        parquet = _open(path)
+    except _Unreadable as err:
+        return None, err.reason
+    problem = vet_parquet(parquet, table)[0]
+    if problem is not None:
+        parquet.close()
+        return None, problem
+    return parquet, None
+
+
+def vet_parquet(parquet: pq.ParquetFile, table: str) -> tuple[str | None, str, TimeSpan]:
+    """:func:`vet_file` of a file already open."""
+    try:
         schema = parquet.schema_arrow  # what pq.read_schema reads
-    except FileNotFoundError:
-        raise
     except Exception as err:  # pyarrow raises ArrowInvalid, OSError, ...
-        return " ".join(str(err).split()), "", None
+        return _Unreadable(err).reason, "", None
     reason, key = _judged_once(schema.remove_metadata(), table)
     if reason is not None:
         return f"not a snapshot file of this store: {reason}", "", None
     return None, key, _time_span(parquet.metadata)
+
+
+class _Unreadable(Exception):
+    """A footer pyarrow cannot read; ``reason`` says why in one line."""
+
+    def __init__(self, err: Exception) -> None:
+        super().__init__(err)
+        self.reason = " ".join(str(err).split())
+
+
+def _open(path: Any) -> pq.ParquetFile:
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(path)
+    except FileNotFoundError:
+        raise
+    except Exception as err:  # pyarrow raises ArrowInvalid, OSError, ...
+        raise _Unreadable(err) from None
 
 
 def _time_span(metadata: Any) -> TimeSpan:
