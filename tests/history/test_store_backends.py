@@ -430,44 +430,6 @@ def test_without_boto3_an_s3_store_is_a_typed_error(
         History(s3_store)
 
 
-def test_check_keeps_its_alert_state_in_s3_and_notifies_once(
-    s3_store: str, clock: SimulatedClock, capsys: pytest.CaptureFixture[str]
-) -> None:
-    import http.server
-    import json
-
-    from ccanalytics.cli import main
-    from ccanalytics.history.alerts._alerts import STATE_FILE, read_state
-
-    bodies: list[object] = []
-
-    class Receiver(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        fill(s3_store, clock, snapshots=3)
-        argv = ["check", "--store", s3_store, "--max-stragglers", "0"]
-        argv += ["--notify", f"http://127.0.0.1:{server.server_port}/hook"]
-        assert [main(argv) for _ in range(2)] == [3, 3]
-    finally:
-        server.shutdown()
-        server.server_close()
-    assert len(bodies) == 1  # the change, once: the second run read the state from S3
-    location = open_store(s3_store)
-    assert location.read_bytes(location.root / STATE_FILE)
-    assert read_state(s3_store).alerts
-    assert ".check-state.lock" not in hidden(s3_store)  # the lock object was released
-    capsys.readouterr()
-
-
 def test_the_cli_collects_reports_and_checks_an_s3_store(
     s3_store: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

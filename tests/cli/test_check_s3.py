@@ -1,0 +1,71 @@
+"""``ccanalytics check`` on a store in ``s3://`` (the local S3 server of tests/s3server.py):
+its alert state lives in the bucket, so a second run notifies nothing new."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from ccanalytics import collect
+from ccanalytics.history.store._fs import open_store
+from ccanalytics.sandbox import EXEMPT_KEY, Sandbox, SandboxApp, SimulatedClock
+
+CLUSTERS = ["cl-infer-prod", "cl-llama70b-train", "cl-bringup"]
+
+
+def _fill(store: str, snapshots: int) -> None:
+    clock = SimulatedClock(datetime(2026, 11, 20, 10, tzinfo=UTC))
+    with Sandbox(SandboxApp(clock=clock)) as sb, sb.client(EXEMPT_KEY) as client:
+        for _ in range(snapshots):
+            collect(CLUSTERS, store, client=client, trust_service_clock=True)
+            clock.advance(timedelta(minutes=5))
+
+
+def _hidden(store: str) -> list[str]:
+    """The dot-named objects of the store's prefix (markers, locks, the alert state)."""
+    import boto3
+
+    bucket, prefix = store.removeprefix("s3://").split("/", 1)
+    listed = boto3.client("s3").list_objects_v2(Bucket=bucket, Prefix=f"{prefix}/")
+    names = [o["Key"].rsplit("/", 1)[-1] for o in listed.get("Contents", ())]
+    return sorted(n for n in names if n.startswith("."))
+
+
+def test_check_keeps_its_alert_state_in_s3_and_notifies_once(
+    s3_store: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import http.server
+    import json
+
+    from ccanalytics.cli import main
+    from ccanalytics.history.alerts._alerts import STATE_FILE, read_state
+
+    bodies: list[object] = []
+
+    class Receiver(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        _fill(s3_store, snapshots=3)
+        argv = ["check", "--store", s3_store, "--max-stragglers", "0"]
+        argv += ["--notify", f"http://127.0.0.1:{server.server_port}/hook"]
+        assert [main(argv) for _ in range(2)] == [3, 3]
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(bodies) == 1  # the change, once: the second run read the state from S3
+    location = open_store(s3_store)
+    assert location.read_bytes(location.root / STATE_FILE)
+    assert read_state(s3_store).alerts
+    assert ".check-state.lock" not in _hidden(s3_store)  # the lock object was released
+    capsys.readouterr()
