@@ -61,7 +61,6 @@ from .queries._history import (
 )
 from .queries._showback import (
     SHOWBACK_COLUMNS as SHOWBACK_COLUMNS,
-    WASTE_CLASSES as WASTE_CLASSES,
 )
 from .queries._spend import (
     PERIODS as PERIODS,

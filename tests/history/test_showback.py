@@ -59,7 +59,7 @@ def test_one_row_per_pod_per_hour_with_hand_computed_costs(one_pod: Path) -> Non
     # unused: cost * (1 - util/100): 2 * 0.96 = 1.92 idle, 2 * 0.20 = 0.40 busy
     assert rows["unused_cost"].round(10).tolist() == [1.92, 0.4]
     assert rows["gpu_util_mean"].tolist() == [4.0, 80.0]
-    assert rows["waste_class"].tolist() == ["idle", "busy"]
+    assert rows["waste_class"].tolist() == ["idle_empty", "none"]  # memory unknown: empty
     assert rows["team"].tolist() == [UNALLOCATED, UNALLOCATED]
 
 

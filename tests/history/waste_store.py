@@ -80,9 +80,13 @@ def listing(when: str) -> list[dict[str, Any]]:
     ]
 
 
-def frames(when: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The pods and GPU frames of the listing at ``when``, stamped with it."""
-    pods, gpus = pods_frame(listing(when)), gpus_frame(listing(when))
+def frames(
+    when: str, pods_listed: list[dict[str, Any]] | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The pods and GPU frames of ``pods_listed`` (default: the listing at ``when``),
+    stamped with ``when``."""
+    listed = listing(when) if pods_listed is None else pods_listed
+    pods, gpus = pods_frame(listed), gpus_frame(listed)
     for frame in (pods, gpus):
         frame["observed_at"] = pd.Series(
             pd.Timestamp(when), index=frame.index, dtype="datetime64[ns, UTC]"
@@ -92,8 +96,13 @@ def frames(when: str) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def write_waste_store(store: Path) -> Path:
     """The three snapshots in ``store``."""
-    for when in TIMES:
-        pods, gpus = frames(when)
+    return write_listings(store, {when: listing(when) for when in TIMES})
+
+
+def write_listings(store: Path, listings: dict[str, list[dict[str, Any]]]) -> Path:
+    """Each listing (pods as the API sends them) as the snapshot at its time, in ``store``."""
+    for when, pods_listed in listings.items():
+        pods, gpus = frames(when, pods_listed)
         append_frame(store, "pods", pods)
         append_frame(store, "gpus", gpus)
     return store

@@ -33,6 +33,8 @@ from typing import Final
 
 import pandas as pd
 
+from ccanalytics.measures import waste_classes
+
 __all__ = [
     "APPLICABILITY_CRITERIA",
     "COST_SOURCE",
@@ -57,6 +59,15 @@ APPLICABILITY_CRITERIA: Final = (
     "RESOURCE_TYPE_ASSIGNMENT_SUPPORTED",
     "SUB_ACCOUNT_SUPPORTED",
 )
+
+
+def _custom(name: str) -> str:
+    """A showback column as a custom FOCUS column: ``idle_gpus_cost`` -> ``x_IdleGpusCost``."""
+    return "x_" + "".join(word.capitalize() for word in name.split("_"))
+
+
+#: Each waste class's showback column -> its FOCUS column (``x_IdleEmptyCost``, ...).
+_CLASS_COLUMNS: Final[Mapping[str, str]] = {m.name: _custom(m.name) for m in waste_classes()}
 
 #: The columns of :func:`to_focus`, in order: name -> what it holds here.
 FOCUS_COLUMNS: Final[Mapping[str, str]] = {
@@ -94,10 +105,16 @@ FOCUS_COLUMNS: Final[Mapping[str, str]] = {
     "x_GpuType": "GPU type, as last seen in the charge period",
     "x_GpuCount": "GPUs, as last seen in the charge period",
     "x_GpuUtilizationMean": "percent: mean GPU utilization over the charge period",
-    "x_IdleCost": "USD of the cost while the pod was idle",
+    "x_IdleCost": "USD of the cost while the pod was idle (x_IdleEmptyCost + x_IdleLoadedCost)",
     "x_UnusedCost": "USD: Σ cost·(1 − gpu_util_mean/100)·Δt",
     "x_IdleHours": "hours the pod was idle",
-    "x_WasteClass": "idle, busy or unjudged (History.showback's waste_class)",
+    **{
+        _CLASS_COLUMNS[m.name]: f"USD of waste class {m.name}: {m.label} (History.showback's)"
+        for m in waste_classes()
+    },
+    "x_WasteCost": "USD: the sum of the waste classes (History.showback's waste_cost)",
+    "x_WasteClass": "the class holding the most of the row's waste USD, 'none' or "
+    "'unjudged' (History.showback's waste_class)",
     "x_CostSource": COST_SOURCE,
 }
 
@@ -165,6 +182,8 @@ def to_focus(
         "x_IdleCost": rows["idle_cost"].astype("float64"),
         "x_UnusedCost": rows["unused_cost"].astype("float64"),
         "x_IdleHours": rows["idle_hours"].astype("float64"),
+        **{column: rows[name].astype("float64") for name, column in _CLASS_COLUMNS.items()},
+        "x_WasteCost": rows["waste_cost"].astype("float64"),
         "x_WasteClass": rows["waste_class"],
         "x_CostSource": COST_SOURCE,
     }

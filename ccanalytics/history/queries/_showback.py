@@ -14,6 +14,12 @@ Each row's period is clipped to the window: a window that starts at 10:15 gives 
 row from 10:15 to 11:00 (``period_start``/``period_end``), never a whole hour it did not
 cover.
 
+Each row carries what every waste class of the registry cost in it
+(:func:`ccanalytics.measures.waste_classes`), from the very per-snapshot classification
+:meth:`History.waste` runs (:func:`~ccanalytics.history.queries._waste.waste_rows_ctes`),
+by the same Σ row·Δt over the row's pieces: per pod and per cluster the rows sum to
+``History.waste`` over the window. The row's one ``waste_class`` is :func:`waste_class`.
+
 The team of a pod comes from a team mapping (:mod:`~ccanalytics.history.queries._teams`):
 the first rule whose cluster and pod-name globs match, else ``"unallocated"``.
 """
@@ -35,21 +41,31 @@ from ccanalytics.history.queries._accounting import (
     split_sql,
     window_us,
 )
-from ccanalytics.history.queries._queries import UTIL_WEIGHT, pod_rows_ctes
+from ccanalytics.history.queries._queries import UTIL_WEIGHT
 from ccanalytics.history.queries._teams import UNALLOCATED, Teams, load_teams
-from ccanalytics.measures import Params, by_name
+from ccanalytics.history.queries._waste import class_sums, waste_cost, waste_rows_ctes
+from ccanalytics.measures import Params, by_name, waste_classes
 
 __all__ = [
+    "NO_WASTE",
     "SHOWBACK_COLUMNS",
-    "WASTE_CLASSES",
-    "WASTE_CLASS_SQL",
+    "UNJUDGED",
     "Granularity",
     "resolve_teams",
     "showback",
+    "waste_class",
 ]
 
 Granularity = Literal["hour", "day"]
 _WIDTH: Final[Mapping[str, int]] = {"hour": US_PER_HOUR, "day": US_PER_DAY}
+_CLASSES: Final = waste_classes()
+#: A row's waste class, named by its measure without "_cost": "idle_empty", ...
+_CLASS_OF: Final[Mapping[str, str]] = {m.name: m.name.removesuffix("_cost") for m in _CLASSES}
+#: The waste class of a row that wasted nothing and was judged some of the period.
+NO_WASTE: Final = "none"
+#: The waste class of a row never judged in the period: never running and reporting
+#: utilization (a CPU pod, one starting, stopped, or without metrics).
+UNJUDGED: Final = "unjudged"
 
 #: Columns of :meth:`History.showback`: name -> meaning and unit.
 SHOWBACK_COLUMNS: Final[Mapping[str, str]] = {
@@ -64,28 +80,19 @@ SHOWBACK_COLUMNS: Final[Mapping[str, str]] = {
     "gpu_count": "GPUs, as last seen in the period",
     "observed_hours": "hours of the period the pod's snapshots cover",
     "cost": "USD: Σ cost·Δt over the period (the store's one rule of time; unrounded)",
-    "idle_cost": "USD of that cost while the pod was idle (the idle rule, idle_threshold)",
+    "idle_cost": "USD of that cost while the pod was idle (the idle rule, idle_threshold): "
+    "idle_empty_cost + idle_loaded_cost",
     "unused_cost": "USD: Σ cost·(1 − gpu_util_mean/100)·Δt while running and reporting",
     "idle_hours": "hours of the period the pod was idle",
     "gpu_util_mean": "percent: mean GPU utilization over the period (time- and GPU-weighted); "
     "<NA> when it reported none",
-    "waste_class": "'idle', 'busy' or 'unjudged' (see WASTE_CLASS_SQL)",
+    **{m.name: f"USD: {m.meaning} (History.waste's)" for m in _CLASSES},
+    "waste_cost": "USD: the sum of the classes (a pod-snapshot is in one class at most)",
+    "waste_class": "the class holding the most of the row's waste USD, without '_cost' ("
+    + ", ".join(repr(name) for name in _CLASS_OF.values())
+    + "; a tie goes to the first in that order); 'none' when the row wasted nothing, "
+    "'unjudged' when the pod was never running and reporting utilization in the period",
 }
-
-#: The waste classes a showback row can have (FOCUS ``x_WasteClass``).
-WASTE_CLASSES: Final = ("idle", "busy", "unjudged")
-
-#: The one place a showback row's waste class is decided, over the period's ``idle_us``
-#: (time the pod was idle: :data:`ccanalytics.measures.rules.IDLE_SQL`) and ``judged_us``
-#: (time it was running and reporting, so judged busy or idle): ``'unjudged'`` with no
-#: judged time (starting, stopped, no metrics), ``'idle'`` when idle at least half of its
-#: judged time, else ``'busy'``. To classify by finer kinds of waste, replace this
-#: expression (and :data:`WASTE_CLASSES`) with the registry's waste-class measure: the
-#: showback frame and the FOCUS export both read the column it makes.
-WASTE_CLASS_SQL: Final = (
-    "CASE WHEN judged_us = 0 THEN 'unjudged' "
-    "WHEN 2 * idle_us >= judged_us THEN 'idle' ELSE 'busy' END"
-)
 
 _DTYPES: Final[Mapping[str, str]] = {
     "period_start": "datetime64[ns, UTC]",
@@ -103,6 +110,8 @@ _DTYPES: Final[Mapping[str, str]] = {
     "unused_cost": "Float64",
     "idle_hours": "Float64",
     "gpu_util_mean": "Float64",
+    **dict.fromkeys((m.name for m in _CLASSES), "Float64"),
+    "waste_cost": "Float64",
     "waste_class": "string",
 }
 
@@ -116,8 +125,8 @@ def _sum(measure: str) -> str:
 
 def _showback_sql(width: int) -> str:
     weight = f"{UTIL_WEIGHT} * piece_us"
-    return f"""{pod_rows_ctes()},
-    pieces AS (SELECT * FROM {split_sql("pod_rows", width)}),
+    return f"""{waste_rows_ctes()},
+    pieces AS (SELECT * FROM {split_sql("pod_waste", width)}),
     per_period AS (
         SELECT cluster_id, pod_id, k,
                arg_max(name, t) AS name, arg_max(rank, t) AS rank,
@@ -126,6 +135,7 @@ def _showback_sql(width: int) -> str:
                {_sum("total_cost")} AS cost,
                {_sum("idle_cost")} AS idle_cost,
                {_sum("unused_cost")} AS unused_cost,
+               {class_sums("piece_us")},
                coalesce(sum(piece_us) FILTER (WHERE idle), 0) AS idle_us,
                coalesce(sum(piece_us) FILTER (WHERE idle OR {JUDGED}), 0) AS judged_us,
                sum(gpu_util_mean * {weight}) FILTER (WHERE {JUDGED})
@@ -134,8 +144,7 @@ def _showback_sql(width: int) -> str:
     )
     SELECT *,
            greatest(k * {width}, $start_us) AS start_us,
-           least((k + 1) * {width}, $end_us) AS end_us,
-           {WASTE_CLASS_SQL} AS waste_class
+           least((k + 1) * {width}, $end_us) AS end_us
     FROM per_period ORDER BY k, cluster_id, pod_id"""
 
 
@@ -180,8 +189,26 @@ def showback(
     frame["period_end"] = pd.to_datetime(frame["end_us"], unit="us", utc=True)
     frame["observed_hours"] = frame["observed_us"] / US_PER_HOUR
     frame["idle_hours"] = frame["idle_us"] / US_PER_HOUR
+    frame["waste_cost"] = waste_cost(frame)
+    frame["waste_class"] = waste_class(frame)
     frame["team"] = _teams_of(frame, teams)
     return _typed(frame)
+
+
+def waste_class(rows: pd.DataFrame) -> pd.Series:
+    """Each row's one waste class: the rule of ``SHOWBACK_COLUMNS["waste_class"]``.
+
+    The class holding the most of the row's waste USD (its class columns; a tie goes to
+    the first in the registry's order, the order a pod-snapshot is assigned in),
+    :data:`NO_WASTE` when it wasted nothing, :data:`UNJUDGED` when it had no judged time
+    (``judged_us`` 0). By USD, not time, because money is what a showback charges: a pod
+    idle for 10 minutes of an hour and at 20 % for the other 50 wasted 1/6 of its hour's
+    cost idle and 2/3 as low compute, so its row is low compute.
+    """
+    wasted = rows["waste_cost"] > 0
+    most = rows[list(_CLASS_OF)].astype("float64").idxmax(axis=1).map(_CLASS_OF)
+    named = pd.Series(most, index=rows.index, dtype="string").where(wasted, NO_WASTE)
+    return named.where(wasted | (rows["judged_us"] > 0), UNJUDGED)
 
 
 def _teams_of(frame: pd.DataFrame, teams: Teams | None) -> pd.Series:

@@ -19,7 +19,7 @@ from ccanalytics.history.queries._queries import pod_rows_ctes
 from ccanalytics.measures import Params, waste_classes
 from ccanalytics.measures.rules import straggler_ctes, waste_ctes
 
-__all__ = ["WASTE_COLUMNS", "waste"]
+__all__ = ["WASTE_COLUMNS", "class_sums", "waste", "waste_cost", "waste_rows_ctes"]
 
 _CLASSES = waste_classes()
 #: The measures of :func:`waste`, after its ``by`` column(s).
@@ -51,13 +51,37 @@ _GPUS_IN_WINDOW = """(
     )"""
 
 
-def _waste_sql(by: str | None) -> str:
-    h = US_PER_HOUR
-    sums = ",\n           ".join(
-        f"coalesce(sum(coalesce({m.row}, 0) * covered_us) FILTER (WHERE {m.where}), 0) / {h}"
-        f" AS {m.name}"
+def waste_rows_ctes() -> str:
+    """CTEs down to ``pod_waste``: every pod row in the window with what the classes read.
+
+    ``pod_rows`` (:func:`~ccanalytics.history.queries._queries.pod_rows_ctes`: the
+    snapshot's span ``lo``/``hi``/``covered_us``) plus ``idle_gpus`` and
+    ``straggler_deficit`` (:func:`ccanalytics.measures.rules.waste_ctes`). Every answer
+    by waste class reads its rows here (:func:`waste`, :meth:`History.showback`).
+    """
+    return f"""{pod_rows_ctes()},
+    {straggler_ctes("pod_rows", "cluster_id, observed_at", ", pod_id")},
+    {waste_ctes("pod_rows", _GPUS_IN_WINDOW, _SNAPSHOT_POD, _SNAPSHOT_POD)}"""
+
+
+def class_sums(span: str) -> str:
+    """Each waste class's USD as a select list: Σ row·``span`` over the rows its rule
+    assigns to it (``span``: a column of microseconds), ``AS`` the class's name."""
+    return ",\n           ".join(
+        f"coalesce(sum(coalesce({m.row}, 0) * {span}) FILTER (WHERE {m.where}), 0)"
+        f" / {US_PER_HOUR} AS {m.name}"
         for m in _CLASSES
     )
+
+
+def waste_cost(frame: pd.DataFrame) -> pd.Series:
+    """The waste of each row of ``frame``: the sum of its class columns (one class per
+    pod-snapshot, so nothing is counted twice)."""
+    return sum((frame[m.name] for m in _CLASSES), pd.Series(0.0, index=frame.index))
+
+
+def _waste_sql(by: str | None) -> str:
+    h = US_PER_HOUR
     if by == "pod":
         keys = "cluster_id, pod_id"
         extra = (
@@ -69,13 +93,11 @@ def _waste_sql(by: str | None) -> str:
         extra = ""
     group = f" GROUP BY {keys} ORDER BY {keys}" if keys else ""
     select = f"{keys}, " if keys else ""
-    return f"""{pod_rows_ctes()},
-    {straggler_ctes("pod_rows", "cluster_id, observed_at", ", pod_id")},
-    {waste_ctes("pod_rows", _GPUS_IN_WINDOW, _SNAPSHOT_POD, _SNAPSHOT_POD)}
+    return f"""{waste_rows_ctes()}
     SELECT {select}{extra}
            coalesce(sum(covered_us), 0) AS observed_us,
            coalesce(sum(coalesce(cost, 0) * covered_us), 0) / {h} AS total_cost,
-           {sums}
+           {class_sums("covered_us")}
     FROM pod_waste{group}"""
 
 
@@ -120,7 +142,7 @@ def waste(
         }
         frame = run(con, _SQL[by], sql_params)
     frame["observed_hours"] = frame["observed_us"] / US_PER_HOUR
-    frame["waste_cost"] = sum((frame[m.name] for m in _CLASSES), 0.0)
+    frame["waste_cost"] = waste_cost(frame)
     total = frame["total_cost"].astype("float64")
     frame["waste_share"] = frame["waste_cost"].astype("float64") / total.where(total > 0)
     dtypes = {**_KEYS[by], **dict.fromkeys(WASTE_COLUMNS, "Float64")}
