@@ -389,37 +389,35 @@ class StoreError(CCAnalyticsError):
         self.path = path
 
 
-class PolicyError(CCAnalyticsError, ValueError):
+class _InOurTomlFile(CCAnalyticsError, ValueError):
+    """An error in one of our TOML files (a policy, a team mapping): ``path``, ``line``
+    and ``key`` say where (each ``None`` when unknown); the message is one line naming
+    them."""
+
+    def __init__(
+        self, message: str, *, path: Any = None, line: int | None = None, key: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.key = key
+
+
+class PolicyError(_InOurTomlFile):
     """A ``check`` policy file that cannot be used: bad TOML, an unknown key, a bad value.
 
     ``path``, ``line`` and ``key`` say where (each ``None`` when unknown); the message is
     one line naming them. Raised before anything is judged; never quotes a webhook URL.
     """
 
-    def __init__(
-        self, message: str, *, path: Any = None, line: int | None = None, key: str | None = None
-    ) -> None:
-        super().__init__(message)
-        self.path = path
-        self.line = line
-        self.key = key
 
-
-class TeamsError(CCAnalyticsError, ValueError):
+class TeamsError(_InOurTomlFile):
     """A team mapping (``export showback --teams``) that cannot be used: bad TOML, an
     unknown key, a pattern that is not a string.
 
     ``path``, ``line`` and ``key`` say where (each ``None`` when unknown); the message is
     one line naming them. Raised before anything is read from the store.
     """
-
-    def __init__(
-        self, message: str, *, path: Any = None, line: int | None = None, key: str | None = None
-    ) -> None:
-        super().__init__(message)
-        self.path = path
-        self.line = line
-        self.key = key
 
 
 class KeyFileError(CCAnalyticsError, OSError):
