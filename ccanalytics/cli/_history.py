@@ -214,6 +214,12 @@ def _example(method: str, query: Query) -> str:
 
 
 def _add_arguments(parser: argparse.ArgumentParser, query: Query) -> None:
+    from ccanalytics.measures.rules import (
+        RIGHTSIZING_HEADROOM,
+        SPEND_ANOMALY_Z,
+        SPEND_BASELINE_WEEKS,
+    )
+
     kinds = set(query.given.values())
     if QUERY in kinds:
         parser.add_argument("sql_query", metavar="QUERY", help="the SQL to run")
@@ -275,7 +281,7 @@ def _add_arguments(parser: argparse.ArgumentParser, query: Query) -> None:
             "--headroom",
             type=non_negative_number,
             metavar="SHARE",
-            help="memory kept free above the observed peak (default: 0.2, 20 %%)",
+            help=f"memory kept free above the observed peak (default: {RIGHTSIZING_HEADROOM:g})",
         )
     if LIMIT in kinds:
         parser.add_argument(
@@ -288,14 +294,17 @@ def _add_arguments(parser: argparse.ArgumentParser, query: Query) -> None:
         )
     if WEEKS in kinds:
         parser.add_argument(
-            "--weeks", type=positive_int, metavar="N", help="weeks of baseline (default: 4)"
+            "--weeks",
+            type=positive_int,
+            metavar="N",
+            help=f"weeks of baseline (default: {SPEND_BASELINE_WEEKS})",
         )
     if Z in kinds:
         parser.add_argument(
             "--z",
             type=non_negative_number,
             metavar="Z",
-            help="an hour is unusual above this robust z (default: 3.5)",
+            help=f"an hour is unusual above this robust z (default: {SPEND_ANOMALY_Z:g})",
         )
     add_output_options(parser, FORMATS)
     parser.add_argument("--force", action="store_true", help="replace --output FILE if it exists")
@@ -352,10 +361,10 @@ def _limit(text: str) -> tuple[str | None, float]:
 def _limits(given: list[tuple[str | None, float]]) -> float | dict[str, float]:
     """One figure for every period, or one per period named: never both, never twice."""
     periods = [period for period, _ in given]
+    if len(set(periods)) < len(periods):
+        raise UsageError("--limit: given twice for the same period")
     if None in periods and len(given) > 1:
         raise UsageError("--limit: give one USD figure, or PERIOD=USD per period, not both")
-    if len(set(periods)) < len(periods):
-        raise UsageError("--limit: a period is given twice")
     if periods == [None]:
         return given[0][1]
     return {str(period): usd for period, usd in given}

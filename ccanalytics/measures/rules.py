@@ -65,6 +65,7 @@ __all__ = [
     "MEMORY_RISK_SQL",
     "MEMORY_THRESHOLD",
     "MIN_RANKS_FOR_STRAGGLERS",
+    "RIGHTSIZING_HEADROOM",
     "RUNNING_SQL",
     "SPEND_ANOMALY_MIN_RATIO",
     "SPEND_ANOMALY_Z",
@@ -111,6 +112,9 @@ SPEND_ANOMALY_MIN_RATIO: Final = 1.5
 IDLE_MEMORY_THRESHOLD: Final = 10.0
 #: A busy GPU pod whose mean GPU utilization is below this (percent) does low compute.
 LOW_COMPUTE_THRESHOLD: Final = 30.0
+#: A right-sizing hint keeps this share of memory free above the observed peak (0.2:
+#: the peak plus 20 %).
+RIGHTSIZING_HEADROOM: Final = 0.2
 
 #: Running GPU pods: the only pods with runtime metrics.
 RUNNING_SQL: Final = "(status = 'RUNNING' AND gpu_count > 0)"

@@ -61,6 +61,7 @@ from ccanalytics.history.store._schema import (
 )
 from ccanalytics.history.store._vetted import Verdict, VetCache
 from ccanalytics.measures import Params, renamed
+from ccanalytics.measures.rules import RIGHTSIZING_HEADROOM
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -680,7 +681,7 @@ class History:
         until: TimeLike = None,
         *,
         gpu_types: GpuTypes | None = None,
-        headroom: float = 0.2,
+        headroom: float = RIGHTSIZING_HEADROOM,
         max_gap: DurationLike | None = None,
         params: Params | None = None,
     ) -> pd.DataFrame:

@@ -40,13 +40,14 @@ from ccanalytics.history.queries._accounting import (
 )
 from ccanalytics.history.queries._queries import pod_rows_ctes
 from ccanalytics.measures import Params
+from ccanalytics.measures.rules import RIGHTSIZING_HEADROOM
 
 __all__ = ["DEFAULT_HEADROOM", "HOURS_PER_MONTH", "RIGHTSIZING_COLUMNS", "hints", "rightsizing"]
 
 #: The monthly saving counts 30 days, as the report's projections.
 HOURS_PER_MONTH: Final = 30 * 24
-#: Memory kept free on top of the observed peak (0.2: the peak plus 20 %).
-DEFAULT_HEADROOM: Final = 0.2
+#: Memory kept free on top of the observed peak (the rule's default, in measures.rules).
+DEFAULT_HEADROOM: Final = RIGHTSIZING_HEADROOM
 
 RIGHTSIZING_COLUMNS: Final = {
     "cluster_id": "string",
