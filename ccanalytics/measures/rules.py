@@ -56,6 +56,7 @@ from typing import Final, NamedTuple
 
 __all__ = [
     "CHRONIC_SHARE",
+    "DAYS_PER_MONTH",
     "IDLE_MEMORY_THRESHOLD",
     "IDLE_SQL",
     "IDLE_THRESHOLD",
@@ -115,6 +116,9 @@ LOW_COMPUTE_THRESHOLD: Final = 30.0
 #: A right-sizing hint keeps this share of memory free above the observed peak (0.2:
 #: the peak plus 20 %).
 RIGHTSIZING_HEADROOM: Final = 0.2
+#: A month of savings and run rates is this many days (the report's "per month", the
+#: hints' monthly saving); budgets use the calendar month instead.
+DAYS_PER_MONTH: Final = 30
 
 #: Running GPU pods: the only pods with runtime metrics.
 RUNNING_SQL: Final = "(status = 'RUNNING' AND gpu_count > 0)"

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 import pandas as pd
 from markupsafe import Markup
 
-from ccanalytics.report._findings import DAYS_PER_MONTH
+from ccanalytics.measures.rules import DAYS_PER_MONTH
 from ccanalytics.report._html import _Card, _cards
 from ccanalytics.report._templates import block
 

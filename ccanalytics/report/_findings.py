@@ -26,6 +26,7 @@ from ccanalytics.analysis import (
     stragglers,
 )
 from ccanalytics.measures import Params
+from ccanalytics.measures.rules import DAYS_PER_MONTH
 
 # Underscored names are for ``report``, not public API.
 __all__ = [
@@ -41,7 +42,6 @@ __all__ = [
 #: Straggling ranks named in the opening paragraph at most (all are in the table).
 MAX_NAMED_STRAGGLERS: Final = 5
 HOURS_PER_DAY: Final = 24
-DAYS_PER_MONTH: Final = 30
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from markupsafe import Markup
 
 from ccanalytics.analysis import POD_STATES
 from ccanalytics.measures import waste_classes
+from ccanalytics.measures.rules import DAYS_PER_MONTH
 from ccanalytics.report._findings import (
-    DAYS_PER_MONTH,
     HOURS_PER_DAY,
     _Findings,
     _plural,

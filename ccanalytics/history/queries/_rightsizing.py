@@ -40,12 +40,12 @@ from ccanalytics.history.queries._accounting import (
 )
 from ccanalytics.history.queries._queries import pod_rows_ctes
 from ccanalytics.measures import Params
-from ccanalytics.measures.rules import RIGHTSIZING_HEADROOM
+from ccanalytics.measures.rules import DAYS_PER_MONTH, RIGHTSIZING_HEADROOM
 
 __all__ = ["DEFAULT_HEADROOM", "HOURS_PER_MONTH", "RIGHTSIZING_COLUMNS", "hints", "rightsizing"]
 
-#: The monthly saving counts 30 days, as the report's projections.
-HOURS_PER_MONTH: Final = 30 * 24
+#: The monthly saving counts the rules' month (30 days), as the report's projections.
+HOURS_PER_MONTH: Final = DAYS_PER_MONTH * 24
 #: Memory kept free on top of the observed peak (the rule's default, in measures.rules).
 DEFAULT_HEADROOM: Final = RIGHTSIZING_HEADROOM
 
