@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from ccanalytics.frames import POD_COLUMNS
 from ccanalytics.history.queries._accounting import US_PER_HOUR, max_gap_us, run, window_us
 from ccanalytics.history.queries._queries import pod_rows_ctes
 from ccanalytics.measures import Params, waste_classes
@@ -30,17 +31,14 @@ WASTE_COLUMNS = (
     "waste_cost",
     "waste_share",
 )
+#: Each ``by``'s key columns, in the pods frame's own dtypes (frames.POD_COLUMNS).
 _KEYS: dict[str | None, dict[str, str]] = {
-    "cluster": {"cluster_id": "string"},
-    "pod": {
-        "cluster_id": "string",
-        "pod_id": "string",
-        "name": "string",
-        "rank": "Int64",
-        "gpu_type": "string",
-        "gpu_count": "Int64",
-    },
-    None: {},
+    by: {name: POD_COLUMNS[name].dtype for name in names}
+    for by, names in (
+        ("cluster", ("cluster_id",)),
+        ("pod", ("cluster_id", "pod_id", "name", "rank", "gpu_type", "gpu_count")),
+        (None, ()),
+    )
 }
 _SNAPSHOT_POD = "cluster_id, observed_at, pod_id"
 #: The GPU rows of the window's snapshots only (the gpus view holds the whole store).
