@@ -7,7 +7,11 @@ snapshot, reports each one to a callback, and stops cleanly when asked.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -88,6 +92,21 @@ def test_a_stop_event_ends_the_loop_after_the_snapshot_under_way(
     assert verify(tmp_path).ok and verify(tmp_path).files == 3  # pods, gpus, snapshots
 
 
+def test_a_stop_event_set_by_another_thread_wakes_the_wait(
+    make_sandbox: Any, tmp_path: Path
+) -> None:
+    sb = make_sandbox()
+    stop = threading.Event()
+    threading.Timer(0.5, stop.set).start()  # while the loop waits for an hour's tick
+    began = time.monotonic()
+    with sb.client() as client:
+        run = collect_every(
+            ["cl-infer-prod"], tmp_path, every=timedelta(hours=1), client=client, stop=stop
+        )
+    assert (run.taken, run.stopped) == (1, True)
+    assert time.monotonic() - began < 10
+
+
 @pytest.mark.parametrize(
     ("every", "count"), [(timedelta(0), 2), ("soon", 2), (timedelta(seconds=1), 0)]
 )
@@ -111,3 +130,45 @@ def test_without_a_client_one_client_from_the_environment_serves_the_whole_run(
     with pytest.raises(ScheduleError):
         collect_every(["cl-infer-prod"], tmp_path / "s", every="1s")
     assert not list((tmp_path / "s").rglob("*.parquet"))
+
+
+# A signal handler runs in the main thread between any two bytecodes, also while that
+# thread holds the lock inside `threading.Event.wait`; a handler that takes the same
+# lock (`Event.set`) then waits on itself forever (CI hung on one `collect --every 30s`
+# stopped by SIGINT, another by SIGTERM). The storm below makes that instant certain
+# to come: the waits are short and the signals many.
+_SIGNAL_STORM = """
+import os, signal, threading, time
+from ccanalytics.history.collector._collector import _stopping
+
+done = threading.Event()
+
+def storm() -> None:
+    while not done.is_set():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.0005)
+
+with _stopping(None, True) as stopper:
+    sender = threading.Thread(target=storm)
+    sender.start()
+    waits = 0
+    end = time.monotonic() + 2
+    while time.monotonic() < end:
+        assert stopper.wait(0.00001) is True
+        waits += 1
+    done.set()
+    sender.join()
+print("waited", waits, "times, stopped by", stopper.signal_name)
+"""
+
+
+def test_a_signal_at_any_instant_of_a_wait_stops_it_without_hanging() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", _SIGNAL_STORM],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "stopped by SIGTERM" in proc.stdout

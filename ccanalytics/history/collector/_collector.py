@@ -28,7 +28,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from os import PathLike
@@ -208,13 +208,12 @@ def _loop(
             on_snapshot(taken, outcome)
         if compactor is not None and isinstance(outcome, CollectResult):
             compactor.written(outcome)
-        if stopper.event.is_set() or (count is not None and taken >= count):
+        if stopper.stopped or (count is not None and taken >= count):
             break
         ticks = math.ceil((time.monotonic() - start) / every)
-        if stopper.event.wait(max(0.0, start + max(ticks, taken) * every - time.monotonic())):
+        if stopper.wait(max(0.0, start + max(ticks, taken) * every - time.monotonic())):
             break
-    stopped = stopper.event.is_set()
-    return CollectorRun(taken, failed, stopped, stopper.signal_name)
+    return CollectorRun(taken, failed, stopper.stopped, stopper.signal_name)
 
 
 class _Compactor:
@@ -274,17 +273,49 @@ def _clock_note(service: datetime | None) -> str:
 
 class _Stopper:
     """Set by the caller's event, SIGTERM or the first Ctrl-C; a second Ctrl-C
-    interrupts at once."""
+    interrupts at once.
+
+    The signal handler takes no lock: it runs in the main thread between any two
+    bytecodes, also while that thread holds the lock inside ``Event.wait``, and a
+    handler that took it (``Event.set``) would wait on itself forever. It sets a flag
+    and releases ``_gate``, a plain lock the waiting thread holds; releasing never
+    blocks. A caller's event cannot be woken that way (only ``set`` wakes it), so with
+    one the wait looks at the flag every ``_SLICE`` seconds.
+    """
+
+    _SLICE = 0.2
 
     def __init__(self, event: threading.Event | None) -> None:
-        self.event = event if event is not None else threading.Event()
+        self.caller_event = event
         self.signal_name: str | None = None
+        self._signalled = False
+        self._gate = threading.Lock()
+        self._gate.acquire()
+
+    @property
+    def stopped(self) -> bool:
+        return self._signalled or (self.caller_event is not None and self.caller_event.is_set())
 
     def handle(self, signum: int, frame: FrameType | None) -> None:
-        if self.event.is_set() and signum == signal.SIGINT:
+        if self.stopped and signum == signal.SIGINT:
             raise KeyboardInterrupt
         self.signal_name = signal.Signals(signum).name
-        self.event.set()
+        self._signalled = True
+        with suppress(RuntimeError):  # already released by an earlier signal
+            self._gate.release()
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for a stop; true once stopped."""
+        deadline = time.monotonic() + timeout
+        while not self.stopped:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            if self.caller_event is None:
+                self._gate.acquire(timeout=remaining)
+            else:
+                self.caller_event.wait(min(remaining, self._SLICE))
+        return True
 
 
 @contextmanager
