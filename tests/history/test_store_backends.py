@@ -349,6 +349,33 @@ def test_the_vetting_cache_keys_an_object_by_etag_and_size(
     assert str(caught.value.path).startswith("s3://") and victim in str(caught.value.path)
 
 
+def test_a_refresh_lists_an_s3_store_twice_whatever_its_tables_and_days(
+    s3_store: str, clock: SimulatedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Data files first, markers second (the compaction argument), each pass one
+    listing of the store's prefix: not one per table, per day, or for the rollups."""
+    from ccanalytics.history.store._fs import S3Location
+
+    fill(s3_store, clock, snapshots=2)
+    clock.advance(timedelta(days=1))
+    fill(s3_store, clock, snapshots=2)
+    compact(s3_store, DAY)  # a compacted day has a rollup: its folder is listed too
+    listed: list[str] = []
+    for name in ("_request_listing", "_names"):  # the two requests that list
+        real = getattr(S3Location, name)
+
+        def counted(self: Any, folder: PurePath, *args: Any, _real: Any = real, **kw: Any) -> Any:
+            listed.append(str(folder))
+            return _real(self, folder, *args, **kw)
+
+        monkeypatch.setattr(S3Location, name, counted)
+    with History(s3_store) as h:
+        listed.clear()
+        h.refresh()
+        assert listed == [s3_store.removeprefix("s3://")] * 2
+        assert len(h.pods()) > 0
+
+
 def test_duckdb_reads_s3_without_touching_any_file(
     s3_store: str, clock: SimulatedClock, tmp_path: Path
 ) -> None:

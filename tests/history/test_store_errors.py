@@ -148,17 +148,16 @@ def test_a_query_whose_files_keep_vanishing_is_a_store_error(
 ) -> None:
     write_store(tmp_path, _rows())
     ghost = tmp_path / "pods" / f"date={DAY}" / "ghost.parquet"  # listed, never there
-    real = _history.list_store
+    real = _history.list_tables
 
-    def listing_with_a_ghost(store: Path, table: str) -> Any:
-        found = real(store, table)
-        if table != "pods":
-            return found
-        return type(found)((*found.files, ghost), found.temporary, found.markers)
+    def listing_with_a_ghost(store: Path, tables: list[str]) -> Any:
+        found = real(store, tables)
+        pods = found["pods"]
+        return {**found, "pods": type(pods)((*pods.files, ghost), pods.temporary, pods.markers)}
 
     monkeypatch.setattr(_history, "RETRY_PAUSE_SECONDS", 0.0)
     with History(tmp_path) as h:
-        monkeypatch.setattr(_history, "list_store", listing_with_a_ghost)
+        monkeypatch.setattr(_history, "list_tables", listing_with_a_ghost)
         with pytest.raises(StoreError, match="kept changing") as caught:
             h.idle_cost(by=None)
     assert caught.value.path == tmp_path.resolve()

@@ -49,7 +49,13 @@ from ccanalytics.errors import StoreError
 from ccanalytics.history.queries._window import BOUNDS_SQL, BOUNDS_VIEW, resolve_window
 from ccanalytics.history.store._daycache import DayCache
 from ccanalytics.history.store._fs import FileKey, Location, dataset_of, open_store
-from ccanalytics.history.store._layout import Listing, list_store, partition_day, store_folder
+from ccanalytics.history.store._layout import (
+    Listing,
+    list_store,
+    list_tables,
+    partition_day,
+    store_folder,
+)
 from ccanalytics.history.store._rollup import list_rollups, rolled_days
 from ccanalytics.history.store._schema import (
     TABLES,
@@ -220,7 +226,13 @@ class History:
 
     def refresh(self) -> None:
         """Point the views at the store's files as they are now."""
-        listings = {table: list_store(self._location, table) for table in TABLES}
+        # One listing of an S3 store answers every table, its rollups and the day cache
+        # (the markers still get their own listing, after the data files' one).
+        with self._location.surveyed():
+            self._refresh()
+
+    def _refresh(self) -> None:
+        listings = list_tables(self._location, list(TABLES))
         for listing in listings.values():
             if listing.outside:
                 where = listing.outside[0]

@@ -30,6 +30,7 @@ URI's query: ``s3://bucket/prefix?endpoint_url=http://127.0.0.1:9000`` (and
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import errno
 import io
@@ -127,6 +128,15 @@ class Location:
         (S3: both from one listing of the table)."""
         partitions = self.partitions(table_dir)
         return partitions, self.entries_of([part for part, out in partitions if not out])
+
+    def surveyed(self) -> contextlib.AbstractContextManager[None]:
+        """Within this block, the listings of a reader's first pass (:meth:`table_listing`,
+        :meth:`partitions`, :meth:`entries`, :meth:`walk`) may all be answered by one
+        listing of the whole store, made at the first of them (S3: one request, not
+        one per table and folder). :meth:`entries_of` (the markers' pass, which must
+        come after the data files' listing) always lists afresh; so does any listing
+        after this location wrote or deleted something. Locally nothing changes."""
+        return contextlib.nullcontext()
 
     def outside(self, path: PurePath) -> bool:
         """Whether ``path`` is a symbolic link out of the store (never on S3)."""
@@ -364,6 +374,10 @@ class S3Location(Location):
         self._fs: pafs.FileSystem | None = None
         #: Keys of the objects seen by the latest listings (no HEAD per file to vet it).
         self._keys: dict[PurePath, FileKey] = {}
+        #: Inside :meth:`surveyed`: whether a survey may answer, and the one made (the
+        #: store's objects, sorted by key, and those keys, for bisecting).
+        self._surveying = False
+        self._survey: tuple[list[dict[str, Any]], list[str]] | None = None
 
     def __repr__(self) -> str:
         return f"S3Location({self.show(self.root)!r})"
@@ -422,8 +436,57 @@ class S3Location(Location):
     def _object(self, path: PurePath) -> str:
         return str(PurePosixPath(*path.parts[1:]))
 
+    def _prefix(self, folder: PurePath) -> str:
+        """The key prefix of the objects under ``folder`` (``""``: the whole bucket)."""
+        return self._object(folder) + "/" if folder != PurePosixPath(self.bucket) else ""
+
+    @contextlib.contextmanager
+    def surveyed(self) -> Iterator[None]:
+        self._surveying, self._survey = True, None
+        try:
+            yield
+        finally:
+            self._surveying, self._survey = False, None
+
     def _list(self, folder: PurePath, *, delimiter: bool) -> tuple[list[dict[str, Any]], list[str]]:
-        prefix = self._object(folder) + "/" if folder != PurePosixPath(self.bucket) else ""
+        if self._surveying and self._within(folder):
+            return self._from_survey(folder, delimiter=delimiter)
+        return self._request_listing(folder, delimiter=delimiter)
+
+    def _within(self, folder: PurePath) -> bool:
+        return folder == self.root or self.root in folder.parents
+
+    def _from_survey(
+        self, folder: PurePath, *, delimiter: bool
+    ) -> tuple[list[dict[str, Any]], list[str]]:
+        """What a listing of ``folder`` would return, cut from the survey of the store."""
+        if self._survey is None:
+            objects, _ = self._request_listing(self.root, delimiter=False)
+            objects.sort(key=lambda obj: str(obj["Key"]))
+            self._survey = objects, [obj["Key"] for obj in objects]
+        objects, keys = self._survey
+        prefix = self._prefix(folder)
+        # Sorted keys: those under one prefix are one contiguous run.
+        start = bisect.bisect_left(keys, prefix)
+        end = start
+        while end < len(keys) and keys[end].startswith(prefix):
+            end += 1
+        if not delimiter:
+            return objects[start:end], []
+        direct: list[dict[str, Any]] = []
+        folders: list[str] = []
+        for obj in objects[start:end]:
+            head, slash, _ = obj["Key"][len(prefix) :].partition("/")
+            if not slash:
+                direct.append(obj)
+            elif not folders or folders[-1] != prefix + head + "/":
+                folders.append(prefix + head + "/")
+        return direct, folders
+
+    def _request_listing(
+        self, folder: PurePath, *, delimiter: bool
+    ) -> tuple[list[dict[str, Any]], list[str]]:
+        prefix = self._prefix(folder)
         objects: list[dict[str, Any]] = []
         folders: list[str] = []
         options: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix}
@@ -468,33 +531,36 @@ class S3Location(Location):
         }
 
     def entries_of(self, folders: list[PurePath]) -> dict[PurePath, list[tuple[str, bool]]]:
-        # Names only (the markers' pass of a listing): pyarrow's C++ client lists them
-        # several times faster than boto3 parses the same XML, and no ETag is needed.
-        import pyarrow.fs as pafs
-
-        parents = {folder.parent for folder in folders}
-        roots = [parents.pop()] if len(folders) > 1 and len(parents) == 1 else folders
+        # Names only (the markers' pass of a listing), and one listing for all: of the
+        # folders' nearest common folder (a table's, or the store's for every table).
         found: dict[PurePath, list[tuple[str, bool]]] = {folder: [] for folder in folders}
-        for root in roots:
-            selector = pafs.FileSelector(
-                str(root), allow_not_found=True, recursive=root not in found
-            )
-            try:
-                infos = self.filesystem().get_file_info(selector)
-            except OSError as err:
-                where = self.show(root)
-                raise StoreError(
-                    f"cannot list {where}: {' '.join(str(err).split())}", where
-                ) from None
-            for info in infos:
-                if info.type == pafs.FileType.File:
-                    path = PurePosixPath(info.path)
-                    names = found.get(path.parent)
-                    if names is not None:
-                        names.append((path.name, False))
+        if not folders:
+            return found
+        common = PurePosixPath(os.path.commonpath([str(folder) for folder in folders]))
+        recursive = any(folder != common for folder in folders)
+        for path in self._names(common, recursive=recursive):
+            names = found.get(path.parent)
+            if names is not None:
+                names.append((path.name, False))
         for names in found.values():
             names.sort()
         return found
+
+    def _names(self, folder: PurePath, *, recursive: bool) -> list[PurePath]:
+        """The files under ``folder`` (all its subfolders' too if ``recursive``).
+
+        Through pyarrow's C++ client: it lists several times faster than boto3 parses
+        the same XML, and no ETag is wanted here.
+        """
+        import pyarrow.fs as pafs
+
+        selector = pafs.FileSelector(str(folder), allow_not_found=True, recursive=recursive)
+        try:
+            infos = self.filesystem().get_file_info(selector)
+        except OSError as err:
+            where = self.show(folder)
+            raise StoreError(f"cannot list {where}: {' '.join(str(err).split())}", where) from None
+        return [PurePosixPath(i.path) for i in infos if i.type == pafs.FileType.File]
 
     def read_bytes(self, path: PurePath) -> bytes:
         try:
@@ -530,6 +596,7 @@ class S3Location(Location):
             raise
 
     def _put(self, path: PurePath, data: bytes, **condition: str) -> str:
+        self._survey = None  # a listing after a write lists afresh
         try:
             reply = self.client.put_object(
                 Bucket=self.bucket, Key=self._object(path), Body=data, **condition
@@ -552,6 +619,7 @@ class S3Location(Location):
         self._put(staged.final, staged.data, IfNoneMatch="*")
 
     def delete(self, path: PurePath) -> None:
+        self._survey = None  # a listing after a write lists afresh
         try:
             self.client.delete_object(Bucket=self.bucket, Key=self._object(path))
         except Exception as err:

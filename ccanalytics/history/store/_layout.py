@@ -45,6 +45,7 @@ __all__ = [
     "Listing",
     "data_file_name",
     "list_store",
+    "list_tables",
     "partition_dir",
     "read_marker",
     "store_folder",
@@ -113,13 +114,63 @@ def read_marker(store: Location, path: PurePath) -> tuple[str, frozenset[str]]:
 
 def list_store(store: Location, table: str) -> Listing:
     """The files of ``store/table`` a reader should read (see the module docstring)."""
-    table_dir = store.root / table
-    if store.outside(table_dir):
-        return Listing((), (), (), (table_dir,))
-    found, listed_entries = store.table_listing(table_dir)
-    outside = [part for part, out in found if out]
-    partitions = [part for part, out in found if not out]
+    return list_tables(store, [table])[table]
+
+
+def list_tables(store: Location, tables: list[str]) -> dict[str, Listing]:
+    """:func:`list_store` of each of ``tables``: every table's data files first, then
+    every table's markers (on S3 in :meth:`~Location.surveyed`: one listing each)."""
+    listed: dict[str, tuple[list[PurePath], dict[PurePath, list[tuple[str, bool]]]]] = {}
+    outside: dict[str, list[PurePath]] = {table: [] for table in tables}
+    for table in tables:
+        table_dir = store.root / table
+        if store.outside(table_dir):
+            outside[table].append(table_dir)
+            continue
+        found, listed_entries = store.table_listing(table_dir)
+        outside[table] += [part for part, out in found if out]
+        listed[table] = ([part for part, out in found if not out], listed_entries)
     # 1. Data files, every partition.
+    data: dict[str, dict[PurePath, list[str]]] = {}
+    temporary: dict[str, list[PurePath]] = {}
+    for table, (_, listed_entries) in listed.items():
+        data[table], temporary[table] = _data_files(listed_entries, outside[table])
+    # 2. Then the markers: a merge whose file was listed hides the files it replaced.
+    partitions = [part for table_partitions, _ in listed.values() for part in table_partitions]
+    all_markers = store.entries_of(partitions)
+    listings = {}
+    for table in tables:
+        if table not in listed:
+            listings[table] = Listing((), (), (), tuple(outside[table]))
+            continue
+        markers: list[PurePath] = []
+        hidden: set[PurePath] = set()
+        for part in listed[table][0]:
+            for name, _ in all_markers[part]:
+                if not (name.startswith(MARKER_PREFIX) and name.endswith(".json")):
+                    continue
+                try:
+                    merged, replaces = read_marker(store, part / name)
+                except FileNotFoundError:
+                    continue  # the compaction finished between the listing and now
+                markers.append(part / name)
+                if merged in data[table][part]:
+                    hidden.update(part / n for n in replaces)
+        # One path per file, and no hashing of 26,000 of them when no merge hides any
+        # (the usual case: a month of 5-minute snapshots is that many files).
+        listed_files = (part / n for part, names in data[table].items() for n in names)
+        files = tuple(p for p in listed_files if p not in hidden) if hidden else tuple(listed_files)
+        listings[table] = Listing(
+            files, tuple(temporary[table]), tuple(markers), tuple(outside[table])
+        )
+    return listings
+
+
+def _data_files(
+    listed_entries: dict[PurePath, list[tuple[str, bool]]], outside: list[PurePath]
+) -> tuple[dict[PurePath, list[str]], list[PurePath]]:
+    """Per partition, the data files' names; and the hidden temporary files (links out
+    of the store are added to ``outside``)."""
     data: dict[PurePath, list[str]] = {}
     temporary: list[PurePath] = []
     for part, entries in listed_entries.items():
@@ -133,22 +184,4 @@ def list_store(store: Location, table: str) -> Listing:
                     outside.append(part / name)
                 else:
                     data[part].append(name)
-    # 2. Then the markers: a merge whose file was listed hides the files it replaced.
-    markers: list[PurePath] = []
-    hidden: set[PurePath] = set()
-    for part, entries in store.entries_of(partitions).items():
-        for name, _ in entries:
-            if not (name.startswith(MARKER_PREFIX) and name.endswith(".json")):
-                continue
-            try:
-                merged, replaces = read_marker(store, part / name)
-            except FileNotFoundError:
-                continue  # the compaction finished between the listing and now
-            markers.append(part / name)
-            if merged in data[part]:
-                hidden.update(part / n for n in replaces)
-    # One path per file, and no hashing of 26,000 of them when no merge hides any (the
-    # usual case: a month of 5-minute snapshots is that many files).
-    listed = (part / n for part, names in data.items() for n in names)
-    files = tuple(p for p in listed if p not in hidden) if hidden else tuple(listed)
-    return Listing(files, tuple(temporary), tuple(markers), tuple(outside))
+    return data, temporary
