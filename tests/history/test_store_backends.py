@@ -449,10 +449,11 @@ def test_no_credential_reaches_a_repr_an_error_or_an_object(
         open_store("s3://user:pass@bucket/store")
 
 
-def test_without_boto3_an_s3_store_is_a_typed_error(
+def test_without_the_s3_extra_an_s3_store_is_a_typed_error(
     s3_store: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "boto3", None)
+    monkeypatch.setitem(sys.modules, "botocore.session", None)  # what the store imports
     with pytest.raises(StoreError, match=r"ccanalytics\[s3\]"):
         History(s3_store)
 

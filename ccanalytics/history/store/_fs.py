@@ -13,7 +13,7 @@ is written once; only these primitives differ:
   whole object or nothing and nothing existing is ever overwritten; a lock is a
   create-if-absent object that a stale holder's successor takes over with
   ``If-Match`` (one of two rivals wins). Parquet is read through pyarrow's
-  ``S3FileSystem``; the conditional writes need boto3 (the ``s3`` extra), because
+  ``S3FileSystem``; the conditional writes need botocore (the ``s3`` extra), because
   pyarrow's output streams cannot send ``If-None-Match``.
 
 Paths are :class:`~pathlib.PurePath` values: a :class:`~pathlib.Path` locally, a
@@ -22,7 +22,7 @@ Paths are :class:`~pathlib.PurePath` values: a :class:`~pathlib.Path` locally, a
 
 Credentials and the endpoint come from the standard AWS chain (``AWS_ACCESS_KEY_ID``,
 ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_REGION``/``AWS_DEFAULT_REGION``,
-``AWS_ENDPOINT_URL``, then the config files and ``AWS_PROFILE``), read by boto3 and
+``AWS_ENDPOINT_URL``, then the config files and ``AWS_PROFILE``), read by botocore and
 pyarrow themselves: this package never holds a secret. An explicit endpoint is the
 URI's query: ``s3://bucket/prefix?endpoint_url=http://127.0.0.1:9000`` (and
 ``region=``). Nothing here puts a credential in a repr, a message or a file.
@@ -33,6 +33,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import errno
+import functools
 import io
 import os
 import time
@@ -204,8 +205,13 @@ class Location:
         """Create ``folder`` and its parents (no-op where folders do not exist)."""
 
     def filesystem(self) -> pafs.FileSystem:
-        """pyarrow's filesystem for datasets over this store's files."""
+        """pyarrow's filesystem over this store's files."""
         raise NotImplementedError
+
+    def scan_filesystem(self) -> pafs.FileSystem:
+        """The filesystem a dataset of this store's files reads through (S3: a small
+        object in one request, not a footer read and then its columns')."""
+        return self.filesystem()
 
 
 @dataclass(frozen=True)
@@ -372,6 +378,7 @@ class S3Location(Location):
         self.region = region
         self._client: Any = None
         self._fs: pafs.FileSystem | None = None
+        self._scan_fs: pafs.FileSystem | None = None
         #: Keys of the objects seen by the latest listings (no HEAD per file to vet it).
         self._keys: dict[PurePath, FileKey] = {}
         #: Inside :meth:`surveyed`: whether a survey may answer, and the one made (the
@@ -382,20 +389,22 @@ class S3Location(Location):
     def __repr__(self) -> str:
         return f"S3Location({self.show(self.root)!r})"
 
-    # -- clients (lazy: boto3 and pyarrow's S3 take a moment to start) -----------------
+    # -- clients (lazy: botocore and pyarrow's S3 take a moment to start) --------------
 
     @property
     def client(self) -> Any:
         if self._client is None:
+            # botocore's own session, not boto3's: the same client and AWS chain, without
+            # the ~0.2 s import of boto3 and its s3transfer, which nothing here uses.
             try:
-                import boto3  # type: ignore[import-untyped]
+                import botocore.session  # type: ignore[import-untyped]
                 from botocore.config import Config  # type: ignore[import-untyped]
             except ImportError:
                 raise StoreError(
-                    "an s3:// store needs boto3: pip install 'ccanalytics[s3]'",
+                    "an s3:// store needs botocore: pip install 'ccanalytics[s3]'",
                     self.show(self.root),
                 ) from None
-            self._client = boto3.session.Session().client(
+            self._client = botocore.session.get_session().create_client(
                 "s3",
                 endpoint_url=self.endpoint_url,
                 region_name=self.region,
@@ -420,6 +429,13 @@ class S3Location(Location):
                 )
             self._fs = fs
         return self._fs
+
+    def scan_filesystem(self) -> pafs.FileSystem:
+        if self._scan_fs is None:
+            import pyarrow.fs as pafs
+
+            self._scan_fs = pafs.PyFileSystem(_whole_small_reads()(self))
+        return self._scan_fs
 
     # -- the primitives ---------------------------------------------------------------
 
@@ -549,7 +565,7 @@ class S3Location(Location):
     def _names(self, folder: PurePath, *, recursive: bool) -> list[PurePath]:
         """The files under ``folder`` (all its subfolders' too if ``recursive``).
 
-        Through pyarrow's C++ client: it lists several times faster than boto3 parses
+        Through pyarrow's C++ client: it lists several times faster than botocore parses
         the same XML, and no ETag is wanted here.
         """
         import pyarrow.fs as pafs
@@ -665,6 +681,65 @@ class S3Location(Location):
             time.sleep(0.1)
 
 
+@functools.cache
+def _whole_small_reads() -> type:
+    """The handler of :meth:`S3Location.scan_filesystem`, its class defined at first
+    use (pyarrow's filesystem module is loaded on demand)."""
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+
+    class WholeSmallReads(pafs.FileSystemHandler):  # type: ignore[misc]
+        """Reads for a dataset of an S3 store's files: an object the latest listing
+        found no larger than :data:`WHOLE_READ_BYTES` is fetched whole by one GET and
+        served from memory (pyarrow would read its footer, then its columns: two
+        requests); any other through pyarrow's S3 filesystem. Only the store's own
+        objects are opened (the lockdown: nothing outside its prefix is readable)."""
+
+        def __init__(self, location: S3Location) -> None:
+            self._location = location
+
+        def open_input_file(self, path: str) -> Any:
+            where = PurePosixPath(path)
+            location = self._location
+            if not location._within(where):
+                raise PermissionError(errno.EACCES, "outside the store", location.show(where))
+            key = location._keys.get(where)
+            if key is None or key[0] > WHOLE_READ_BYTES:
+                return location.filesystem().open_input_file(path)
+            try:
+                return pa.BufferReader(location.read_bytes(where))
+            except FileNotFoundError:  # pyarrow's words, which a query's retry knows
+                raise FileNotFoundError(
+                    errno.ENOENT, "Path does not exist", location.show(where)
+                ) from None
+
+        def get_type_name(self) -> str:
+            return "ccanalytics-s3"
+
+        def equals(self, other: Any) -> bool:
+            return other is self
+
+        def normalize_path(self, path: str) -> str:
+            return path
+
+        def get_file_info(self, paths: list[str]) -> Any:
+            return self._location.filesystem().get_file_info(paths)
+
+        def get_file_info_selector(self, selector: Any) -> Any:
+            return self._location.filesystem().get_file_info(selector)
+
+        def open_input_stream(self, path: str) -> Any:
+            return self.open_input_file(path)
+
+        def _read_only(self, *args: Any) -> Any:
+            raise PermissionError(errno.EROFS, "a dataset of the store only reads")
+
+        create_dir = delete_dir = delete_dir_contents = delete_root_dir_contents = _read_only
+        delete_file = move = copy_file = open_output_stream = open_append_stream = _read_only
+
+    return WholeSmallReads
+
+
 def _bytes(write: _WRITE) -> bytes:
     sink = io.BytesIO()
     write(sink)
@@ -690,7 +765,7 @@ def _aws_reason(err: Exception) -> str:
 
 
 def _os_error(err: Exception, where: str) -> OSError:
-    """A boto3 failure as the OSError a local file system would raise."""
+    """A botocore failure as the OSError a local file system would raise."""
     code = ""
     response = getattr(err, "response", None)
     if isinstance(response, dict):
@@ -750,7 +825,7 @@ def dataset_of(
     import pyarrow as pa
     import pyarrow.dataset as ds  # type: ignore[import-untyped]
 
-    fs = location.filesystem()
+    fs = location.scan_filesystem()
     fmt = ds.ParquetFileFormat()
     full = schema
     for name, kind in (("date", pa.date32()), ("file_index", pa.uint64())):
