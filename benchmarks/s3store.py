@@ -33,6 +33,9 @@ SNAPSHOTS_PER_DAY = 288
 ROOT = Path(tempfile.gettempdir()) / f"ccanalytics-bench-s3-{DAYS}d-v1"
 REPEAT = 5
 RATIO_TARGET = 2.0
+#: The readers' caches, relative to a store: each backend makes its own (not uploaded,
+#: removed before each run); the rollups themselves go up.
+READER_CACHES = (".vetted.json", ".day-cache", ".rollup/merged")
 
 _CHILD = """
 import json, sys, time
@@ -97,10 +100,10 @@ def _compacted(month: Path) -> Path:
 def _upload(folder: Path, client: object, bucket: str) -> str:
     """Every data file of ``folder`` under ``s3://bucket/<folder name>``, key for key."""
     for path in folder.rglob("*.parquet"):
-        relative = path.relative_to(folder)
-        if relative.parts[0] in (".day-cache", ".vetted.json"):
-            continue  # the readers' caches: each backend makes its own (rollups go up)
-        key = f"{folder.name}/{relative.as_posix()}"
+        relative = path.relative_to(folder).as_posix()
+        if any(relative == c or relative.startswith(f"{c}/") for c in READER_CACHES):
+            continue
+        key = f"{folder.name}/{relative}"
         client.put_object(Bucket=bucket, Key=key, Body=path.read_bytes())  # type: ignore[attr-defined]
     return f"s3://{bucket}/{folder.name}"
 
@@ -142,8 +145,11 @@ def bench() -> None:
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
     month, day = _build(ROOT)
     for folder in (month, day):  # each run starts without the readers' caches
-        (folder / ".vetted.json").unlink(missing_ok=True)
-        shutil.rmtree(folder / ".day-cache", ignore_errors=True)
+        for cache in READER_CACHES:
+            if (folder / cache).is_dir():
+                shutil.rmtree(folder / cache)
+            else:
+                (folder / cache).unlink(missing_ok=True)
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()

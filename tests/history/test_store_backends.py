@@ -147,6 +147,36 @@ def test_collect_history_compact_verify_on_each_backend(store: str, clock: Simul
     assert hidden(store) == expected
 
 
+def test_a_set_of_rollups_is_read_from_one_merged_copy(
+    store: str, clock: SimulatedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pyarrow.parquet as pq
+
+    from ccanalytics.history.store import _rollup
+
+    for _ in range(3):  # two days compacted (each with its rollup), then today's files
+        fill(store, clock, snapshots=2)
+        clock.advance(timedelta(days=1))
+    for day in ("2026-11-20", "2026-11-21"):
+        compact(store, day)
+    with History(store) as h:
+        first = h.idle_cost(by="day")
+    location = open_store(store)
+    folder = location.root / _rollup.ROLLUP_DIR
+    merged = [n for n, _ in location.entries(folder / _rollup.MERGED_DIR)]
+    assert len(merged) == 1  # made by the first reader
+    rollups = sorted(_rollup.list_rollups(location))
+    rows = sum(pq.read_metadata(location.source(folder / n)).num_rows for n in rollups)
+    copy = pq.read_table(location.source(folder / _rollup.MERGED_DIR / merged[0]))
+    assert len(rollups) == 2 and copy.num_rows == rows > 0
+    made: list[object] = []
+    monkeypatch.setattr(_rollup, "_write_merged", lambda *a: made.append(a))
+    with History(store) as h:
+        assert h.idle_cost(by="day").equals(first)
+        assert h.connection.sql("SELECT count(*) FROM _rollup").fetchall() == [(rows,)]
+    assert made == []  # the copy was read, not made again
+
+
 def test_an_s3_file_is_created_only_if_absent(s3_store: str) -> None:
     location = open_store(s3_store)
     path = location.root / "pods" / "x.parquet"
@@ -349,7 +379,7 @@ def test_the_vetting_cache_keys_an_object_by_etag_and_size(
     assert str(caught.value.path).startswith("s3://") and victim in str(caught.value.path)
 
 
-def test_a_refresh_lists_an_s3_store_twice_whatever_its_tables_and_days(
+def test_a_refresh_lists_an_s3_store_at_most_twice_whatever_its_tables_and_days(
     s3_store: str, clock: SimulatedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Data files first, markers second (the compaction argument), each pass one
@@ -361,7 +391,7 @@ def test_a_refresh_lists_an_s3_store_twice_whatever_its_tables_and_days(
     fill(s3_store, clock, snapshots=2)
     compact(s3_store, DAY)  # a compacted day has a rollup: its folder is listed too
     listed: list[str] = []
-    for name in ("_request_listing", "_names"):  # the two requests that list
+    for name in ("_request_listing", "_pyarrow_names"):  # botocore's listing, pyarrow's
         real = getattr(S3Location, name)
 
         def counted(self: Any, folder: PurePath, *args: Any, _real: Any = real, **kw: Any) -> Any:
@@ -373,7 +403,15 @@ def test_a_refresh_lists_an_s3_store_twice_whatever_its_tables_and_days(
         listed.clear()
         h.refresh()
         assert listed == [s3_store.removeprefix("s3://")] * 2
-        assert len(h.pods()) > 0
+        rows = len(h.pods())
+        assert rows > 0
+        # Every day compacted: one file a day, which no marker could hide, so no
+        # markers' pass at all.
+        compact(s3_store, "2026-11-21")
+        listed.clear()
+        h.refresh()
+        assert listed == [s3_store.removeprefix("s3://")]
+        assert len(h.pods()) == rows
 
 
 def test_duckdb_reads_s3_without_touching_any_file(

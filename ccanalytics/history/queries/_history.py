@@ -56,7 +56,7 @@ from ccanalytics.history.store._layout import (
     partition_day,
     store_folder,
 )
-from ccanalytics.history.store._rollup import list_rollups, rolled_days
+from ccanalytics.history.store._rollup import list_rollups, merged_rollups, rolled_days
 from ccanalytics.history.store._schema import (
     TABLES,
     TimeSpan,
@@ -232,7 +232,7 @@ class History:
             self._refresh()
 
     def _refresh(self) -> None:
-        listings = list_tables(self._location, list(TABLES))
+        listings = list_tables(self._location, list(TABLES), every_marker=False)
         for listing in listings.values():
             if listing.outside:
                 where = listing.outside[0]
@@ -308,11 +308,15 @@ class History:
                 self._define(f"_{table}_rest", table, rest)
             files = [str(path) for _, path in sorted(rolled.items())]
             if self._viewed.get("_rollup") != files:
+                # One merged file for the set (one request on S3), else the rollups.
+                paths = [path for _, path in sorted(rolled.items())]
+                merged = merged_rollups(self._location, paths)
+                paths = paths if merged is None else [merged]
                 if self._location.local:
-                    self._con.execute("SET VARIABLE _files_rollup = ?", [files])
+                    self._con.execute("SET VARIABLE _files_rollup = ?", [[str(p) for p in paths]])
                     source = "read_parquet(getvariable('_files_rollup'))"
                 else:
-                    source = self._rollup_dataset(list(rolled.values()))
+                    source = self._rollup_dataset(paths)
                 self._con.execute(f"CREATE OR REPLACE VIEW _rollup AS SELECT * FROM {source}")
                 self._viewed["_rollup"] = files
         if self._viewed.get(ROLLUP_VIEW) != len(rolled):

@@ -73,6 +73,9 @@ LOCK_STALE_SECONDS = 600.0
 #: An object up to this size is read whole by one request when pyarrow asks for it (a
 #: 5-minute snapshot file is tens of kB): pyarrow's own reads are a HEAD and a GET or more.
 WHOLE_READ_BYTES = 1 << 20
+#: A store surveyed with fewer objects than this (one page of a listing) has its
+#: markers' pass listed by botocore, not pyarrow (see S3Location._names).
+SMALL_LISTING = 1000
 #: How long to wait for an S3 lock before giving up with a StoreError.
 LOCK_WAIT_SECONDS = 900.0
 _WRITE = Callable[[BinaryIO], object]
@@ -565,9 +568,17 @@ class S3Location(Location):
     def _names(self, folder: PurePath, *, recursive: bool) -> list[PurePath]:
         """The files under ``folder`` (all its subfolders' too if ``recursive``).
 
-        Through pyarrow's C++ client: it lists several times faster than botocore parses
-        the same XML, and no ETag is wanted here.
+        Through pyarrow's C++ client when the store is large: it lists a page several
+        times faster than botocore parses the same XML, and no ETag is wanted here.
+        When this pass's survey found one page or less, through botocore: its client
+        is running already, and starting pyarrow's costs more than the page's parse.
         """
+        if self._survey is not None and len(self._survey[1]) < SMALL_LISTING:
+            objects, _ = self._request_listing(folder, delimiter=not recursive)
+            return [PurePosixPath(self.bucket, obj["Key"]) for obj in objects]
+        return self._pyarrow_names(folder, recursive=recursive)
+
+    def _pyarrow_names(self, folder: PurePath, *, recursive: bool) -> list[PurePath]:
         import pyarrow.fs as pafs
 
         selector = pafs.FileSelector(str(folder), allow_not_found=True, recursive=recursive)

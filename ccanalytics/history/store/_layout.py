@@ -117,9 +117,18 @@ def list_store(store: Location, table: str) -> Listing:
     return list_tables(store, [table])[table]
 
 
-def list_tables(store: Location, tables: list[str]) -> dict[str, Listing]:
+def list_tables(
+    store: Location, tables: list[str], *, every_marker: bool = True
+) -> dict[str, Listing]:
     """:func:`list_store` of each of ``tables``: every table's data files first, then
-    every table's markers (on S3 in :meth:`~Location.surveyed`: one listing each)."""
+    every table's markers (on S3 in :meth:`~Location.surveyed`: one listing each).
+
+    ``every_marker=False`` (a reader's listing) looks for markers only in partitions
+    that listed two data files or more: a marker hides files only when its merged file
+    and some it replaces were listed together, so a partition of one file (a compacted
+    day) reads the same either way, and a store of compacted days needs no second
+    listing. :attr:`Listing.markers` then names only the markers of those partitions.
+    """
     listed: dict[str, tuple[list[PurePath], dict[PurePath, list[tuple[str, bool]]]]] = {}
     outside: dict[str, list[PurePath]] = {table: [] for table in tables}
     for table in tables:
@@ -136,8 +145,13 @@ def list_tables(store: Location, tables: list[str]) -> dict[str, Listing]:
     for table, (_, listed_entries) in listed.items():
         data[table], temporary[table] = _data_files(listed_entries, outside[table])
     # 2. Then the markers: a merge whose file was listed hides the files it replaced.
-    partitions = [part for table_partitions, _ in listed.values() for part in table_partitions]
-    all_markers = store.entries_of(partitions)
+    partitions = [
+        part
+        for table, (table_partitions, _) in listed.items()
+        for part in table_partitions
+        if every_marker or len(data[table].get(part, ())) > 1
+    ]
+    all_markers = store.entries_of(partitions) if partitions else {}
     listings = {}
     for table in tables:
         if table not in listed:
@@ -146,7 +160,7 @@ def list_tables(store: Location, tables: list[str]) -> dict[str, Listing]:
         markers: list[PurePath] = []
         hidden: set[PurePath] = set()
         for part in listed[table][0]:
-            for name, _ in all_markers[part]:
+            for name, _ in all_markers.get(part, ()):
                 if not (name.startswith(MARKER_PREFIX) and name.endswith(".json")):
                     continue
                 try:

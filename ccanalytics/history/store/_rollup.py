@@ -28,6 +28,15 @@ that gained a file, or was compacted again, is read from its rows until the next
 compaction writes its new rollup (and removes the old). Rollups live outside the
 tables, in ``STORE/.rollup/`` (hidden: Spark, Dask and DuckDB's globs skip it), one
 file per day, and a store without them reads as before.
+
+A month is then 30 small files, and on object storage each is a request per query: so
+the first reader of a set of rollups also writes their rows as one file,
+``STORE/.rollup/merged/<digest>.parquet`` (:func:`merged_rollups`), named by a digest
+of the rollups' names and :data:`~ccanalytics.history.store._fs.FileKey` values, which
+later readers of the same set read instead (one request). Like the day cache it is a
+cache: made only if absent (a rival's identical copy is as good), skipped on a store
+the reader may not write, and copies no reader has used for
+:data:`MERGED_KEEP_SECONDS` are removed when a new one is made.
 """
 
 from __future__ import annotations
@@ -35,7 +44,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import Any, Final
 
@@ -50,6 +60,7 @@ __all__ = [
     "instant_rows_sql",
     "instant_sums_sql",
     "list_rollups",
+    "merged_rollups",
     "rolled_days",
     "rollup_name",
     "rollup_params",
@@ -59,6 +70,11 @@ __all__ = [
 
 #: The rollups' folder, in the store's top folder.
 ROLLUP_DIR: Final = ".rollup"
+#: Merged copies of sets of rollups, in :data:`ROLLUP_DIR` (see the module docstring).
+MERGED_DIR: Final = "merged"
+#: A merged copy of another set of rollups is removed once this old (a reader opened
+#: before the day's compaction may still be reading it).
+MERGED_KEEP_SECONDS: Final = 3600.0
 #: The registry's sums over pod rows: what a rollup keeps per instant.
 SUMMED: Final = tuple(m for m in MEASURES if m.kind == "sum")
 
@@ -223,3 +239,46 @@ def write_rollup(store: Location, day: str, pods: PurePath, snapshots: PurePath 
         if old.startswith(f"{day}.") and old != name:
             store.delete(folder / old)
     return folder / name
+
+
+def merged_rollups(store: Location, paths: Sequence[PurePath]) -> PurePath | None:
+    """One file holding the rows of the rollups ``paths``, in their order: the merged
+    copy of exactly these files, made now if missing; None when there is nothing to
+    merge or the copy cannot be had (a store this reader may not write, a rollup gone:
+    the rollups themselves are read, and the query says why if one is gone)."""
+    if len(paths) < 2:
+        return None
+    folder = store.root / ROLLUP_DIR / MERGED_DIR
+    try:
+        keys = [store.key(path) for path in paths]
+        identity = json.dumps([[path.name, *key] for path, key in zip(paths, keys, strict=True)])
+        name = hashlib.sha256(identity.encode()).hexdigest()[:32] + DATA_SUFFIX
+        existing = [n for n, out in store.entries(folder) if n.endswith(DATA_SUFFIX) and not out]
+        if name not in existing:
+            _write_merged(store, folder / name, paths)
+            _remove_old_copies(store, folder, [n for n in existing if n != name])
+    except OSError:
+        return None
+    return folder / name
+
+
+def _write_merged(store: Location, path: PurePath, paths: Sequence[PurePath]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ccanalytics.history.store._write import COMPRESSION
+
+    rows = pa.concat_tables(
+        [pq.read_table(store.source(rollup)) for rollup in paths], promote_options="permissive"
+    )
+    store.make_dirs(path.parent)
+    with contextlib.suppress(FileExistsError):  # a rival reader merged the same set
+        store.create(path, lambda sink: pq.write_table(rows, sink, compression=COMPRESSION))
+
+
+def _remove_old_copies(store: Location, folder: PurePath, names: list[str]) -> None:
+    cutoff = time.time() - MERGED_KEEP_SECONDS
+    for name in names:
+        with contextlib.suppress(OSError):  # gone already, or not ours to remove
+            if store.key(folder / name)[1] / 1e9 < cutoff:
+                store.delete(folder / name)
