@@ -150,8 +150,8 @@ def test_a_query_whose_files_keep_vanishing_is_a_store_error(
     ghost = tmp_path / "pods" / f"date={DAY}" / "ghost.parquet"  # listed, never there
     real = _history.list_tables
 
-    def listing_with_a_ghost(store: Path, tables: list[str]) -> Any:
-        found = real(store, tables)
+    def listing_with_a_ghost(store: Path, tables: list[str], **options: Any) -> Any:
+        found = real(store, tables, **options)
         pods = found["pods"]
         return {**found, "pods": type(pods)((*pods.files, ghost), pods.temporary, pods.markers)}
 
