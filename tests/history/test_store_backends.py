@@ -431,19 +431,6 @@ def test_without_boto3_an_s3_store_is_a_typed_error(
         History(s3_store)
 
 
-def test_the_cli_collects_reports_and_checks_an_s3_store(
-    s3_store: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from ccanalytics.cli import main
-
-    assert main(["collect", "cl-infer-prod", "--store", s3_store, "--sandbox"]) == 0
-    out = tmp_path / "report.html"
-    assert main(["report", "cl-infer-prod", "--sandbox", "-o", str(out), "--store", s3_store]) == 0
-    assert out.stat().st_size > 0
-    assert main(["check", "--store", s3_store, "--max-idle-cost", "1000000"]) == 0
-    assert "Traceback" not in capsys.readouterr().err
-
-
 # --------------------------------------------------------------------------- one day
 
 
