@@ -429,6 +429,33 @@ def test_duckdb_reads_s3_without_touching_any_file(
         assert [str(d) for d in allowed[0][0]] == [f"{h._spill}/"]  # no store folder at all
 
 
+def test_a_dataset_of_s3_objects_reads_the_store_only_and_small_objects_in_one_get(
+    s3_store: str, clock: SimulatedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ccanalytics.history.store._fs import S3Location
+
+    fill(s3_store, clock, snapshots=2)
+    location = open_store(s3_store)
+    scan = location.scan_filesystem()
+    bucket = s3_store.removeprefix("s3://").split("/")[0]
+    for elsewhere in (f"{bucket}/other/x.parquet", "another-bucket/store/x.parquet"):
+        with pytest.raises(PermissionError):
+            scan.open_input_file(elsewhere)
+    gets: list[PurePath] = []
+    real = S3Location.read_bytes
+
+    def counted(self: Any, path: PurePath) -> bytes:
+        gets.append(path)
+        return real(self, path)
+
+    monkeypatch.setattr(S3Location, "read_bytes", counted)
+    with History(s3_store) as h:
+        gets.clear()
+        rows = h.connection.sql("SELECT count(*) FROM pods").fetchall()[0][0]
+    files = [PurePath(p) for p in objects(s3_store)]
+    assert rows > 0 and sorted(p.name for p in gets) == sorted(p.name for p in files)
+
+
 def test_a_quiet_day_of_many_small_s3_files_is_read_from_one_cached_copy(
     s3_store: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
