@@ -306,13 +306,12 @@ def _summary_sql() -> str:
         for m in _LIVE_SHARES
     )
     waste = ",\n       ".join(f"coalesce({m.sql_sum()}, 0) AS {m.live}" for m in _LIVE_WASTE)
+    waste_names = ", ".join(str(m.live) for m in _LIVE_WASTE)
+    # One pass over the pod rows: pod_waste is every row of the frame (with what the
+    # waste classes read), so the counts, the registry's sums, the stragglers and the
+    # waste classes are one GROUP BY (two, joined, scanned and grouped the frame twice).
     return f"""WITH {_STRAGGLER_CTES},
 {rules.waste_ctes("frame", _GPUS, "cluster_id, pod_id", "_row")},
-slow AS (SELECT cluster_id, count(*) AS stragglers FROM judged WHERE flagged GROUP BY cluster_id),
-wasted AS (
-SELECT cluster_id, {waste}
-FROM pod_waste WHERE cluster_id IS NOT NULL GROUP BY cluster_id
-),
 sums AS (
 SELECT cluster_id, count(*) AS pods,
        {_STATE_COUNTS},
@@ -329,12 +328,13 @@ SELECT cluster_id, count(*) AS pods,
          / nullif(sum(coalesce(cost, 0)) FILTER (WHERE {rules.JUDGED_SQL}), 0)
          AS gpu_util_cost_weighted,
        count(*) FILTER (WHERE {rules.IDLE_SQL}) AS idle_pods,
-       {sums}
-FROM frame WHERE cluster_id IS NOT NULL GROUP BY cluster_id
+       {sums},
+       count(straggler_deficit) AS stragglers,
+       {waste}
+FROM pod_waste WHERE cluster_id IS NOT NULL GROUP BY cluster_id
 )
-SELECT sums.*{shares}, coalesce(slow.stragglers, 0) AS stragglers, wasted.* EXCLUDE (cluster_id)
-FROM sums LEFT JOIN slow USING (cluster_id) LEFT JOIN wasted USING (cluster_id)
-ORDER BY cluster_id"""
+SELECT sums.* EXCLUDE (stragglers, {waste_names}){shares}, stragglers, {waste_names}
+FROM sums ORDER BY cluster_id"""
 
 
 _SUMMARY_DTYPES: Final = {
