@@ -1,7 +1,8 @@
 """The one engine: the rules' SQL run by DuckDB over an in-memory pods frame.
 
-:func:`query` registers the frame's columns a query reads, as Arrow, on an in-memory
-DuckDB connection (no copy of the values: see :func:`_relation`), runs the SQL through
+:func:`query` hands the frame's columns a query reads, as Arrow, to an in-memory
+DuckDB connection (no copy of the values: see :func:`_relation`; through a relation
+registered once per connection, :class:`_Source`), runs the SQL, parsed once, through
 the DB-API call and builds the result's columns in the frames' nullable dtypes straight
 from DuckDB's numpy arrays, so the live analyses run the same SQL text as
 :class:`ccanalytics.history.History` runs over the store. A column an older or
@@ -43,7 +44,38 @@ def _connection() -> duckdb.DuckDBPyConnection:
         con.execute("SET threads = 1")
         _LOCAL.con = con
         _LOCAL.parsed = {}
+        _LOCAL.sources = {}
     return con
+
+
+class _Source:
+    """A relation registered once per connection, whose Arrow table each query sets.
+
+    DuckDB reads it through the Arrow stream interface at each query's bind, so the
+    view never changes: registering and unregistering the frame on every call were two
+    more statements (a catalog write each, a tenth of a small query's time).
+    """
+
+    table: Any = None
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        if self.table is None:
+            raise LookupError("no table is set for this relation outside a query")
+        return self.table.__arrow_c_stream__(requested_schema)
+
+
+def _source(con: duckdb.DuckDBPyConnection, name: str, table: Any) -> _Source:
+    """The relation ``name`` of this thread's connection, reading ``table`` (registered
+    on first use: registering reads the schema)."""
+    sources: dict[str, _Source] = _LOCAL.sources
+    source = sources.get(name)
+    if source is None:
+        source = _Source()
+        source.table = table
+        con.register(name, source)
+        sources[name] = source
+    source.table = table
+    return source
 
 
 #: How many parsed statements a connection keeps (the analyses have fewer than ten).
@@ -123,16 +155,16 @@ def query(
     relations = {FRAME: _relation(frame, reads, frame_dtypes)}
     for name, (other, kinds) in (tables or {}).items():
         relations[name] = _relation(other, kinds, kinds)
-    for name, relation in relations.items():
-        con.register(name, relation)
+    sources: list[_Source] = []
     try:
+        sources += (_source(con, name, relation) for name, relation in relations.items())
         used = {name: value for name, value in params.items() if f"${name}" in sql}
         # The DB-API call, not ``con.sql``: that one binds the statement once more
         # before running it, a third of a small query's time.
         columns = con.execute(_parsed(con, sql), used).fetchnumpy()
     finally:
-        for name in relations:
-            con.unregister(name)
+        for source in sources:
+            source.table = None  # the frame's arrays are not kept past the query
     if dtypes is None:
         out = {name: _nullable(values) for name, values in columns.items()}
     else:
