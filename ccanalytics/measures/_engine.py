@@ -44,8 +44,18 @@ def _connection() -> duckdb.DuckDBPyConnection:
         con.execute("SET threads = 1")
         _LOCAL.con = con
         _LOCAL.parsed = {}
-        _LOCAL.sources = {}
+        _LOCAL.sources = {} if _rescans_streams(duckdb.__version__) else None
     return con
+
+
+def _rescans_streams(version: str) -> bool:
+    """Whether this DuckDB opens a registered object's Arrow stream anew at each query
+    (1.5 and later); 1.4 and before keep the one stream it gave at registration, which a
+    second query finds released."""
+    import re
+
+    found = re.match(r"(\d+)\.(\d+)", version)
+    return found is not None and (int(found[1]), int(found[2])) >= (1, 5)
 
 
 class _Source:
@@ -53,7 +63,8 @@ class _Source:
 
     DuckDB reads it through the Arrow stream interface at each query's bind, so the
     view never changes: registering and unregistering the frame on every call were two
-    more statements (a catalog write each, a tenth of a small query's time).
+    more statements (a catalog write each, a tenth of a small query's time). DuckDB 1.5
+    and later only (:func:`_rescans_streams`); before, each query registers its tables.
     """
 
     table: Any = None
@@ -64,10 +75,14 @@ class _Source:
         return self.table.__arrow_c_stream__(requested_schema)
 
 
-def _source(con: duckdb.DuckDBPyConnection, name: str, table: Any) -> _Source:
+def _source(con: duckdb.DuckDBPyConnection, name: str, table: Any) -> _Source | None:
     """The relation ``name`` of this thread's connection, reading ``table`` (registered
-    on first use: registering reads the schema)."""
-    sources: dict[str, _Source] = _LOCAL.sources
+    on first use: registering reads the schema). None where DuckDB cannot rescan it:
+    ``table`` is then registered itself, for this query only."""
+    sources: dict[str, _Source] | None = _LOCAL.sources
+    if sources is None:
+        con.register(name, table)
+        return None
     source = sources.get(name)
     if source is None:
         source = _Source()
@@ -155,16 +170,20 @@ def query(
     relations = {FRAME: _relation(frame, reads, frame_dtypes)}
     for name, (other, kinds) in (tables or {}).items():
         relations[name] = _relation(other, kinds, kinds)
-    sources: list[_Source] = []
+    sources: dict[str, _Source | None] = {}
     try:
-        sources += (_source(con, name, relation) for name, relation in relations.items())
+        for name, relation in relations.items():
+            sources[name] = _source(con, name, relation)
         used = {name: value for name, value in params.items() if f"${name}" in sql}
         # The DB-API call, not ``con.sql``: that one binds the statement once more
         # before running it, a third of a small query's time.
         columns = con.execute(_parsed(con, sql), used).fetchnumpy()
     finally:
-        for source in sources:
-            source.table = None  # the frame's arrays are not kept past the query
+        for name, source in sources.items():
+            if source is None:
+                con.unregister(name)
+            else:
+                source.table = None  # the frame's arrays are not kept past the query
     if dtypes is None:
         out = {name: _nullable(values) for name, values in columns.items()}
     else:
