@@ -9,8 +9,9 @@ from collections.abc import Iterator
 
 import ci_skips
 import pytest
+from filelock import FileLock
 from hypothesis import HealthCheck, settings
-from simulated_day import SimulatedDay, build
+from simulated_day import SimulatedDay, build_once
 
 from ccanalytics.sandbox import FULL_ACCESS_KEY, Sandbox, SandboxApp
 
@@ -36,9 +37,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ``--dist loadfile`` keeps a file's tests in one worker: a notebook's cells share one
     kernel and must run there in order. (``loadgroup`` would group by ``xdist_group``
     marks, but pytest 9.2's structured node ids make xdist 3.8 ignore them silently:
-    pytest-dev/pytest-xdist#1386.) The notebooks, then the simulated day's users, come
-    first (``--no-loadscope-reorder`` keeps this order), so they start at once rather
-    than trail at the end of the run on one worker; every worker sorts alike.
+    pytest-dev/pytest-xdist#1386.) One module of the simulated day's users comes first,
+    so that one worker builds the day while the others start the notebooks; then the
+    notebooks, then the day's other users, who find it built rather than wait on its
+    lock (``--no-loadscope-reorder`` keeps this order): the long chains start at once
+    rather than trail at the end of the run on one worker; every worker sorts alike.
     """
     for item in items:
         if item.path.suffix == ".ipynb":
@@ -47,19 +50,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             # machine busy) is well within the suite's 120 s; the margin is for a slower one.
             item.add_marker(pytest.mark.timeout(600))
     if hasattr(config, "workerinput"):
-        items.sort(key=_start_early)
+        day_users = sorted(item.path for item in items if _uses_the_day(item))
+        builder = day_users[0] if day_users else None
+        items.sort(key=lambda item: _start_early(item, builder))
 
 
-def _start_early(item: pytest.Item) -> int:
-    if item.path.suffix == ".ipynb":
+def _uses_the_day(item: pytest.Item) -> bool:
+    return "simulated_day" in getattr(item, "fixturenames", ())
+
+
+def _start_early(item: pytest.Item, builder: object) -> int:
+    if item.path == builder:
         return 0
-    return 1 if "simulated_day" in getattr(item, "fixturenames", ()) else 2
+    if item.path.suffix == ".ipynb":
+        return 1
+    return 2 if _uses_the_day(item) else 3
 
 
 @pytest.fixture(scope="session")
 def simulated_day(tmp_path_factory: pytest.TempPathFactory) -> SimulatedDay:
-    """The sandbox's timeline fleet for one day, 288 snapshots (tests/simulated_day.py)."""
-    return build(tmp_path_factory.mktemp("simulated-day") / "store")
+    """The sandbox's timeline fleet for one day, 288 snapshots (tests/simulated_day.py).
+
+    Built once per run: under xdist the first worker to need it builds it beside every
+    worker's temporary folder, under a lock, and the others read what it left there.
+    """
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the run's folder, above each worker's own
+    with FileLock(shared / "simulated-day.lock"):
+        return build_once(shared / "simulated-day")
 
 
 def pytest_configure(config: pytest.Config) -> None:

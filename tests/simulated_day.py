@@ -9,14 +9,14 @@ notebooks (idle all day).
 The day is collected by :func:`ccanalytics.collect` through the sandbox in process
 (:class:`~ccanalytics.sandbox.SandboxTransport`): the same client, frames and store
 writes as over loopback HTTP, without a socket and a server thread per request. The
-session fixture ``simulated_day`` (tests/conftest.py) builds it once per process that
-needs it: its users are handed out early and one after the other, so that one xdist
-worker usually runs them all. ``tests/history/test_history_day.py`` checks that a
+session fixture ``simulated_day`` (tests/conftest.py) builds it once per run
+(:func:`build_once`, under a lock the xdist workers share). ``tests/history/test_history_day.py`` checks that a
 stretch of it collected over real loopback HTTP gives the same rows.
 """
 
 from __future__ import annotations
 
+import pickle
 import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -44,7 +44,17 @@ CLUSTERS = (
     "cl-research-dev",
 )
 
-__all__ = ["CLUSTERS", "END", "SNAPSHOTS", "START", "STEP", "SimulatedDay", "build", "collect_at"]
+__all__ = [
+    "CLUSTERS",
+    "END",
+    "SNAPSHOTS",
+    "START",
+    "STEP",
+    "SimulatedDay",
+    "build",
+    "build_once",
+    "collect_at",
+]
 
 
 @dataclass(frozen=True)
@@ -88,6 +98,20 @@ def build(folder: Path) -> SimulatedDay:
     with _client(SandboxApp(clock=clock)) as client:
         results = collect_at(folder, client, clock, SNAPSHOTS)
     return SimulatedDay(folder, tuple(results))
+
+
+def build_once(folder: Path) -> SimulatedDay:
+    """The day in ``folder``: built there by the first caller, read back by the next
+    ones (the caller holds a lock across processes). ``day.pickle`` is written last, so
+    a build cut short is started again rather than read half-made."""
+    done = folder / "day.pickle"
+    if done.exists():
+        day: SimulatedDay = pickle.loads(done.read_bytes())
+        return day
+    shutil.rmtree(folder, ignore_errors=True)
+    day = build(folder / "store")
+    done.write_bytes(pickle.dumps(day))
+    return day
 
 
 def _client(app: SandboxApp) -> ccanalytics.Client:

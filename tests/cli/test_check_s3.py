@@ -1,10 +1,12 @@
-"""``ccanalytics check`` on a store in ``s3://`` (the local S3 server of tests/s3server.py):
-its alert state lives in the bucket, so a second run notifies nothing new."""
+"""The commands on a store in ``s3://`` (the local S3 server of tests/s3server.py):
+``collect``, ``report`` and ``check`` take the address; ``check``'s alert state lives in
+the bucket, so a second run notifies nothing new."""
 
 from __future__ import annotations
 
 import threading
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -69,3 +71,16 @@ def test_check_keeps_its_alert_state_in_s3_and_notifies_once(
     assert read_state(s3_store).alerts
     assert ".check-state.lock" not in _hidden(s3_store)  # the lock object was released
     capsys.readouterr()
+
+
+def test_the_cli_collects_reports_and_checks_an_s3_store(
+    s3_store: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ccanalytics.cli import main
+
+    assert main(["collect", "cl-infer-prod", "--store", s3_store, "--sandbox"]) == 0
+    out = tmp_path / "report.html"
+    assert main(["report", "cl-infer-prod", "--sandbox", "-o", str(out), "--store", s3_store]) == 0
+    assert out.stat().st_size > 0
+    assert main(["check", "--store", s3_store, "--max-idle-cost", "1000000"]) == 0
+    assert "Traceback" not in capsys.readouterr().err

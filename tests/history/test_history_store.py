@@ -453,3 +453,23 @@ def test_history_verify_reports_a_healthy_store(client: Any, tmp_path: Path) -> 
     with History(tmp_path) as h:
         report = h.verify()
     assert report.ok and report.files == len(result.files) == 3
+
+
+def test_a_collect_result_crosses_a_process_boundary(client: Any, tmp_path: Path) -> None:
+    """``collect`` run in a ``ProcessPoolExecutor`` (one collector per region, say) hands
+    its result back pickled: every field arrives, the failures as the typed errors."""
+    import pickle
+
+    result = collect(["cl-infer-prod", "cl-nope"], tmp_path, client=client, errors="collect")
+    back = pickle.loads(pickle.dumps(result))
+    assert dict(back.observed_at) == dict(result.observed_at) != {}
+    assert (back.clusters, back.pod_rows, back.gpu_rows, back.files) == (
+        result.clusters,
+        result.pod_rows,
+        result.gpu_rows,
+        result.files,
+    )
+    assert type(back.errors["cl-nope"]) is type(result.errors["cl-nope"])
+    assert str(back.errors["cl-nope"]) == str(result.errors["cl-nope"])
+    with pytest.raises(TypeError):
+        back.errors["cl-x"] = result.errors["cl-nope"]  # still read-only

@@ -78,10 +78,41 @@ class CollectResult:
         )
         return MappingProxyType({cid: str(err) for cid, err in self.errors.items()})
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # A result crosses process boundaries (a collect in a ProcessPoolExecutor), but
+        # a read-only mapping does not pickle: send plain dicts, wrap them again here.
+        return _collect_result, (
+            dict(self.observed_at),
+            self.clusters,
+            self.pod_rows,
+            self.gpu_rows,
+            dict(self.errors),
+            self.files,
+        )
+
     @property
     def snapshot_time(self) -> datetime | None:
         """The earliest ``observed_at`` of the snapshot (``None``: no row written)."""
         return min(self.observed_at.values(), default=None)
+
+
+def _collect_result(
+    observed_at: dict[str, datetime],
+    clusters: tuple[str, ...],
+    pod_rows: int,
+    gpu_rows: int,
+    errors: dict[str, CCAnalyticsError],
+    files: tuple[PurePath, ...],
+) -> CollectResult:
+    """A :class:`CollectResult` back from its pickle (its ``__reduce__``)."""
+    return CollectResult(
+        MappingProxyType(observed_at),
+        clusters,
+        pod_rows,
+        gpu_rows,
+        MappingProxyType(errors),
+        files,
+    )
 
 
 class Snapshot(NamedTuple):
