@@ -69,6 +69,7 @@ class _Source:
 
     table: Any = None
 
+    # No __arrow_c_schema__: DuckDB 1.5 would keep the first table's schema for good.
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         if self.table is None:
             raise LookupError("no table is set for this relation outside a query")
@@ -126,7 +127,6 @@ def _relation(frame: pd.DataFrame, columns: Iterable[str], dtypes: Mapping[str, 
     already of its pods-frame type becomes Arrow without a copy of its values (Arrow
     strings are shared, a mask becomes a bitmap).
     """
-    import numpy as np
     import pyarrow as pa  # type: ignore[import-untyped]
 
     arrays: dict[str, Any] = {}
@@ -139,8 +139,20 @@ def _relation(frame: pd.DataFrame, columns: Iterable[str], dtypes: Mapping[str, 
         if str(column.dtype) != kind:  # a hand-made frame: objects, numpy floats
             column = column.astype(kind)  # type: ignore[call-overload]
         arrays[name] = pa.array(column.array)
-    arrays["_row"] = pa.array(np.arange(len(frame), dtype=np.int64))
+    arrays["_row"] = _positions(len(frame))
     return pa.table(arrays)
+
+
+def _positions(size: int) -> Any:
+    """``0 .. size - 1`` as an Arrow int64 array: a slice of one kept array (Arrow arrays
+    are immutable), not a new one per query."""
+    import numpy as np
+    import pyarrow as pa
+
+    kept: Any = getattr(_LOCAL, "positions", None)
+    if kept is None or len(kept) < size:
+        kept = _LOCAL.positions = pa.array(np.arange(size, dtype=np.int64))
+    return kept.slice(0, size)
 
 
 def query(
