@@ -279,8 +279,19 @@ def stragglers(
     return _run(frame, _STRAGGLERS_SQL, judged_by, _STRAGGLER_DTYPES)
 
 
+def _count(where: str) -> str:
+    """``count(*) FILTER (WHERE where)``, in the aggregate's one pass (see
+    :meth:`ccanalytics.measures.Measure.sql_sum`'s ``case``)."""
+    return f"count(CASE WHEN {where} THEN 1 END)"
+
+
+def _sum(value: str, where: str) -> str:
+    """``sum(value) FILTER (WHERE where)``, in the aggregate's one pass."""
+    return f"sum(CASE WHEN {where} THEN {value} END)"
+
+
 _STATE_COUNTS: Final = ",\n       ".join(
-    f"count(*) FILTER (WHERE status = '{state}') AS pods_{state.lower()}" for state in POD_STATES
+    _count(f"status = '{state}'") + f" AS pods_{state.lower()}" for state in POD_STATES
 )
 _OTHER_STATES: Final = ", ".join(f"'{state}'" for state in POD_STATES)
 _HAS_GPUS: Final = "coalesce(gpu_count, 0) > 0"
@@ -299,42 +310,44 @@ _LIVE_SHARES: Final = tuple(m for m in MEASURES if m.kind == "share" and m.live)
 def _summary_sql() -> str:
     """The per-cluster counts, and every live measure of the registry, in one pass."""
     weight = "CAST(coalesce(gpus_reporting, 0) AS DOUBLE)"
-    sums = ",\n       ".join(f"coalesce({m.sql_sum()}, 0) AS {m.live}" for m in _LIVE_SUMS)
+    judged = rules.JUDGED_SQL
+    other = _count(f"status IS NULL OR status NOT IN ({_OTHER_STATES})")
+    without = _count(f"status = 'RUNNING' AND {_WITHOUT_METRICS}")
+    sums = ",\n       ".join(f"coalesce({m.sql_sum(case=True)}, 0) AS {m.live}" for m in _LIVE_SUMS)
     live = {m.name: m.live for m in _LIVE_SUMS}
     shares = "".join(
         f", {live[str(m.numerator)]} / nullif({live[str(m.denominator)]}, 0) AS {m.live}"
         for m in _LIVE_SHARES
     )
-    waste = ",\n       ".join(f"coalesce({m.sql_sum()}, 0) AS {m.live}" for m in _LIVE_WASTE)
+    waste = ",\n       ".join(
+        f"coalesce({m.sql_sum(case=True)}, 0) AS {m.live}" for m in _LIVE_WASTE
+    )
+    waste_names = ", ".join(str(m.live) for m in _LIVE_WASTE)
+    # One pass over the pod rows: pod_waste is every row of the frame (with what the
+    # waste classes read), so the counts, the registry's sums, the stragglers and the
+    # waste classes are one GROUP BY (two, joined, scanned and grouped the frame twice),
+    # every conditional sum and count a CASE in its one pass (not a FILTER: a pass each).
     return f"""WITH {_STRAGGLER_CTES},
 {rules.waste_ctes("frame", _GPUS, "cluster_id, pod_id", "_row")},
-slow AS (SELECT cluster_id, count(*) AS stragglers FROM judged WHERE flagged GROUP BY cluster_id),
-wasted AS (
-SELECT cluster_id, {waste}
-FROM pod_waste WHERE cluster_id IS NOT NULL GROUP BY cluster_id
-),
 sums AS (
 SELECT cluster_id, count(*) AS pods,
        {_STATE_COUNTS},
-       count(*) FILTER (WHERE status IS NULL OR status NOT IN ({_OTHER_STATES}))
-         AS pods_other_status,
-       count(*) FILTER (WHERE gpu_util_mean IS NOT NULL OR cpu_util IS NOT NULL)
-         AS pods_reporting,
-       count(*) FILTER (WHERE status = 'RUNNING' AND {_WITHOUT_METRICS})
-         AS running_without_metrics,
+       {other} AS pods_other_status,
+       {_count("gpu_util_mean IS NOT NULL OR cpu_util IS NOT NULL")} AS pods_reporting,
+       {without} AS running_without_metrics,
        coalesce(sum(CAST(gpu_count AS DOUBLE)), 0) AS gpus,
-       sum(gpu_util_mean * {weight}) FILTER (WHERE {rules.JUDGED_SQL})
-         / nullif(sum({weight}) FILTER (WHERE {rules.JUDGED_SQL}), 0) AS gpu_util_mean,
-       sum(gpu_util_mean * coalesce(cost, 0)) FILTER (WHERE {rules.JUDGED_SQL})
-         / nullif(sum(coalesce(cost, 0)) FILTER (WHERE {rules.JUDGED_SQL}), 0)
-         AS gpu_util_cost_weighted,
-       count(*) FILTER (WHERE {rules.IDLE_SQL}) AS idle_pods,
-       {sums}
-FROM frame WHERE cluster_id IS NOT NULL GROUP BY cluster_id
+       {_sum("gpu_util_mean * " + weight, judged)}
+         / nullif({_sum(weight, judged)}, 0) AS gpu_util_mean,
+       {_sum("gpu_util_mean * coalesce(cost, 0)", judged)}
+         / nullif({_sum("coalesce(cost, 0)", judged)}, 0) AS gpu_util_cost_weighted,
+       {_count(rules.IDLE_SQL)} AS idle_pods,
+       {sums},
+       count(straggler_deficit) AS stragglers,
+       {waste}
+FROM pod_waste WHERE cluster_id IS NOT NULL GROUP BY cluster_id
 )
-SELECT sums.*{shares}, coalesce(slow.stragglers, 0) AS stragglers, wasted.* EXCLUDE (cluster_id)
-FROM sums LEFT JOIN slow USING (cluster_id) LEFT JOIN wasted USING (cluster_id)
-ORDER BY cluster_id"""
+SELECT sums.* EXCLUDE (stragglers, {waste_names}){shares}, stragglers, {waste_names}
+FROM sums ORDER BY cluster_id"""
 
 
 _SUMMARY_DTYPES: Final = {

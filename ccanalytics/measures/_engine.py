@@ -1,7 +1,8 @@
 """The one engine: the rules' SQL run by DuckDB over an in-memory pods frame.
 
-:func:`query` registers the frame's columns a query reads, as Arrow, on an in-memory
-DuckDB connection (no copy of the values: see :func:`_relation`), runs the SQL through
+:func:`query` hands the frame's columns a query reads, as Arrow, to an in-memory
+DuckDB connection (no copy of the values: see :func:`_relation`; through a relation
+registered once per connection, :class:`_Source`), runs the SQL, parsed once, through
 the DB-API call and builds the result's columns in the frames' nullable dtypes straight
 from DuckDB's numpy arrays, so the live analyses run the same SQL text as
 :class:`ccanalytics.history.History` runs over the store. A column an older or
@@ -42,7 +43,75 @@ def _connection() -> duckdb.DuckDBPyConnection:
         # measured side by side on 2 shared cores).
         con.execute("SET threads = 1")
         _LOCAL.con = con
+        _LOCAL.parsed = {}
+        _LOCAL.sources = {} if _rescans_streams(duckdb.__version__) else None
     return con
+
+
+def _rescans_streams(version: str) -> bool:
+    """Whether this DuckDB opens a registered object's Arrow stream anew at each query
+    (1.5 and later); 1.4 and before keep the one stream it gave at registration, which a
+    second query finds released."""
+    import re
+
+    found = re.match(r"(\d+)\.(\d+)", version)
+    return found is not None and (int(found[1]), int(found[2])) >= (1, 5)
+
+
+class _Source:
+    """A relation registered once per connection, whose Arrow table each query sets.
+
+    DuckDB reads it through the Arrow stream interface at each query's bind, so the
+    view never changes: registering and unregistering the frame on every call were two
+    more statements (a catalog write each, a tenth of a small query's time). DuckDB 1.5
+    and later only (:func:`_rescans_streams`); before, each query registers its tables.
+    """
+
+    table: Any = None
+
+    # No __arrow_c_schema__: DuckDB 1.5 would keep the first table's schema for good.
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        if self.table is None:
+            raise LookupError("no table is set for this relation outside a query")
+        return self.table.__arrow_c_stream__(requested_schema)
+
+
+def _source(con: duckdb.DuckDBPyConnection, name: str, table: Any) -> _Source | None:
+    """The relation ``name`` of this thread's connection, reading ``table`` (registered
+    on first use: registering reads the schema). None where DuckDB cannot rescan it:
+    ``table`` is then registered itself, for this query only."""
+    sources: dict[str, _Source] | None = _LOCAL.sources
+    if sources is None:
+        con.register(name, table)
+        return None
+    source = sources.get(name)
+    if source is None:
+        source = _Source()
+        source.table = table
+        con.register(name, source)
+        sources[name] = source
+    source.table = table
+    return source
+
+
+#: How many parsed statements a connection keeps (the analyses have fewer than ten).
+_PARSED_KEPT: Final = 64
+
+
+def _parsed(con: duckdb.DuckDBPyConnection, sql: str) -> Any:
+    """``sql`` parsed once per connection: the statement, which runs as its text does.
+
+    DuckDB's parser cost as much as a small query (2 ms of the live summary's 14 at 200
+    pods); the queries are a handful of constant texts, so each is parsed on first use.
+    """
+    parsed: dict[str, Any] = _LOCAL.parsed
+    statement = parsed.get(sql)
+    if statement is None:
+        (statement,) = con.extract_statements(sql)
+        if len(parsed) >= _PARSED_KEPT:  # a caller's own texts: never an unbounded cache
+            parsed.clear()
+        parsed[sql] = statement
+    return statement
 
 
 #: The Arrow type of a pods-frame dtype, for a column a frame lacks (read as NULLs).
@@ -58,7 +127,6 @@ def _relation(frame: pd.DataFrame, columns: Iterable[str], dtypes: Mapping[str, 
     already of its pods-frame type becomes Arrow without a copy of its values (Arrow
     strings are shared, a mask becomes a bitmap).
     """
-    import numpy as np
     import pyarrow as pa  # type: ignore[import-untyped]
 
     arrays: dict[str, Any] = {}
@@ -71,8 +139,20 @@ def _relation(frame: pd.DataFrame, columns: Iterable[str], dtypes: Mapping[str, 
         if str(column.dtype) != kind:  # a hand-made frame: objects, numpy floats
             column = column.astype(kind)  # type: ignore[call-overload]
         arrays[name] = pa.array(column.array)
-    arrays["_row"] = pa.array(np.arange(len(frame), dtype=np.int64))
+    arrays["_row"] = _positions(len(frame))
     return pa.table(arrays)
+
+
+def _positions(size: int) -> Any:
+    """``0 .. size - 1`` as an Arrow int64 array: a slice of one kept array (Arrow arrays
+    are immutable), not a new one per query."""
+    import numpy as np
+    import pyarrow as pa
+
+    kept: Any = getattr(_LOCAL, "positions", None)
+    if kept is None or len(kept) < size:
+        kept = _LOCAL.positions = pa.array(np.arange(size, dtype=np.int64))
+    return kept.slice(0, size)
 
 
 def query(
@@ -102,16 +182,20 @@ def query(
     relations = {FRAME: _relation(frame, reads, frame_dtypes)}
     for name, (other, kinds) in (tables or {}).items():
         relations[name] = _relation(other, kinds, kinds)
-    for name, relation in relations.items():
-        con.register(name, relation)
+    sources: dict[str, _Source | None] = {}
     try:
+        for name, relation in relations.items():
+            sources[name] = _source(con, name, relation)
         used = {name: value for name, value in params.items() if f"${name}" in sql}
         # The DB-API call, not ``con.sql``: that one binds the statement once more
         # before running it, a third of a small query's time.
-        columns = con.execute(sql, used).fetchnumpy()
+        columns = con.execute(_parsed(con, sql), used).fetchnumpy()
     finally:
-        for name in relations:
-            con.unregister(name)
+        for name, source in sources.items():
+            if source is None:
+                con.unregister(name)
+            else:
+                source.table = None  # the frame's arrays are not kept past the query
     if dtypes is None:
         out = {name: _nullable(values) for name, values in columns.items()}
     else:
@@ -133,13 +217,32 @@ def _typed(frame: pd.DataFrame, columns: Mapping[str, Any], dtypes: Mapping[str,
             out[name] = _nullable(columns[name], kind)
             continue
         if rows is not None and name in frame.columns:
-            # Column by column: a sub-frame's take costs pandas' block bookkeeping again.
-            column = frame[name].array.take(rows)
+            column = _take(frame[name].array, rows)
         else:
             size = len(rows) if rows is not None else len(next(iter(columns.values()), ()))
             column = pd.array([pd.NA] * size, dtype=kind)  # type: ignore[call-overload]
         out[name] = column if str(column.dtype) == kind else column.astype(kind)
     return out
+
+
+#: Up to this many result rows, a string column's values are read one by one.
+_FEW_ROWS: Final = 64
+
+
+def _take(array: Any, rows: Any) -> Any:
+    """``array``'s values at ``rows`` (positions), in its own dtype.
+
+    Column by column: a sub-frame's take costs pandas' block bookkeeping again. An Arrow
+    string column of a few rows (the stragglers, a summary's names) is read value by
+    value: Arrow's take joins the column's chunks into one first, a copy of every
+    string, half a millisecond a column at 50,000 pods for a result of ten rows.
+    """
+    import pandas as pd
+
+    if len(rows) <= _FEW_ROWS and isinstance(array, pd.arrays.ArrowStringArray):
+        chunked = array.__arrow_array__()
+        return pd.array([chunked[int(row)].as_py() for row in rows], dtype=array.dtype)
+    return array.take(rows)
 
 
 def _nullable(values: Any, dtype: str | None = None) -> Any:

@@ -1,0 +1,30 @@
+"""The live engine's relations: registered once where DuckDB can rescan them, and the
+frame's arrays never kept past a query."""
+
+from __future__ import annotations
+
+import pytest
+
+from ccanalytics import analysis
+from ccanalytics.frames._build import pods_frame
+from ccanalytics.measures import _engine
+from ccanalytics.sandbox import make_cluster_pods
+
+
+@pytest.mark.parametrize(
+    ("version", "rescans"),
+    [("1.3.0", False), ("1.4.4", False), ("1.5.0", True), ("1.10.2", True), ("2.0.1", True)],
+)
+def test_streams_are_rescanned_from_duckdb_1_5(version: str, rescans: bool) -> None:
+    assert _engine._rescans_streams(version) is rescans
+
+
+def test_a_query_keeps_no_table_and_the_next_reads_its_own_frame() -> None:
+    small = pods_frame(make_cluster_pods("a", 6, seed=1))
+    large = pods_frame(make_cluster_pods("b", 9, seed=2, straggler_ranks=(4,)))
+    assert analysis.cluster_summary(small)["pods"].tolist() == [6]
+    assert analysis.cluster_summary(large)["pods"].tolist() == [9]
+    assert analysis.stragglers(large)["rank"].tolist() == [4]
+    sources = _engine._LOCAL.sources
+    if sources is not None:  # DuckDB 1.5+: the registered relations hold nothing now
+        assert sources and all(source.table is None for source in sources.values())
