@@ -42,6 +42,7 @@ from ccanalytics.measures import (
     idle_threshold_given,
     query,
     rules,
+    sum_where,
     waste_classes,
 )
 
@@ -280,14 +281,9 @@ def stragglers(
 
 
 def _count(where: str) -> str:
-    """``count(*) FILTER (WHERE where)``, in the aggregate's one pass (see
-    :meth:`ccanalytics.measures.Measure.sql_sum`'s ``case``)."""
+    """``count(*) FILTER (WHERE where)``, in the aggregate's one pass (as
+    :func:`~ccanalytics.measures.sum_where` writes a sum)."""
     return f"count(CASE WHEN {where} THEN 1 END)"
-
-
-def _sum(value: str, where: str) -> str:
-    """``sum(value) FILTER (WHERE where)``, in the aggregate's one pass."""
-    return f"sum(CASE WHEN {where} THEN {value} END)"
 
 
 _STATE_COUNTS: Final = ",\n       ".join(
@@ -336,10 +332,10 @@ SELECT cluster_id, count(*) AS pods,
        {_count("gpu_util_mean IS NOT NULL OR cpu_util IS NOT NULL")} AS pods_reporting,
        {without} AS running_without_metrics,
        coalesce(sum(CAST(gpu_count AS DOUBLE)), 0) AS gpus,
-       {_sum("gpu_util_mean * " + weight, judged)}
-         / nullif({_sum(weight, judged)}, 0) AS gpu_util_mean,
-       {_sum("gpu_util_mean * coalesce(cost, 0)", judged)}
-         / nullif({_sum("coalesce(cost, 0)", judged)}, 0) AS gpu_util_cost_weighted,
+       {sum_where("gpu_util_mean * " + weight, judged)}
+         / nullif({sum_where(weight, judged)}, 0) AS gpu_util_mean,
+       {sum_where("gpu_util_mean * coalesce(cost, 0)", judged)}
+         / nullif({sum_where("coalesce(cost, 0)", judged)}, 0) AS gpu_util_cost_weighted,
        {_count(rules.IDLE_SQL)} AS idle_pods,
        {sums},
        count(straggler_deficit) AS stragglers,

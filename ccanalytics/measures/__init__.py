@@ -37,6 +37,7 @@ from ccanalytics.measures._registry import (
     by_policy_key,
     format_share,
     policy_keys,
+    sum_where,
     waste_classes,
 )
 
@@ -57,5 +58,6 @@ __all__ = [
     "query",
     "renamed",
     "rules",
+    "sum_where",
     "waste_classes",
 ]

@@ -67,6 +67,13 @@ class Metric:
     help: str
 
 
+def sum_where(value: str, where: str) -> str:
+    """``sum(value) FILTER (WHERE where)`` as ``sum(CASE WHEN where THEN value END)``: the
+    same values summed (a row outside ``where`` gives NULL, which a sum skips), in the
+    aggregate's one pass, where DuckDB runs each FILTER as a pass of its own."""
+    return f"sum(CASE WHEN {where} THEN {value} END)"
+
+
 @dataclass(frozen=True)
 class Measure:
     """One quantity, declared once (see the module docstring for the kinds)."""
@@ -112,7 +119,7 @@ class Measure:
         if self.kind not in ("sum", "waste") or self.row is None:
             raise TypeError(f"{self.name} is not a sum over pod rows")
         if case and self.where:
-            return f"sum(CASE WHEN {self.where} THEN {self.row} END)"
+            return sum_where(self.row, self.where)
         where = f" FILTER (WHERE {self.where})" if self.where else ""
         return f"sum({self.row}){where}"
 
