@@ -16,7 +16,8 @@ Where they are drawn (the bytes are the same either way, tested):
   cluster only that cluster's rows. Drawing is CPU-bound Python holding the GIL, so
   threads would not help.
 - here, one after another, when workers cannot be forked safely (other threads
-  running: an in-process sandbox, Jupyter) or would not pay for themselves.
+  running Python: an in-process sandbox, Jupyter, pytest-xdist) or would not pay for
+  themselves.
 
 The PNG is encoded here (:func:`_encode_png`): one draw of the figure on a
 ``FigureCanvasAgg``, "Up"-filtered rows, no metadata.
@@ -29,6 +30,7 @@ import multiprocessing
 import os
 import signal
 import struct
+import sys
 import threading
 import zlib
 from collections.abc import Callable, Iterator, Sequence
@@ -179,7 +181,7 @@ class Drawers:
         if (
             workers < 2
             or (expected is not None and expected < MIN_FIGURES_FOR_POOL)
-            or threading.active_count() > 1
+            or _other_threads_running()
             or "fork" not in multiprocessing.get_all_start_methods()
         ):
             return
@@ -226,6 +228,19 @@ class Drawers:
             # A worker died (killed, out of memory): the figures are drawn here instead.
             self.close()
             return [_figure_now(job) for job in jobs]
+
+
+def _other_threads_running() -> bool:
+    """Whether another thread runs Python code in this process: a fork would copy the
+    locks it holds (a stream's, a queue's), held for ever in the child.
+
+    ``threading`` lists only the threads it started, not those started by ``_thread``
+    (pytest-xdist's, for one); the interpreter lists every thread in a Python frame.
+    Threads that never run Python (NumPy's BLAS pool, Arrow's allocator, DuckDB's
+    workers, present in most processes that import pandas) are fork-aware or unused
+    by a drawing worker, and do not count.
+    """
+    return threading.active_count() > 1 or len(sys._current_frames()) > 1
 
 
 def _warm_up() -> None:

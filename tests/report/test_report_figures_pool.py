@@ -85,6 +85,31 @@ def test_with_other_threads_running_figures_are_drawn_here() -> None:
     assert len(drawn) == 5 and all(d.startswith("<figure>") for d in drawn)
 
 
+_RAW_THREAD = textwrap.dedent(
+    """
+    import _thread, threading, time
+    from ccanalytics.report import _draw
+    held = _thread.allocate_lock()
+    held.acquire()
+    def serve():  # Python code on a thread ``threading`` does not know of, as xdist's
+        held.acquire()
+    _thread.start_new_thread(serve, ())
+    time.sleep(0.05)  # it is running
+    assert threading.active_count() == 1
+    with _draw.Drawers(10) as drawers:
+        print("forked" if drawers._workers is not None else "here")
+    held.release()
+    """
+)
+
+
+def test_a_thread_threading_does_not_list_also_keeps_the_workers_unforked() -> None:
+    """A fork copies only the forking thread, so a lock another thread holds stays held
+    in the child for ever, and the report waits on it. ``threading`` lists only its own
+    threads; pytest-xdist's run Python on threads started by ``_thread``."""
+    assert _in_a_fresh_process(_RAW_THREAD) == "here"
+
+
 _WRITE = textwrap.dedent(
     """
     import json, sys, threading
