@@ -11,6 +11,7 @@ import asyncio
 import concurrent.futures
 import copy
 import json
+import multiprocessing
 import pickle
 import socket
 import time
@@ -535,7 +536,10 @@ def _raise_in_worker() -> None:
 
 
 def test_an_error_raised_in_a_process_pool_worker_arrives_whole() -> None:
-    with concurrent.futures.ProcessPoolExecutor(1) as pool:
+    # Spawned, not forked: a fork would copy the locks pytest-xdist's threads hold, and
+    # a child stuck on one hangs the pool's shutdown past any test timeout.
+    spawn = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=spawn) as pool:
         future = pool.submit(_raise_in_worker)
         with pytest.raises(NotFoundError) as info:
             future.result()
