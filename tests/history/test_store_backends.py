@@ -380,6 +380,23 @@ def test_the_vetting_cache_keys_an_object_by_etag_and_size(
     assert str(caught.value.path).startswith("s3://") and victim in str(caught.value.path)
 
 
+def test_each_s3_store_reads_the_credentials_of_its_time(
+    s3_store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stores opened one after another (a scheduled job's, a notebook's) share what
+    botocore parses once, S3's service model, but never credentials: a key rotated in
+    the environment between two opens is the one the second store uses."""
+    first = open_store(s3_store)
+    assert first.exists()
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "rotated-key-id")
+    second = open_store(s3_store)
+    keys = [store.client._request_signer._credentials.access_key for store in (first, second)]
+    assert keys == ["testing-key-id", "rotated-key-id"]
+    assert second.exists()  # moto takes any key: the new client still reaches the bucket
+    models = [store.client._loader for store in (first, second)]
+    assert models[0] is models[1]
+
+
 def test_a_refresh_lists_an_s3_store_at_most_twice_whatever_its_tables_and_days(
     s3_store: str, clock: SimulatedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:

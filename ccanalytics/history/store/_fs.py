@@ -367,6 +367,19 @@ def _listing_error(folder: PurePath, err: OSError) -> StoreError:
 # --------------------------------------------------------------------------- S3
 
 
+@functools.cache
+def _botocore_loader() -> Any:
+    """One botocore data loader for every S3 client this process makes.
+
+    It reads and parses S3's service model (~0.15 s, for every client of a new
+    session) once; each session still resolves its own credentials and settings, so a
+    key rotated between two stores is the one the second uses.
+    """
+    import botocore.session  # type: ignore[import-untyped]
+
+    return botocore.session.get_session().get_component("data_loader")
+
+
 class S3Location(Location):
     """A store under ``s3://bucket/prefix`` (any S3-compatible service)."""
 
@@ -400,14 +413,16 @@ class S3Location(Location):
             # botocore's own session, not boto3's: the same client and AWS chain, without
             # the ~0.2 s import of boto3 and its s3transfer, which nothing here uses.
             try:
-                import botocore.session  # type: ignore[import-untyped]
+                import botocore.session
                 from botocore.config import Config  # type: ignore[import-untyped]
             except ImportError:
                 raise StoreError(
                     "an s3:// store needs botocore: pip install 'ccanalytics[s3]'",
                     self.show(self.root),
                 ) from None
-            self._client = botocore.session.get_session().create_client(
+            session = botocore.session.get_session()
+            session.register_component("data_loader", _botocore_loader())
+            self._client = session.create_client(
                 "s3",
                 endpoint_url=self.endpoint_url,
                 region_name=self.region,
