@@ -39,6 +39,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path, PurePath, PurePosixPath
@@ -70,9 +71,15 @@ __all__ = [
 FileKey = tuple[int, int, int, int] | tuple[int, int, str]
 #: An S3 lock object older than this is a killed holder's: the next one takes it over.
 LOCK_STALE_SECONDS = 600.0
-#: An object up to this size is read whole by one request when pyarrow asks for it (a
-#: 5-minute snapshot file is tens of kB): pyarrow's own reads are a HEAD and a GET or more.
+#: An object up to this size is read whole by one request (a 5-minute snapshot file is
+#: tens of kB): pyarrow's own reads are a HEAD and a GET or more.
 WHOLE_READ_BYTES = 1 << 20
+#: At most this many bytes of small objects are held in memory by one S3 store (a day
+#: of 5-minute snapshots of a few clusters is a few MB), the least recently used let go
+#: first; beyond it a dataset reads them through pyarrow.
+HELD_BYTES = 128 << 20
+#: Small objects fetched at once (S3 answers each GET in tens of ms, whatever its size).
+FETCHES_AT_ONCE = 8
 #: A store surveyed with fewer objects than this (one page of a listing) has its
 #: markers' pass listed by botocore, not pyarrow (see S3Location._names).
 SMALL_LISTING = 1000
@@ -210,11 +217,6 @@ class Location:
     def filesystem(self) -> pafs.FileSystem:
         """pyarrow's filesystem over this store's files."""
         raise NotImplementedError
-
-    def scan_filesystem(self) -> pafs.FileSystem:
-        """The filesystem a dataset of this store's files reads through (S3: a small
-        object in one request, not a footer read and then its columns')."""
-        return self.filesystem()
 
 
 @dataclass(frozen=True)
@@ -394,7 +396,9 @@ class S3Location(Location):
         self.region = region
         self._client: Any = None
         self._fs: pafs.FileSystem | None = None
-        self._scan_fs: pafs.FileSystem | None = None
+        #: Small objects' bytes by path, with the key they were fetched at (see
+        #: :meth:`small_objects`).
+        self._held: dict[PurePath, tuple[FileKey, pa.Buffer]] = {}
         #: Keys of the objects seen by the latest listings (no HEAD per file to vet it).
         self._keys: dict[PurePath, FileKey] = {}
         #: Inside :meth:`surveyed`: whether a survey may answer, and the one made (the
@@ -448,12 +452,49 @@ class S3Location(Location):
             self._fs = fs
         return self._fs
 
-    def scan_filesystem(self) -> pafs.FileSystem:
-        if self._scan_fs is None:
-            import pyarrow.fs as pafs
+    def small_objects(self, paths: Sequence[PurePath]) -> dict[PurePath, pa.Buffer]:
+        """The bytes of each of ``paths`` that the latest listing found small (up to
+        :data:`WHOLE_READ_BYTES`), for a dataset to read from memory.
 
-            self._scan_fs = pafs.PyFileSystem(_whole_small_reads()(self))
-        return self._scan_fs
+        Fetched here, by one GET each and several at once, before any scan: pyarrow
+        would read a footer, then the columns (two requests or more), and a scan must
+        not call Python from arrow's threads (see :func:`dataset_of`). Kept while the
+        object is unchanged: an object is never overwritten, so its key (ETag, size)
+        names its bytes, and the next query fetches only new objects. Up to
+        :data:`HELD_BYTES` in all, the least recently used let go first (those gone
+        are never used again); the rest are left to pyarrow's S3 reads. A listed
+        object gone raises ``FileNotFoundError`` (a query lists again).
+        """
+        held = self._held  # least recently used first
+        asked = dict.fromkeys(paths)
+        for path in asked:
+            if path in held:
+                held[path] = held.pop(path)  # used now: the last to be let go
+        wanted = [path for path in asked if path not in held and self._is_small(path)]
+        need = sum(self._keys[path][0] for path in wanted)
+        size = sum(buffer.size for _, buffer in held.values())
+        for path in list(held):
+            key, buffer = held[path]
+            # Gone or replaced since it was fetched (a compaction), or room is needed.
+            if self._keys.get(path) != key or (size + need > HELD_BYTES and path not in asked):
+                del held[path]
+                size -= buffer.size
+        while wanted and size + need > HELD_BYTES:  # the rest left to pyarrow's reads
+            need -= self._keys[wanted.pop()][0]
+        for path, data in zip(wanted, self._fetch(wanted), strict=True):
+            held[path] = (self._keys[path], _arrow_owned(data))
+        return {path: held[path][1] for path in asked if path in held}
+
+    def _is_small(self, path: PurePath) -> bool:
+        key = self._keys.get(path)
+        return key is not None and key[0] <= WHOLE_READ_BYTES
+
+    def _fetch(self, paths: list[PurePath]) -> list[bytes]:
+        """Each object's bytes, several requests at once when there are several."""
+        if len(paths) < 2:
+            return [self.read_bytes(path) for path in paths]
+        with ThreadPoolExecutor(FETCHES_AT_ONCE, thread_name_prefix="ccanalytics-s3") as pool:
+            return list(pool.map(self.read_bytes, paths))
 
     # -- the primitives ---------------------------------------------------------------
 
@@ -627,9 +668,10 @@ class S3Location(Location):
     def source(self, path: PurePath) -> Any:
         import pyarrow as pa
 
-        key = self._keys.get(path)
-        if key is not None and key[0] <= WHOLE_READ_BYTES:  # one GET, not a HEAD and GETs
-            return pa.BufferReader(self.read_bytes(path))
+        if self._is_small(path):  # one GET, not a HEAD and GETs
+            # Held for the query that reads it next (a new file's footer is vetted first).
+            buffer = self.small_objects([path]).get(path)
+            return pa.BufferReader(buffer if buffer is not None else self.read_bytes(path))
         try:
             return self.filesystem().open_input_file(str(path))
         except OSError as err:
@@ -707,63 +749,18 @@ class S3Location(Location):
             time.sleep(0.1)
 
 
-@functools.cache
-def _whole_small_reads() -> type:
-    """The handler of :meth:`S3Location.scan_filesystem`, its class defined at first
-    use (pyarrow's filesystem module is loaded on demand)."""
+def _arrow_owned(data: bytes) -> pa.Buffer:
+    """``data`` copied into memory of arrow's own pool.
+
+    Not ``pa.py_buffer`` (a view of the Python object): an arrow thread may drop the
+    last reference to a buffer after a scan, and freeing a Python object there takes
+    the GIL, which the thread that started the scan may hold while it waits on arrow.
+    """
     import pyarrow as pa
-    import pyarrow.fs as pafs
 
-    class WholeSmallReads(pafs.FileSystemHandler):  # type: ignore[misc]
-        """Reads for a dataset of an S3 store's files: an object the latest listing
-        found no larger than :data:`WHOLE_READ_BYTES` is fetched whole by one GET and
-        served from memory (pyarrow would read its footer, then its columns: two
-        requests); any other through pyarrow's S3 filesystem. Only the store's own
-        objects are opened (the lockdown: nothing outside its prefix is readable)."""
-
-        def __init__(self, location: S3Location) -> None:
-            self._location = location
-
-        def open_input_file(self, path: str) -> Any:
-            where = PurePosixPath(path)
-            location = self._location
-            if not location._within(where):
-                raise PermissionError(errno.EACCES, "outside the store", location.show(where))
-            key = location._keys.get(where)
-            if key is None or key[0] > WHOLE_READ_BYTES:
-                return location.filesystem().open_input_file(path)
-            try:
-                return pa.BufferReader(location.read_bytes(where))
-            except FileNotFoundError:  # pyarrow's words, which a query's retry knows
-                raise FileNotFoundError(
-                    errno.ENOENT, "Path does not exist", location.show(where)
-                ) from None
-
-        def get_type_name(self) -> str:
-            return "ccanalytics-s3"
-
-        def equals(self, other: Any) -> bool:
-            return other is self
-
-        def normalize_path(self, path: str) -> str:
-            return path
-
-        def get_file_info(self, paths: list[str]) -> Any:
-            return self._location.filesystem().get_file_info(paths)
-
-        def get_file_info_selector(self, selector: Any) -> Any:
-            return self._location.filesystem().get_file_info(selector)
-
-        def open_input_stream(self, path: str) -> Any:
-            return self.open_input_file(path)
-
-        def _read_only(self, *args: Any) -> Any:
-            raise PermissionError(errno.EROFS, "a dataset of the store only reads")
-
-        create_dir = delete_dir = delete_dir_contents = delete_root_dir_contents = _read_only
-        delete_file = move = copy_file = open_output_stream = open_append_stream = _read_only
-
-    return WholeSmallReads
+    buffer = pa.allocate_buffer(len(data))
+    memoryview(buffer).cast("B")[:] = data
+    return buffer
 
 
 def _bytes(write: _WRITE) -> bytes:
@@ -845,13 +842,23 @@ def dataset_of(
 ) -> Any:
     """A pyarrow dataset of ``files`` (path, ``date`` partition, ``file_index``) with
     ``schema`` plus ``file_index`` (and ``date``), each filled per file: what DuckDB's
-    ``read_parquet(hive_partitioning=...)`` and its ``file_index`` column give."""
+    ``read_parquet(hive_partitioning=...)`` and its ``file_index`` column give.
+
+    Its fragments are read by C++ alone: an S3 store's small objects from memory
+    (:meth:`S3Location.small_objects`), the others by pyarrow's own filesystem. Never a
+    filesystem written in Python: DuckDB starts a scan holding the GIL and waits on a
+    lock of arrow's, which an arrow I/O thread calling Python would hold while it
+    waits for the GIL, and the process would hang.
+    """
     import datetime
 
     import pyarrow as pa
     import pyarrow.dataset as ds  # type: ignore[import-untyped]
 
-    fs = location.scan_filesystem()
+    fs = location.filesystem()
+    held = {}
+    if isinstance(location, S3Location):
+        held = location.small_objects([path for path, _, _ in files])
     fmt = ds.ParquetFileFormat()
     full = schema
     for name, kind in (("date", pa.date32()), ("file_index", pa.uint64())):
@@ -863,6 +870,9 @@ def dataset_of(
         if with_date and day is not None:
             when = datetime.date.fromisoformat(day)
             condition = condition & (ds.field("date") == pa.scalar(when, pa.date32()))
+        if path in held:
+            fragments.append(fmt.make_fragment(held[path], partition_expression=condition))
+            continue
         size = location.key(path)[0] if isinstance(location, S3Location) else None
         fragments.append(
             fmt.make_fragment(str(path), fs, partition_expression=condition, file_size=size)
