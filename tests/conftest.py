@@ -27,6 +27,11 @@ settings.register_profile(
 settings.register_profile(
     "thorough", max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
+# .ci/versions' fast subset on the other interpreters and the floors: each property is
+# still tried there, on fewer examples (the README's suite runs the "fast" profile).
+settings.register_profile(
+    "quick", max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 
 

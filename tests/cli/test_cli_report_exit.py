@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 _RUN = textwrap.dedent(
     """
     import atexit, gc, sys
@@ -22,6 +24,7 @@ _RUN = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_the_report_command_freezes_its_objects_only_at_exit(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-c", _RUN, str(tmp_path / "r.html")],

@@ -55,7 +55,9 @@ def _random_rows(seed: int) -> list[dict[str, object]]:
     return rows
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize(
+    "seed", [1, pytest.param(2, marks=pytest.mark.slow), pytest.param(3, marks=pytest.mark.slow)]
+)
 def test_sql_flags_exactly_what_the_live_rule_flags(tmp_path: Path, seed: int) -> None:
     rows = _random_rows(seed)
     write_store(tmp_path, rows)

@@ -116,6 +116,7 @@ _snapshot = st.lists(st.tuples(st.integers(0, 35), st.integers(0, 100)), min_siz
     ),
     headroom=st.sampled_from([0.0, 0.2, 0.5]),
 )
+@pytest.mark.slow
 def test_no_hint_would_not_fit_the_observed_peak(
     pods: list[tuple[str, int, float, list[list[tuple[int, int]]]]], headroom: float
 ) -> None:

@@ -40,7 +40,9 @@ CLUSTERS = ["cl-infer-prod", "cl-llama70b-train", "cl-bringup"]
 DAY = "2026-11-20"
 
 
-@pytest.fixture(params=["folder", "s3"])
+# The S3 variants are slow (moto answers each request in ~10 ms of Python): the other
+# interpreters' fast subset runs them through the S3-only tests below that are not slow.
+@pytest.fixture(params=["folder", pytest.param("s3", marks=pytest.mark.slow)])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """An empty store: a folder, or ``s3://<fresh bucket>/store`` on the local server."""
     if request.param == "folder":
@@ -397,6 +399,7 @@ def test_each_s3_store_reads_the_credentials_of_its_time(
     assert models[0] is models[1]
 
 
+@pytest.mark.slow
 def test_a_refresh_lists_an_s3_store_at_most_twice_whatever_its_tables_and_days(
     s3_store: str, clock: SimulatedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -533,6 +536,7 @@ def test_small_objects_held_past_their_bound_are_read_by_pyarrow_instead(
             assert sum(buffer.size for _, buffer in held.values()) <= bound
 
 
+@pytest.mark.slow
 def test_a_quiet_day_of_many_small_s3_files_is_read_from_one_cached_copy(
     s3_store: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -604,6 +608,7 @@ def test_without_the_s3_extra_an_s3_store_is_a_typed_error(
 # --------------------------------------------------------------------------- one day
 
 
+@pytest.mark.slow
 def test_the_same_simulated_hours_answer_to_the_cent_on_s3_and_on_a_folder(
     s3_store: str, tmp_path: Path
 ) -> None:

@@ -296,6 +296,7 @@ def test_write_report_writes_html_csv_and_returns_a_summary(client: Client, tmp_
     assert oct(output.stat().st_mode & 0o777) == oct(0o644)
 
 
+@pytest.mark.slow
 def test_write_report_is_deterministic_except_the_time(client: Client, tmp_path: Path) -> None:
     first, second = tmp_path / "a.html", tmp_path / "b.html"
     write_report(ALL_CLUSTERS, first, client=client, now=NOW)
