@@ -329,7 +329,9 @@ class History:
         """An S3 store's rollups as one registered pyarrow dataset (one footer read)."""
         schema = pq_schema(self._location, paths[0])
         entries = [(path, None, index) for index, path in enumerate(paths)]
-        dataset = dataset_of(self._location, entries, schema, with_date=False)
+        # Fetched whole now (one GET each, the set is one merged copy when it can be):
+        # most questions read the rollups, and so no S3 filesystem is started for them.
+        dataset = dataset_of(self._location, entries, schema, with_date=False, fetch=True)
         self._con.register("_data_rollup", dataset)
         return "_data_rollup"
 

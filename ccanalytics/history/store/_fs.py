@@ -36,6 +36,7 @@ import errno
 import functools
 import io
 import os
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -399,6 +400,7 @@ class S3Location(Location):
         #: Small objects' bytes by path, with the key they were fetched at (see
         #: :meth:`small_objects`).
         self._held: dict[PurePath, tuple[FileKey, pa.Buffer]] = {}
+        self._held_lock = threading.Lock()
         #: Keys of the objects seen by the latest listings (no HEAD per file to vet it).
         self._keys: dict[PurePath, FileKey] = {}
         #: Inside :meth:`surveyed`: whether a survey may answer, and the one made (the
@@ -452,38 +454,49 @@ class S3Location(Location):
             self._fs = fs
         return self._fs
 
-    def small_objects(self, paths: Sequence[PurePath]) -> dict[PurePath, pa.Buffer]:
+    def small_objects(
+        self, paths: Sequence[PurePath], *, fetch: bool = True
+    ) -> dict[PurePath, pa.Buffer]:
         """The bytes of each of ``paths`` that the latest listing found small (up to
-        :data:`WHOLE_READ_BYTES`), for a dataset to read from memory.
+        :data:`WHOLE_READ_BYTES`), fetched by one GET each (several at once), where
+        pyarrow would read a footer, then the columns: two requests or more.
+        ``fetch=False``: only those held already (a dataset's, see :func:`dataset_of`).
 
-        Fetched here, by one GET each and several at once, before any scan: pyarrow
-        would read a footer, then the columns (two requests or more), and a scan must
-        not call Python from arrow's threads (see :func:`dataset_of`). Kept while the
-        object is unchanged: an object is never overwritten, so its key (ETag, size)
-        names its bytes, and the next query fetches only new objects. Up to
-        :data:`HELD_BYTES` in all, the least recently used let go first (those gone
-        are never used again); the rest are left to pyarrow's S3 reads. A listed
-        object gone raises ``FileNotFoundError`` (a query lists again).
+        Kept while the object is unchanged: an object is never overwritten, so its key
+        (ETag, size) names its bytes. Up to :data:`HELD_BYTES` in all, the least
+        recently used let go first (those gone are never used again); the rest are
+        left to pyarrow's S3 reads. A listed object gone raises ``FileNotFoundError``
+        (a query lists again).
         """
         held = self._held  # least recently used first
         asked = dict.fromkeys(paths)
-        for path in asked:
-            if path in held:
-                held[path] = held.pop(path)  # used now: the last to be let go
-        wanted = [path for path in asked if path not in held and self._is_small(path)]
-        need = sum(self._keys[path][0] for path in wanted)
-        size = sum(buffer.size for _, buffer in held.values())
-        for path in list(held):
-            key, buffer = held[path]
-            # Gone or replaced since it was fetched (a compaction), or room is needed.
-            if self._keys.get(path) != key or (size + need > HELD_BYTES and path not in asked):
-                del held[path]
-                size -= buffer.size
-        while wanted and size + need > HELD_BYTES:  # the rest left to pyarrow's reads
-            need -= self._keys[wanted.pop()][0]
-        for path, data in zip(wanted, self._fetch(wanted), strict=True):
-            held[path] = (self._keys[path], _arrow_owned(data))
-        return {path: held[path][1] for path in asked if path in held}
+        with self._held_lock:  # the vetting reads footers from several threads
+            for path in asked:
+                if path in held:
+                    held[path] = held.pop(path)  # used now: the last to be let go
+            wanted = {
+                p: self._keys[p] for p in asked if fetch and p not in held and self._is_small(p)
+            }
+            need = sum(key[0] for key in wanted.values())
+            size = sum(buffer.size for _, buffer in held.values())
+            for path in list(held):
+                key, buffer = held[path]
+                # Gone or replaced since it was fetched (a compaction), or room is needed.
+                if self._keys.get(path) != key or (size + need > HELD_BYTES and path not in asked):
+                    del held[path]
+                    size -= buffer.size
+            while wanted and size + need > HELD_BYTES:  # the rest left to pyarrow's reads
+                need -= wanted.popitem()[1][0]
+        fetched = [
+            (path, wanted[path], _arrow_owned(data))
+            for path, data in zip(wanted, self._fetch(list(wanted)), strict=True)
+        ]
+        with self._held_lock:
+            found = {path: held[path][1] for path in asked if path in held}
+            for path, key, buffer in fetched:
+                held[path] = (key, buffer)
+                found[path] = buffer  # even if another thread let it go meanwhile
+        return found
 
     def _is_small(self, path: PurePath) -> bool:
         key = self._keys.get(path)
@@ -839,16 +852,19 @@ def dataset_of(
     schema: pa.Schema,
     *,
     with_date: bool,
+    fetch: bool = False,
 ) -> Any:
     """A pyarrow dataset of ``files`` (path, ``date`` partition, ``file_index``) with
     ``schema`` plus ``file_index`` (and ``date``), each filled per file: what DuckDB's
     ``read_parquet(hive_partitioning=...)`` and its ``file_index`` column give.
+    ``fetch``: fetch an S3 store's small objects now (for files most questions read).
 
-    Its fragments are read by C++ alone: an S3 store's small objects from memory
-    (:meth:`S3Location.small_objects`), the others by pyarrow's own filesystem. Never a
-    filesystem written in Python: DuckDB starts a scan holding the GIL and waits on a
-    lock of arrow's, which an arrow I/O thread calling Python would hold while it
-    waits for the GIL, and the process would hang.
+    Its fragments are read by C++ alone: the small objects of an S3 store that this
+    process holds already (:meth:`S3Location.small_objects`: vetting a new file reads
+    it whole) from memory, the others by pyarrow's own filesystem when a scan needs
+    them. Never a filesystem written in Python: DuckDB starts a scan holding the GIL
+    and waits on a lock of arrow's, which an arrow I/O thread calling Python would hold
+    while it waits for the GIL, and the process would hang.
     """
     import datetime
 
@@ -858,7 +874,7 @@ def dataset_of(
     fs = location.filesystem()
     held = {}
     if isinstance(location, S3Location):
-        held = location.small_objects([path for path, _, _ in files])
+        held = location.small_objects([path for path, _, _ in files], fetch=fetch)
     fmt = ds.ParquetFileFormat()
     full = schema
     for name, kind in (("date", pa.date32()), ("file_index", pa.uint64())):
