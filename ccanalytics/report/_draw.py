@@ -236,9 +236,10 @@ def _other_threads_running() -> bool:
 
     ``threading`` lists only the threads it started, not those started by ``_thread``
     (pytest-xdist's, for one); the interpreter lists every thread in a Python frame.
-    Threads that never run Python (NumPy's BLAS pool, Arrow's allocator, DuckDB's
-    workers, present in most processes that import pandas) are fork-aware or unused
-    by a drawing worker, and do not count.
+    Native threads outside Python code (NumPy's BLAS pool and Arrow's allocator, in
+    every process that imports pandas; an idle DuckDB pool) hold no Python lock and do
+    not count: the BLAS pool and the allocator are fork-aware, and a drawing worker
+    uses neither DuckDB nor Arrow.
     """
     return threading.active_count() > 1 or len(sys._current_frames()) > 1
 
