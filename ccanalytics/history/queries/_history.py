@@ -122,6 +122,9 @@ def _connect(store: Location, spill: Path) -> duckdb.DuckDBPyConnection:
         config={"autoinstall_known_extensions": False, "autoload_known_extensions": False},
     )
     con.execute("SET TimeZone = 'UTC'")
+    # Each query binds the views again, which reads every file's footer: kept after the
+    # first read (a file of the store is never rewritten, and DuckDB checks its mtime).
+    con.execute("SET parquet_metadata_cache = true")
     con.execute("SET temp_directory = ?", [str(spill)])
     readable = [f"{store.root}{os.sep}"] if store.local else []
     con.execute("SET allowed_directories = ?", [[*readable, f"{spill}{os.sep}"]])
