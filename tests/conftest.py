@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import ci_skips
 import pytest
+from examples import FAST
 from filelock import FileLock
 from hypothesis import HealthCheck, settings
 from simulated_day import SimulatedDay, build_once
@@ -22,7 +23,7 @@ pytest_plugins = ["pytester"]  # tests/test_ci_skips.py runs pytest on a made-up
 # (a costly example, or a cheap one worth many) keeps it. ``HYPOTHESIS_PROFILE=thorough
 # pytest`` digs 20 times deeper than the "fast" profile every run loads by default.
 settings.register_profile(
-    "fast", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "fast", max_examples=FAST, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile(
     "thorough", max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow]

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from examples import examples
 from hypothesis import HealthCheck, given, settings, strategies as st
 from test_rules_agree import HOUR, T0
 
@@ -109,7 +110,7 @@ def _policy(params: Params) -> str:
 
 
 @settings(
-    max_examples=20,
+    max_examples=examples(10),  # a store, three Histories and a policy each: ~1.3 s
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

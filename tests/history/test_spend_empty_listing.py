@@ -16,6 +16,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from examples import examples
 from history_helpers import pod_row, ts, write_store
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -62,7 +63,8 @@ def _expected_rate(listings: list[Listing]) -> float:
 costs = st.lists(st.sampled_from([0.5, 1.0, 2.5, 4.0]), min_size=0, max_size=3)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# A store and a History per example (~0.3 s): scaled with the profile (tests/examples.py).
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     first=st.lists(st.sampled_from([0.5, 1.0, 2.5, 4.0]), min_size=1, max_size=3),
     rest=st.lists(st.one_of(st.none(), costs), min_size=0, max_size=6),
