@@ -66,6 +66,7 @@ def test_a_rank_below_the_threshold_is_idle_on_every_path_and_never_a_straggler(
     assert mostly_idle["rank"].tolist() == [4]
 
 
+@pytest.mark.slow
 def test_the_window_report_straggles_and_idles_no_rank_at_any_threshold(
     four_busy_one_at_15: Path,
 ) -> None:

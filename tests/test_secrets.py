@@ -387,6 +387,7 @@ def test_cli_output_leaks_no_secret(
     assert_clean(outputs + log_texts(debug_logs), secrets, also=SANDBOX_KEYS)
 
 
+@pytest.mark.slow
 def test_the_report_leaks_no_secret(
     secret_sandbox: Sandbox,
     capsys: pytest.CaptureFixture[str],

@@ -134,6 +134,7 @@ def test_headline_counts_states_and_running_pods_without_metrics(
     assert "1 idle GPU pod" in text
 
 
+@pytest.mark.slow
 def test_the_report_shows_states_and_the_reading_time(
     frame: pd.DataFrame, listing: list[dict[str, Any]]
 ) -> None:

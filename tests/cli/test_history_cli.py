@@ -250,6 +250,7 @@ def test_a_signal_stops_the_loop_cleanly(tmp_path: Path, signum: int) -> None:
     assert verify(tmp_path).ok and verify(tmp_path).files == 3  # pods, gpus, snapshots
 
 
+@pytest.mark.slow
 def test_two_collector_processes_in_parallel_lose_nothing(tmp_path: Path) -> None:
     procs = [start_collector(tmp_path, "--every", "0.1s", "--count", "4") for _ in range(2)]
     outputs = [p.communicate(timeout=60)[1] for p in procs]

@@ -63,6 +63,7 @@ def _add_a_later_column(folder: str) -> str:
     return "added_later"
 
 
+@pytest.mark.slow
 def test_the_dask_example_reads_the_bucket(stores: tuple[str, str]) -> None:
     pytest.importorskip("dask.dataframe", reason="the engines extra (dask) is not installed")
     folder, s3 = stores

@@ -96,6 +96,7 @@ def test_the_cli_collect_where_every_cluster_fails_is_one_line_and_exit_1(
     assert "cl-nope" in err and "404" in err
 
 
+@pytest.mark.slow
 def test_the_report_keeps_the_exceptions_under_errors(client, tmp_path: Path) -> None:
     summary = write_report(
         ["cl-infer-prod", "cl-nope"], tmp_path / "r.html", client=client, errors="collect"

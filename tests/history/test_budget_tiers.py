@@ -115,6 +115,7 @@ notify = "{URL}"
 """
 
 
+@pytest.mark.slow
 def test_a_new_period_starts_the_tiers_again_and_never_a_lower_after_a_higher(
     budget_store: Path, tmp_path: Path
 ) -> None:

@@ -120,6 +120,7 @@ def test_the_views_read_the_copies_not_the_days_files(store: Path) -> None:
     assert [Path(p) for p in listed] == _copies(store)
 
 
+@pytest.mark.slow
 def test_a_file_added_to_a_day_makes_a_new_copy_with_its_rows(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -185,6 +186,7 @@ def test_a_read_only_cache_folder_is_not_read_for_nothing(
     assert reads == []  # the folder refused before a day's files were read
 
 
+@pytest.mark.slow
 def test_a_broken_copy_is_made_again(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     want = _uncached(store, monkeypatch)
     _answers(store)

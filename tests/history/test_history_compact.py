@@ -174,6 +174,7 @@ def test_a_reader_at_every_step_of_a_compaction_sees_each_row_once(
     assert any(raw > expected for _, _, raw in seen), seen
 
 
+@pytest.mark.slow
 def test_a_reader_polling_during_a_slow_compaction_never_sees_a_wrong_count(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -336,7 +336,11 @@ def _killed(store: str, what: str, after: float) -> None:
     child.stdout.close()
 
 
-@pytest.mark.parametrize("after", [0.05, 0.2, 0.5])
+# The fast subset kills at one moment; every run of the README's suite at all three.
+@pytest.mark.parametrize(
+    "after",
+    [pytest.param(0.05, marks=pytest.mark.slow), 0.2, pytest.param(0.5, marks=pytest.mark.slow)],
+)
 def test_a_process_killed_at_any_moment_loses_nothing(
     store: str, clock: SimulatedClock, after: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -513,6 +517,7 @@ def test_a_dataset_of_s3_objects_reads_the_store_only_and_small_objects_in_one_g
     assert all(str(p).startswith(prefix + "/") for p in gets)
 
 
+@pytest.mark.slow
 def test_small_objects_held_past_their_bound_are_read_by_pyarrow_instead(
     s3_store: str, clock: SimulatedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:

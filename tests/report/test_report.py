@@ -109,6 +109,7 @@ ALL_CLUSTERS = sorted(SandboxApp().data.clusters)
 # Self-contained
 
 
+@pytest.mark.slow
 def test_nothing_is_loaded_from_outside(page: Page, document: str) -> None:
     for tag, attrs in page.tags:
         for name in ("src", "href", "srcset", "poster", "data", "action"):
@@ -188,6 +189,7 @@ def test_a_plot_per_multi_rank_gpu_cluster(page: Page) -> None:
     }  # not cl-etl-cpu: no GPUs
 
 
+@pytest.mark.slow
 def test_rank_plots_are_capped(frames: tuple[pd.DataFrame, pd.DataFrame]) -> None:
     pods, gpus = frames
     page = Page(render_report(pods, gpus, max_rank_plots=2))
@@ -306,6 +308,7 @@ def test_write_report_is_deterministic_except_the_time(client: Client, tmp_path:
     assert stamp.sub(b"", first.read_bytes()) == stamp.sub(b"", second.read_bytes())
 
 
+@pytest.mark.slow
 def test_a_single_cluster_id_string_is_accepted(client: Client, tmp_path: Path) -> None:
     summary = write_report("cl-finetune-7b", tmp_path / "r.html", client=client)
     assert summary.startswith("The 1 cluster (4 pods) costs 60.48 USD/h")
@@ -371,6 +374,7 @@ def test_no_cluster_ids_is_a_value_error(client: Client, tmp_path: Path) -> None
 # The command line, in process
 
 
+@pytest.mark.slow
 def test_cli_report_on_every_sandbox_cluster(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

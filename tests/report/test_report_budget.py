@@ -26,6 +26,7 @@ def setup(tmp_path: Path) -> tuple[Path, Path]:
     return write_budget_store(tmp_path / "store"), policy
 
 
+@pytest.mark.slow
 def test_the_report_opens_with_the_budget_status(setup: tuple[Path, Path], tmp_path: Path) -> None:
     store, policy = setup
     out = tmp_path / "r.html"

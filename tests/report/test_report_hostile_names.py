@@ -81,6 +81,7 @@ def test_every_live_field_is_escaped(live: str) -> None:
     )
 
 
+@pytest.mark.slow
 def test_the_findings_sentences_and_rank_labels_are_escaped(live: str) -> None:
     shown = html.escape(hostile("train"), quote=True).replace(BIDI, "\\u202e\\u2066\\u200f")
     assert f"Look at rank 13 of {shown}" in live  # the action names the rank

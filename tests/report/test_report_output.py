@@ -195,6 +195,7 @@ def test_cli_defaults_are_the_library_defaults() -> None:
     assert cli_report.MAX_RANK_PLOTS == MAX_RANK_PLOTS
 
 
+@pytest.mark.slow
 def test_cli_idle_threshold_and_rank_plot_cap(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -35,6 +35,7 @@ def document(fleet: tuple[pd.DataFrame, pd.DataFrame]) -> str:
     return render_report(*fleet, max_rank_plots=2)
 
 
+@pytest.mark.slow
 def test_the_cost_chart_keeps_its_size_and_sums_the_rest(document: str) -> None:
     figure = document[document.index('alt="Cost per hour by cluster"') - 200 :]
     height = round((1.4 + 0.45 * MAX_COST_BARS) * DPI)

@@ -121,6 +121,7 @@ def test_write_report_opens_with_the_window(store: Path, live: Sandbox, tmp_path
     assert "Over the last" not in (tmp_path / "plain.html").read_text()
 
 
+@pytest.mark.slow
 def test_the_cli_report_with_a_store(
     store: Path, live: Sandbox, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
