@@ -75,7 +75,9 @@ def test_an_unknown_extension_is_refused_before_loading(capsys, tmp_path) -> Non
     code, out, err = run_wrong(capsys, ["pods", "nope", "--sandbox", "-o", str(target)])
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "cannot tell the format" in err and "--format" in err
-    assert "404" not in err  # refused before the (failing) load
+    # Refused before the (failing) load; the path is left out: pytest's folder for this
+    # run may be numbered 404 (/tmp/pytest-of-root/pytest-404/..., as it once was).
+    assert "404" not in err.replace(str(target), "<target>")
     assert not target.exists()
     code, _, _ = run_wrong(
         capsys, ["pods", "cl-bringup", "--sandbox", "-o", str(target), "--format", "csv"]
