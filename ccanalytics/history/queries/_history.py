@@ -123,7 +123,8 @@ def _connect(store: Location, spill: Path) -> duckdb.DuckDBPyConnection:
     )
     con.execute("SET TimeZone = 'UTC'")
     # Each query binds the views again, which reads every file's footer: kept after the
-    # first read (a file of the store is never rewritten, and DuckDB checks its mtime).
+    # first read. A file's name stands for its bytes (data files are never rewritten; a
+    # cache copy made again holds what its name says), and DuckDB checks the mtime too.
     con.execute("SET parquet_metadata_cache = true")
     con.execute("SET temp_directory = ?", [str(spill)])
     readable = [f"{store.root}{os.sep}"] if store.local else []
