@@ -334,7 +334,8 @@ class History:
         schema = pq_schema(self._location, paths[0])
         entries = [(path, None, index) for index, path in enumerate(paths)]
         # Fetched whole now (one GET each, the set is one merged copy when it can be):
-        # most questions read the rollups, and so no S3 filesystem is started for them.
+        # most questions read the rollups, which are then scanned from memory, with no
+        # read through pyarrow's S3 filesystem (the dataset still names it).
         dataset = dataset_of(self._location, entries, schema, with_date=False, fetch=True)
         self._con.register("_data_rollup", dataset)
         return "_data_rollup"
