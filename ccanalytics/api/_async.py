@@ -21,6 +21,7 @@ from ccanalytics.api._operations import (
     ssh_keys_or_error,
 )
 from ccanalytics.api._response import RawListing, ReadStopped
+from ccanalytics.api._transport import tls_context
 from ccanalytics.api.models import Pod, Registry, SshKeys
 from ccanalytics.errors import ApiTimeoutError, CCAnalyticsError, RateLimitError
 
@@ -67,6 +68,7 @@ class AsyncClient(_BaseClient):
             timeout=self.timeout,
             transport=transport,
             limits=limits or httpx.Limits(max_connections=32, max_keepalive_connections=16),
+            verify=tls_context(),  # httpx's default, built once (its own transport and proxies')
         )
 
     async def __aenter__(self) -> Self:

@@ -16,17 +16,28 @@ Only httpx's and httpcore's public names are used.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 from urllib.request import getproxies
 
 import httpcore
 import httpx
 
-__all__ = ["DEFAULT_LIMITS", "PoolTransport", "environment_proxies", "pool_transports"]
+if TYPE_CHECKING:
+    import ssl  # httpx imports it only when a context is built: so do we
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "PoolTransport",
+    "environment_proxies",
+    "pool_transports",
+    "tls_context",
+]
 
 #: The pool sizes ``httpx.Client()`` gives its transports (httpx's own default, which it
 #: does not export; a test checks it against ``httpx.HTTPTransport``'s signature).
@@ -132,11 +143,30 @@ class PoolTransport(httpx.BaseTransport):
         self.close()
 
 
+def tls_context() -> ssl.SSLContext:
+    """The context httpx builds by default (certifi's CAs, or ``SSL_CERT_FILE`` /
+    ``SSL_CERT_DIR``), one per process and setting, shared by every client.
+
+    Building one reads and parses the whole CA bundle (20 ms here), and each Client,
+    AsyncClient and fleet load's async twin built its own: a collect paid it every
+    time. An ``SSLContext`` is made to be shared by connections and threads; clients
+    built after the variables change get a context of the new setting (a bundle
+    rewritten in place is read again by a new process, as by a long-lived client).
+    """
+    return _tls_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.lru_cache(maxsize=8)
+def _tls_context(cafile: str | None, capath: str | None) -> ssl.SSLContext:
+    del cafile, capath  # the cache's key only: httpx reads the same two variables
+    return httpx.create_ssl_context()  # verify=True, trust_env=True: its default
+
+
 def _pool(backend: httpcore.NetworkBackend, proxy: httpx.Proxy | None) -> Pool:
     """The pool ``httpx.HTTPTransport(proxy=proxy)`` builds, on ``backend``."""
     sizes = DEFAULT_LIMITS
     common: dict[str, Any] = {  # what every pool httpx builds shares
-        "ssl_context": httpx.create_ssl_context(),  # verify=True, trust_env=True: its default
+        "ssl_context": tls_context(),
         "max_connections": sizes.max_connections,
         "max_keepalive_connections": sizes.max_keepalive_connections,
         "keepalive_expiry": sizes.keepalive_expiry,

@@ -8,6 +8,7 @@ and a server that drips its headers through a proxy.
 from __future__ import annotations
 
 import ast
+import asyncio
 import contextlib
 import datetime as dt
 import inspect
@@ -18,13 +19,14 @@ import threading
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 import httpcore
 import httpx
 import pytest
 from loopback import connection_server, raw_server
 
-from ccanalytics import ApiConnectionError, ApiTimeoutError, Client
+from ccanalytics import ApiConnectionError, ApiTimeoutError, AsyncClient, Client
 from ccanalytics.api._transport import DEFAULT_LIMITS, environment_proxies, httpcore_errors_as_httpx
 from ccanalytics.errors import InsecureTransportWarning
 
@@ -274,3 +276,53 @@ def test_an_unknown_certificate_is_refused_and_ssl_cert_file_is_trusted(
         monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))  # as httpx's trust_env reads it
         with Client("k", url, max_retries=0) as c:
             assert c.get_registry("reg-x").id == "reg-x"
+
+
+# -- one TLS context per certificate setting ----------------------------------------------
+
+
+def test_clients_share_one_tls_context_per_certificate_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Building a context reads and parses the whole CA bundle (20 ms here): each Client,
+    AsyncClient and fleet load's async twin built one, and a collect paid it every time.
+    Now one per process and setting: a changed ``SSL_CERT_FILE`` still gets its own."""
+    built: list[str | None] = []
+    real = ssl.create_default_context
+
+    def counting(*args: Any, **kwargs: Any) -> ssl.SSLContext:
+        built.append(kwargs.get("cafile"))  # what httpx passes for SSL_CERT_FILE
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ssl, "create_default_context", counting)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    cert_file, _ = _self_signed(tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))  # a setting no other test has used
+    for _ in range(3):
+        with Client("k", "https://127.0.0.1:9") as client:
+            client.as_async()
+        AsyncClient("k", "https://127.0.0.1:9")
+    assert built == [str(cert_file)]
+    other = tmp_path / "other.pem"
+    other.write_bytes(cert_file.read_bytes())
+    monkeypatch.setenv("SSL_CERT_FILE", str(other))
+    Client("k", "https://127.0.0.1:9").close()
+    assert built == [str(cert_file), str(other)]
+
+
+def test_an_async_client_trusts_ssl_cert_file_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cert_file, key_file = _self_signed(tmp_path)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+
+    async def registry(url: str) -> str:
+        async with AsyncClient("k", url, max_retries=0) as c:
+            return (await c.get_registry("reg-x")).id
+
+    with tls_server(cert_file, key_file) as url:
+        with pytest.raises(ApiConnectionError, match="CERTIFICATE_VERIFY_FAILED"):
+            asyncio.run(registry(url))
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))
+        assert asyncio.run(registry(url)) == "reg-x"
