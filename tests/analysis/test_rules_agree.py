@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
+from examples import examples
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ccanalytics import analysis
@@ -85,7 +86,8 @@ def _same_to_the_cent(stored: pd.Series, live: pd.Series) -> bool:
     return len(a) == len(b) and all(abs(x - y) < 0.005 for x, y in zip(a, b, strict=True))
 
 
-@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # examples: the profile's
+# A store written and read per example (~0.2 s): fewer than the profile's own.
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(frame=pod_frames())
 def test_live_and_stored_rules_agree(frame: pd.DataFrame) -> None:
     live_idle = analysis.idle_pods(frame)

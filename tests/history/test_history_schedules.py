@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from examples import examples
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ccanalytics.frames import POD_COLUMNS
@@ -44,8 +45,8 @@ def _cost_at(minute: int) -> float:
     return 0.25 * (1 + minute % 7)  # a price that changes with the instant, the same per copy
 
 
-@pytest.mark.slow  # about 2 s an example: a store written and read per example
-@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # examples: the profile's
+@pytest.mark.slow  # about 0.5 s an example: a store written and read per example
+@settings(max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     # Up to two days, so that intervals cross midnight; gaps of any length.
     minutes=st.lists(st.integers(min_value=0, max_value=2880), min_size=1, max_size=12),

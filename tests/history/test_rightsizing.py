@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from examples import examples
 from hypothesis import HealthCheck, given, settings, strategies as st
 from waste_store import A100, H100, L40S, pod, write_waste_store
 
@@ -99,7 +100,7 @@ _snapshot = st.lists(st.tuples(st.integers(0, 35), st.integers(0, 100)), min_siz
 
 
 @settings(
-    max_examples=25,
+    max_examples=examples(12),  # a store of six files written and read per example
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

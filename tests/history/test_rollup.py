@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from examples import examples
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from ccanalytics.frames import POD_COLUMNS
@@ -120,8 +121,8 @@ def _assert_same(
 
 
 @pytest.mark.slow  # a store written, compacted and read a few times per example
-@pytest.mark.timeout(600)  # ~2 s an example on a busy machine; the profile's examples
-@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.timeout(600)  # ~2 s an example on a busy machine
+@settings(max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     snapshots=st.lists(_SNAPSHOT, min_size=1, max_size=14),
     compacted=st.sets(st.integers(min_value=0, max_value=2), max_size=3),

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import pandas as pd
 import pytest
+from examples import examples
 from hypothesis import HealthCheck, given, settings, strategies as st
 from waste_store import A100, H100, L40S, pod, write_listings, write_waste_store
 
@@ -244,7 +245,10 @@ _PARAMS = st.builds(
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(  # a store written and read twice per example
+    max_examples=examples(10),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(
     listings=fleets(),
     start=st.integers(-30, _SPAN_MIN),
