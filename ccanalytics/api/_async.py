@@ -150,6 +150,9 @@ class AsyncClient(_BaseClient):
         except TimeoutError:
             return ApiTimeoutError("timed out: the call's deadline passed")
 
+    def _is_closed(self) -> bool:
+        return self._http.is_closed
+
     async def _exchange(self, call: _Call) -> Any:
         request = self._http.build_request(
             call.method,

@@ -257,10 +257,14 @@ class _BaseClient:
 
     # -- after a failed attempt -------------------------------------------------------------
 
+    def _is_closed(self) -> bool:
+        """Whether the client was closed (each asks its own httpx client)."""
+        raise NotImplementedError
+
     def _retry_delay(self, err: CCAnalyticsError, call: _Call) -> float | None:
         """Seconds to wait before the next attempt, or ``None`` when ``err`` is final."""
-        if call.attempt >= self.max_retries:
-            return None
+        if call.attempt >= self.max_retries or self._is_closed():
+            return None  # a closed client fails the same however long it waits
         delay = self._policy_delay(err, call.attempt)
         remaining = call.remaining()
         if delay is not None and remaining is not None and delay >= remaining:

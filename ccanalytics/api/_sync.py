@@ -173,6 +173,9 @@ class Client(_BaseClient):
         with call_deadline(call.deadline_at):
             return self._exchange(call)
 
+    def _is_closed(self) -> bool:
+        return self._http.is_closed
+
     def _exchange(self, call: _Call) -> Any:
         request = self._http.build_request(
             call.method,

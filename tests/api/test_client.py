@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import time
 
 import httpx
 import pytest
@@ -246,11 +247,27 @@ def test_slow_response_past_the_timeout_is_api_timeout_error(make_sandbox, fast_
     assert sb.app.count("GET", "/v2/clusters/cl-etl-cpu/pods") == 2
 
 
-def test_closed_client_raises_a_library_error(sandbox) -> None:
+def test_closed_client_raises_a_library_error_at_once(sandbox) -> None:
+    """Closed is final: no retry can succeed, so none is waited for (it took the three
+    retries' backoff, ~3 s, before)."""
     c = sandbox.client()
     c.close()
+    started = time.monotonic()
     with pytest.raises(ApiConnectionError, match="closed"):
         c.list_cluster_pods("cl-etl-cpu")
+    assert time.monotonic() - started < 0.5
+
+
+def test_closed_async_client_raises_a_library_error_at_once(sandbox) -> None:
+    async def main() -> float:
+        c = AsyncClient(FULL_ACCESS_KEY, sandbox.url)
+        await c.aclose()
+        started = time.monotonic()
+        with pytest.raises(ApiConnectionError, match="closed"):
+            await c.list_cluster_pods("cl-etl-cpu")
+        return time.monotonic() - started
+
+    assert asyncio.run(main()) < 0.5
 
 
 # -- configuration ----------------------------------------------------------------
