@@ -216,3 +216,37 @@ def test_a_day_that_gains_a_file_is_read_from_its_rows(tmp_path: Path) -> None:
     assert len(list((tmp_path / ROLLUP_DIR).glob("*.parquet"))) == 1
     assert _rolled(tmp_path) == 1
     assert _answers(tmp_path)[None]["total_cost"].iloc[0] == pytest.approx(after)
+
+
+@pytest.mark.slow  # a store written, compacted and read a few times per example
+@pytest.mark.timeout(600)
+@settings(max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    snapshots=st.lists(_SNAPSHOT, min_size=1, max_size=14),
+    compacted=st.sets(st.integers(min_value=0, max_value=2), max_size=3),
+    starts=st.lists(st.integers(0, 3 * 1440), min_size=1, max_size=3),
+    end=st.integers(0, 3 * 1440),
+    max_gap=st.sampled_from([None, "5min", "3h"]),
+)
+def test_windows_asked_at_once_answer_as_each_asked_alone(
+    snapshots: list[tuple[int, str, str, list[dict[str, object]]]],
+    compacted: set[int],
+    starts: list[int],
+    end: int,
+    max_gap: str | None,
+) -> None:
+    """History.spend asks its day, week and month in one query (idle_cost_since): each
+    window's frame is the one idle_cost by cluster gives alone, rollups or rows."""
+    until = T0 + pd.Timedelta(minutes=end)
+    since = [T0 + pd.Timedelta(minutes=min(start, end)) for start in starts]
+    with tempfile.TemporaryDirectory() as folder:
+        store = Path(folder)
+        _write(store, snapshots)
+        for day in compacted:
+            compact(store, (T0 + pd.Timedelta(days=day)).date())
+        with History(store) as h:
+            together = h._idle_cost_since(since, until, max_gap)
+            alone = [h.idle_cost(start, until, by="cluster", max_gap=max_gap) for start in since]
+    assert len(together) == len(alone)
+    for got, want in zip(together, alone, strict=True):
+        pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=0, atol=1e-9)

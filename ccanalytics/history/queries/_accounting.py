@@ -170,7 +170,7 @@ def max_gap_us(max_gap: DurationLike | None) -> int | None:
     return None if max_gap is None else duration_us(max_gap, "max_gap")
 
 
-def interval_ctes(snapshots: str) -> str:
+def interval_ctes(snapshots: str, windows: str | None = None) -> str:
     """CTEs ``spaced, cap, timed`` over ``snapshots`` (one row per cluster snapshot, ``t`` in µs).
 
     ``snapshots`` has ``ok`` (see :func:`snapshot_instants`): a failed snapshot covers
@@ -180,7 +180,16 @@ def interval_ctes(snapshots: str) -> str:
     snapshot), ``covered_us`` (0 when none), ``raw_us`` (the uncapped span to the next
     snapshot, clipped) and ``in_window`` (it covers some of the window or lies in it).
     Parameters: ``$start_us``, ``$end_us``, ``$max_gap_us`` (NULL: twice the median).
+
+    ``windows``: several windows ending at ``$end_us`` at once, a relation with the
+    columns ``window_id`` and ``start_us`` (each start in place of ``$start_us``). Every
+    snapshot is timed in each of them; ``timed`` carries both columns too. The pod
+    rows are still read once: only the timing is per window.
     """
+    start, window_start, crossed, carried = "$start_us", "$start_us", "", ""
+    if windows is not None:
+        start, window_start = "w.start_us", "start_us"
+        crossed, carried = f" CROSS JOIN {windows} w", " w.window_id, w.start_us,"
     return f"""
     spaced AS (
         SELECT *, lead(t) OVER (PARTITION BY cluster_id ORDER BY t) - t AS spacing
@@ -192,19 +201,19 @@ def interval_ctes(snapshots: str) -> str:
         FROM spaced GROUP BY cluster_id
     ),
     bounded AS (
-        SELECT s.*,
-               greatest(s.t, $start_us) AS lo,
+        SELECT s.*,{carried}
+               greatest(s.t, {start}) AS lo,
                -- least() skips NULLs, so the last snapshot (no spacing) is kept NULL by hand
                CASE WHEN s.spacing IS NOT NULL AND s.ok
                     THEN least(s.t + least(s.spacing, c.cap_us), $end_us) END AS hi,
                CASE WHEN s.spacing IS NOT NULL THEN least(s.t + s.spacing, $end_us) END AS raw_hi
-        FROM spaced s JOIN cap c USING (cluster_id)
+        FROM spaced s JOIN cap c USING (cluster_id){crossed}
     ),
     timed AS (
         SELECT *,
                greatest(coalesce(hi - lo, 0), 0) AS covered_us,
                greatest(coalesce(raw_hi - lo, 0), 0) AS raw_us,
-               (coalesce(hi, lo) > lo OR (t >= $start_us AND t < $end_us)) AS in_window
+               (coalesce(hi, lo) > lo OR (t >= {window_start} AND t < $end_us)) AS in_window
         FROM bounded
     )"""
 

@@ -70,7 +70,7 @@ from ccanalytics.measures import Params, renamed
 from ccanalytics.measures.rules import RIGHTSIZING_HEADROOM
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     import pandas as pd
     import pyarrow as pa  # type: ignore[import-untyped]
@@ -666,6 +666,19 @@ class History:
             since,
             until,
         )
+
+    def _idle_cost_since(
+        self, starts: Sequence[pd.Timestamp], until: pd.Timestamp, max_gap: DurationLike | None
+    ) -> list[pd.DataFrame]:
+        """:meth:`idle_cost` by cluster from each of ``starts`` to ``until``, in one query
+        (:func:`~ccanalytics.history.queries._queries.idle_cost_since`)."""
+        from ccanalytics.history.queries import _queries
+
+        def run() -> list[pd.DataFrame]:
+            self.refresh()
+            return _queries.idle_cost_since(self._con, starts, until, max_gap=max_gap)
+
+        return self._retrying(run)
 
     def waste(
         self,

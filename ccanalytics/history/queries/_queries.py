@@ -11,6 +11,7 @@ Costs are USD (the pods' ``cost`` is a price per hour), times are hours.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -46,6 +47,7 @@ __all__ = [
     "UTIL_WEIGHT",
     "coverage",
     "idle_cost",
+    "idle_cost_since",
     "pod_lifetimes",
     "pod_rows_ctes",
     "utilization",
@@ -198,6 +200,61 @@ def idle_cost(
     if by == "day":
         frame["day"] = pd.to_datetime(frame["k"] * US_PER_DAY, unit="us", utc=True)
     return _typed(_shares(frame)[columns], by)
+
+
+def idle_cost_since(
+    con: Any, starts: Sequence[Any], end: Any, *, max_gap: Any = None
+) -> list[pd.DataFrame]:
+    """:func:`idle_cost` by cluster (default thresholds) over ``[start, end)`` for each of
+    ``starts``, in one query: one frame per start, each the one ``idle_cost`` gives.
+
+    What a snapshot stands for does not depend on the window (the cap is the store's
+    median spacing), so the pod rows are read and summed once and only the clipping is
+    done per window (:func:`~ccanalytics.history.queries._accounting.interval_ctes`'s
+    ``windows``): :meth:`History.spend`'s day, week and month each read every file.
+    """
+    windows = [window_us(con, start, end) for start in starts]
+    if not windows or any(window is None for window in windows):  # no snapshot at all
+        return [idle_cost(con, start, end, max_gap=max_gap) for start in starts]
+    starts_us = [window[0] for window in windows if window is not None]
+    end_us = windows[0][1] if windows[0] is not None else 0
+    rollup = rolled_days(con) > 0  # the default thresholds are the rollups' own
+    frame = run(
+        con,
+        _SINCE_SQL[one_file_per_instant(con), rollup],
+        {
+            "starts_us": starts_us,
+            "end_us": end_us,
+            "max_gap_us": max_gap_us(max_gap),
+            **Params().sql(),
+        },
+    )
+    frame["unobserved_hours"] = (frame["window_us"] - frame["observed_us"]) / US_PER_HOUR
+    frame["observed_hours"] = frame["observed_us"] / US_PER_HOUR
+    columns = [*_KEYS["cluster"], *IDLE_COST_COLUMNS]
+    return [
+        _typed(_shares(frame[frame["window_id"] == number].copy())[columns], "cluster")
+        for number in range(len(starts_us))
+    ]
+
+
+def _since_sql(one_file: bool, rollup: bool) -> str:
+    """Per window of ``$starts_us`` (ending at ``$end_us``) and cluster: the measures."""
+    return f"""WITH {_instants(one_file, rollup)},
+    windows AS (
+        SELECT unnest(range(len($starts_us))) AS window_id, unnest($starts_us) AS start_us
+    ),{interval_ctes("snap", windows="windows")}
+    SELECT window_id, cluster_id, {_MEASURES.format(us="covered_us", h=US_PER_HOUR)},
+           ($end_us - start_us) AS window_us
+    FROM timed WHERE in_window
+    GROUP BY window_id, start_us, cluster_id ORDER BY window_id, cluster_id"""
+
+
+_SINCE_SQL = {
+    (one_file, rollup): _since_sql(one_file, rollup)
+    for one_file in (False, True)
+    for rollup in (False, True)
+}
 
 
 def _shares(frame: pd.DataFrame) -> pd.DataFrame:

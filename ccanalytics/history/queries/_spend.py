@@ -24,7 +24,7 @@ growing).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
@@ -73,14 +73,9 @@ class Ledger(Protocol):
         self, since: TimeLike = None, until: TimeLike = None
     ) -> tuple[pd.Timestamp | None, pd.Timestamp | None]: ...
 
-    def idle_cost(
-        self,
-        since: TimeLike = None,
-        until: TimeLike = None,
-        *,
-        by: Literal["cluster", "day", "pod"] | None = "cluster",
-        max_gap: DurationLike | None = None,
-    ) -> pd.DataFrame: ...
+    def _idle_cost_since(
+        self, starts: Sequence[pd.Timestamp], until: pd.Timestamp, max_gap: DurationLike | None
+    ) -> list[pd.DataFrame]: ...
 
 
 def period_bounds(now: pd.Timestamp, period: Period) -> tuple[pd.Timestamp, pd.Timestamp]:
@@ -114,7 +109,13 @@ def spend(
     if now is None:
         return _empty(by)
     rates = burn_rates(history, now)
-    parts = [_period_rows(history, now, period, rates, max_gap) for period in PERIODS]
+    bounds = [period_bounds(now, period) for period in PERIODS]
+    # Every period's spend in one query: the pod rows are read once, not once a period.
+    costs = history._idle_cost_since([start for start, _ in bounds], now, max_gap)
+    parts = [
+        _period_rows(period, bound, now, cost, rates)
+        for period, bound, cost in zip(PERIODS, bounds, costs, strict=True)
+    ]
     rows = pd.concat(parts, ignore_index=True)
     if by is None:
         rows = _totals(rows)
@@ -176,17 +177,18 @@ def _newest_snapshot(history: Ledger, at: pd.Timestamp | None) -> pd.Timestamp |
 
 
 def _period_rows(
-    history: Ledger,
-    now: pd.Timestamp,
     period: Period,
+    bounds: tuple[pd.Timestamp, pd.Timestamp],
+    now: pd.Timestamp,
+    spent: pd.DataFrame,
     rates: pd.Series,
-    max_gap: pd.Timedelta | None,
 ) -> pd.DataFrame:
-    """One row per cluster seen in the period or burning at ``now``."""
+    """One row per cluster seen in the period or burning at ``now``: ``spent`` is
+    :meth:`History.idle_cost` by cluster over ``[period start, now)``."""
     import pandas as pd
 
-    start, end = period_bounds(now, period)
-    costs = history.idle_cost(start, now, by="cluster", max_gap=max_gap).set_index("cluster_id")
+    start, end = bounds
+    costs = spent.set_index("cluster_id")
     clusters = sorted(set(costs.index.astype(str)) | set(rates.index.astype(str)))
     frame = pd.DataFrame({"cluster_id": pd.array(clusters, dtype="string")})
     frame["period"] = period
