@@ -213,11 +213,10 @@ def idle_cost_since(
     done per window (:func:`~ccanalytics.history.queries._accounting.interval_ctes`'s
     ``windows``): :meth:`History.spend`'s day, week and month each read every file.
     """
-    windows = [window_us(con, start, end) for start in starts]
-    if not windows or any(window is None for window in windows):  # no snapshot at all
+    windows = [window for window in (window_us(con, start, end) for start in starts) if window]
+    if not starts or len(windows) < len(starts):  # an open end on a store with no snapshot
         return [idle_cost(con, start, end, max_gap=max_gap) for start in starts]
-    starts_us = [window[0] for window in windows if window is not None]
-    end_us = windows[0][1] if windows[0] is not None else 0
+    starts_us, end_us = [start for start, _ in windows], windows[0][1]
     rollup = rolled_days(con) > 0  # the default thresholds are the rollups' own
     frame = run(
         con,
