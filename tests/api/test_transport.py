@@ -288,13 +288,14 @@ def test_clients_share_one_tls_context_per_certificate_setting(
     AsyncClient and fleet load's async twin built one, and a collect paid it every time.
     Now one per process and setting: a changed ``SSL_CERT_FILE`` still gets its own."""
     built: list[str | None] = []
-    real = ssl.create_default_context
+    real = ssl.SSLContext.load_verify_locations
 
-    def counting(*args: Any, **kwargs: Any) -> ssl.SSLContext:
-        built.append(kwargs.get("cafile"))  # what httpx passes for SSL_CERT_FILE
-        return real(*args, **kwargs)
+    def counting(context: ssl.SSLContext, *args: Any, **kwargs: Any) -> None:
+        # Every httpx reads the CA bundle here (SSL_CERT_FILE's, when it is set).
+        built.append(kwargs.get("cafile", args[0] if args else None))
+        real(context, *args, **kwargs)
 
-    monkeypatch.setattr(ssl, "create_default_context", counting)
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counting)
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
     cert_file, _ = _self_signed(tmp_path)
     monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))  # a setting no other test has used
