@@ -263,12 +263,18 @@ def tls_server(cert_file: Path, key_file: Path) -> contextlib.AbstractContextMan
     return connection_server(serve, scheme="https")
 
 
-def test_an_unknown_certificate_is_refused_and_ssl_cert_file_is_trusted(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    cert_file, key_file = _self_signed(tmp_path)
+@pytest.fixture
+def certificate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key, no CA variable set yet."""
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    return _self_signed(tmp_path)
+
+
+def test_an_unknown_certificate_is_refused_and_ssl_cert_file_is_trusted(
+    certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cert_file, key_file = certificate
     with tls_server(cert_file, key_file) as url:
         with Client("k", url, max_retries=0) as c, pytest.raises(ApiConnectionError) as info:
             c.get_registry("reg-x")
@@ -282,7 +288,7 @@ def test_an_unknown_certificate_is_refused_and_ssl_cert_file_is_trusted(
 
 
 def test_clients_share_one_tls_context_per_certificate_setting(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    certificate: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Building a context reads and parses the whole CA bundle (20 ms here): each Client,
     AsyncClient and fleet load's async twin built one, and a collect paid it every time.
@@ -296,8 +302,7 @@ def test_clients_share_one_tls_context_per_certificate_setting(
         real(context, *args, **kwargs)
 
     monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counting)
-    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
-    cert_file, _ = _self_signed(tmp_path)
+    cert_file, _ = certificate
     monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))  # a setting no other test has used
     for _ in range(3):
         with Client("k", "https://127.0.0.1:9") as client:
@@ -312,11 +317,9 @@ def test_clients_share_one_tls_context_per_certificate_setting(
 
 
 def test_an_async_client_trusts_ssl_cert_file_too(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cert_file, key_file = _self_signed(tmp_path)
-    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
-    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    cert_file, key_file = certificate
 
     async def registry(url: str) -> str:
         async with AsyncClient("k", url, max_retries=0) as c:
