@@ -204,7 +204,7 @@ MINUTES = 24 * 60
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-@settings(max_examples=examples(8))  # two queries over the whole day each: ~1 s an example
+@settings(max_examples=examples(12))  # two queries over the day's cached copy: ~0.2 s each
 @given(
     start=st.integers(0, MINUTES - 1),
     length=st.integers(1, MINUTES),
@@ -267,7 +267,7 @@ def test_any_grouping_sums_to_idle_cost_to_the_cent(
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-@settings(max_examples=examples(5))  # spend asks three periods and the burn rate: ~1.4 s each
+@settings(max_examples=examples(10))  # spend and showback over the day: ~0.3 s each
 @given(at_minutes=st.integers(1, MINUTES - 5))
 def test_rows_from_the_day_start_sum_to_spend_so_far(
     simulated_day: SimulatedDay, at_minutes: int
