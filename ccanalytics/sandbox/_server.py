@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import http.client
 import logging
+import selectors
 import socket
 import threading
 import time
@@ -169,6 +170,28 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], app: SandboxApp) -> None:
         self.app = app
         super().__init__(address, _Handler)
+        # serve_forever looks at its stop flag once per poll interval, and shutdown()
+        # waits for that look: a wait at every stop, or a thread waking all the time
+        # (and taking the GIL from the caller's work). A byte on this pair wakes the
+        # loop below the moment it is told to stop, and nothing wakes it while idle.
+        self._wake, self._waker = socket.socketpair()
+
+    def serve_until_stopped(self) -> None:
+        """Serve each connection as it arrives until :meth:`stop_serving`."""
+        with selectors.DefaultSelector() as selector:
+            selector.register(self, selectors.EVENT_READ)
+            selector.register(self._wake, selectors.EVENT_READ)
+            while all(key.fileobj is not self._wake for key, _ in selector.select()):
+                self.handle_request()  # one is waiting: accepted and handed to a thread
+
+    def stop_serving(self) -> None:
+        """Make :meth:`serve_until_stopped` return (at once: it need not be waiting)."""
+        self._waker.send(b"\0")
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._wake.close()
+        self._waker.close()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         logger.debug("sandbox: connection from %s ended abruptly", client_address)
@@ -218,8 +241,7 @@ class Sandbox:
     def start(self) -> Self:
         if self._thread is None:
             self._thread = threading.Thread(
-                target=self._server.serve_forever,
-                kwargs={"poll_interval": 0.05},
+                target=self._server.serve_until_stopped,
                 daemon=True,
                 name="ccanalytics-sandbox",
             )
@@ -228,7 +250,7 @@ class Sandbox:
 
     def stop(self) -> None:
         if self._thread is not None:
-            self._server.shutdown()
+            self._server.stop_serving()
             self._thread.join()
             self._thread = None
         self._server.server_close()
