@@ -4,16 +4,27 @@
 after reading the request, to ``respond(conn)``, which writes whatever it likes (a
 dripping body, a 2 GB ``Content-Length`` that never comes, invalid UTF-8).
 ``json_body(body)`` is the usual ``respond``: a 200 ``application/json`` answer.
+``webhook_receiver()`` is a well-behaved one instead: a webhook that keeps what is posted.
 """
 
 from __future__ import annotations
 
 import contextlib
+import http.server
+import json
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
-__all__ = ["client_side_threads", "connection_server", "json_body", "raw_server"]
+__all__ = [
+    "Receiver",
+    "client_side_threads",
+    "connection_server",
+    "json_body",
+    "raw_server",
+    "webhook_receiver",
+]
 
 
 @contextlib.contextmanager
@@ -35,6 +46,9 @@ def connection_server(
                 conn, _ = listener.accept()
             except TimeoutError:
                 continue
+            if stop.is_set():  # the block's end waking this loop: not a client
+                conn.close()
+                break
             threading.Thread(target=handle, args=(conn, stop), daemon=True).start()
 
     thread = threading.Thread(target=accept, daemon=True)
@@ -43,6 +57,9 @@ def connection_server(
         yield f"{scheme}://127.0.0.1:{listener.getsockname()[1]}"
     finally:
         stop.set()
+        # A connection wakes the accept at once, rather than at its next timeout.
+        with contextlib.suppress(OSError):
+            socket.create_connection(listener.getsockname(), timeout=1).close()
         thread.join()
         listener.close()
 
@@ -90,3 +107,43 @@ def client_side_threads() -> set[threading.Thread]:
     race it (seen on Python 3.13). What the library itself starts must all be gone.
     """
     return {t for t in threading.enumerate() if "process_request_thread" not in t.name}
+
+
+@dataclass
+class Receiver:
+    """A webhook on 127.0.0.1 (:func:`webhook_receiver`): POSTs to ``url`` are answered
+    ``status``, and each one's JSON body is kept in ``bodies``."""
+
+    url: str
+    status: int = 200
+    bodies: list[dict[str, object]] = field(default_factory=list)
+
+    def texts(self) -> list[str]:
+        """The ``text`` of each message (what a Slack-style webhook shows)."""
+        return [str(body["text"]) for body in self.bodies]
+
+
+@contextlib.contextmanager
+def webhook_receiver(path: str = "/hook") -> Iterator[Receiver]:
+    """A loopback HTTP server taking webhook POSTs until the block ends (each connection
+    is handled by ``http.server``'s request handler, in :func:`connection_server`)."""
+    receiver: Receiver
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers["Content-Length"])
+            receiver.bodies.append(json.loads(self.rfile.read(length)))
+            self.send_response(receiver.status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    def handle(conn: socket.socket, _stop: threading.Event) -> None:
+        with conn:
+            Handler(conn, conn.getpeername(), None)  # type: ignore[arg-type]  # no server
+
+    with connection_server(handle) as url:
+        receiver = Receiver(url + path)
+        yield receiver

@@ -3,17 +3,15 @@ and edge-triggered notifications to a real HTTP receiver on 127.0.0.1."""
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import ClassVar
 
 import pandas as pd
 import pytest
 from history_helpers import pod_row, ts, write_store
+from loopback import Receiver, webhook_receiver
 
 from ccanalytics.cli import main
 from ccanalytics.history import History
@@ -155,37 +153,18 @@ def test_bad_usage_exits_2(argv: list[str], capsys: pytest.CaptureFixture[str]) 
 # ---- notifications -------------------------------------------------------------------
 
 
-class _Receiver(http.server.BaseHTTPRequestHandler):
-    status = 200
-    bodies: ClassVar[list[dict[str, object]]] = []
-
-    def do_POST(self) -> None:
-        length = int(self.headers["Content-Length"])
-        type(self).bodies.append(json.loads(self.rfile.read(length)))
-        self.send_response(type(self).status)
-        self.end_headers()
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
-def receiver() -> Iterator[tuple[str, type[_Receiver]]]:
-    handler = type("Receiver", (_Receiver,), {"bodies": [], "status": 200})
-    server = http.server.HTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/hook", handler
-    server.shutdown()
-    server.server_close()
+def receiver() -> Iterator[Receiver]:
+    with webhook_receiver() as hook:
+        yield hook
 
 
 def test_notify_only_when_the_state_changes(
     tmp_path: Path,
-    receiver: tuple[str, type[_Receiver]],
+    receiver: Receiver,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    url, handler = receiver
+    url, handler = receiver.url, receiver
     argv = ["--store", str(tmp_path), "--max-idle-cost", "5", "--notify", url]
     write_store(tmp_path, _snapshots("2026-04-01 10:00", 13, idle=False, straggler=False))
     assert _run(capsys, *argv)[0] == 0
@@ -223,10 +202,10 @@ def test_notify_only_when_the_state_changes(
 
 def test_a_failed_notification_is_sent_again_next_run(
     breached_store: Path,
-    receiver: tuple[str, type[_Receiver]],
+    receiver: Receiver,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    url, handler = receiver
+    url, handler = receiver.url, receiver
     argv = ["--store", str(breached_store), "--max-idle-cost", "5", "--notify", url]
     handler.status = 500
     code, _, err = _run(capsys, *argv)
@@ -241,10 +220,10 @@ def test_a_failed_notification_is_sent_again_next_run(
 
 def test_each_set_of_thresholds_keeps_its_own_state(
     breached_store: Path,
-    receiver: tuple[str, type[_Receiver]],
+    receiver: Receiver,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    url, handler = receiver
+    url, handler = receiver.url, receiver
     base = ["--store", str(breached_store), "--notify", url]
     assert _run(capsys, *base, "--max-idle-cost", "5")[0] == 3
     assert _run(capsys, *base, "--max-stragglers", "0")[0] == 3
@@ -262,11 +241,11 @@ def test_each_set_of_thresholds_keeps_its_own_state(
 )
 def test_a_hostile_state_file_is_one_line_and_exit_1(
     breached_store: Path,
-    receiver: tuple[str, type[_Receiver]],
+    receiver: Receiver,
     capsys: pytest.CaptureFixture[str],
     content: str,
 ) -> None:
-    url, handler = receiver
+    url, handler = receiver.url, receiver
     (breached_store / STATE_FILE).write_text(content)
     argv = ["--store", str(breached_store), "--max-idle-cost", "5", "--notify", url]
     code, _, err = _run(capsys, *argv)
@@ -294,12 +273,12 @@ def test_a_webhook_variable_with_a_stray_carriage_return_is_one_line_and_exit_2(
 
 def test_a_state_that_cannot_be_saved_is_exit_1_and_is_posted_once_when_it_can(
     breached_store: Path,
-    receiver: tuple[str, type[_Receiver]],
+    receiver: Receiver,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
 
-    url, handler = receiver
+    url, handler = receiver.url, receiver
     argv = ["--store", str(breached_store), "--max-idle-cost", "5", "--notify", url]
 
     def read_only(*args: object, **kwargs: object) -> None:

@@ -6,15 +6,13 @@ cl-a has spent 512.50 USD this month (projected 1742.50), cl-b 216.00 (projected
 
 from __future__ import annotations
 
-import http.server
-import json
-import threading
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 from budget_store import write_budget_store
+from loopback import Receiver, webhook_receiver
 from prometheus_client.parser import text_string_to_metric_families
 
 from ccanalytics.cli import main
@@ -34,36 +32,15 @@ notify_env = "CC_A_HOOK"
 """
 
 
-class _Receiver(http.server.BaseHTTPRequestHandler):
-    bodies: ClassVar[list[str]] = []
-    url: ClassVar[str] = ""
-
-    def do_POST(self) -> None:
-        length = int(self.headers["Content-Length"])
-        type(self).bodies.append(json.loads(self.rfile.read(length))["text"])
-        self.send_response(200)
-        self.end_headers()
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
-def hooks(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, type[_Receiver]]]:
+def hooks(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Receiver]]:
     """Two loopback receivers, one per rule, named by environment variables."""
-    found, servers = {}, []
-    for env in ("CC_FLEET_HOOK", "CC_A_HOOK"):
-        handler = type(env, (_Receiver,), {"bodies": []})
-        server = http.server.HTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        handler.url = f"http://127.0.0.1:{server.server_port}/{env.lower()}"
-        monkeypatch.setenv(env, handler.url)
-        found[env] = handler
-        servers.append(server)
-    yield found
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+    with contextlib.ExitStack() as stack:
+        found = {}
+        for env in ("CC_FLEET_HOOK", "CC_A_HOOK"):
+            found[env] = stack.enter_context(webhook_receiver(f"/{env.lower()}"))
+            monkeypatch.setenv(env, found[env].url)
+        yield found
 
 
 @pytest.fixture
@@ -88,7 +65,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 
 def test_breaches_print_one_sentence_each_and_route_to_their_rule(
-    store: Path, policy: Path, hooks: dict[str, type[_Receiver]], capsys: pytest.CaptureFixture[str]
+    store: Path, policy: Path, hooks: dict[str, Receiver], capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = _run(capsys, "--store", str(store), "--policy", str(policy))
     assert code == 3, err
@@ -100,8 +77,8 @@ def test_breaches_print_one_sentence_each_and_route_to_their_rule(
         "(rule 'cl-a budget').",
     ]
     assert [len(h.bodies) for h in hooks.values()] == [1, 1]
-    assert "cl-b" in hooks["CC_FLEET_HOOK"].bodies[0]
-    assert "cl-a" in hooks["CC_A_HOOK"].bodies[0]
+    assert "cl-b" in hooks["CC_FLEET_HOOK"].texts()[0]
+    assert "cl-a" in hooks["CC_A_HOOK"].texts()[0]
     assert _run(capsys, "--store", str(store), "--policy", str(policy))[0] == 3
     assert [len(h.bodies) for h in hooks.values()] == [1, 1]  # still breached: no message
     state = (store / "check-state.json").read_text()
@@ -109,7 +86,7 @@ def test_breaches_print_one_sentence_each_and_route_to_their_rule(
 
 
 def test_a_snoozed_rule_prints_marked_sends_nothing_and_exits_4(
-    store: Path, policy: Path, hooks: dict[str, type[_Receiver]], capsys: pytest.CaptureFixture[str]
+    store: Path, policy: Path, hooks: dict[str, Receiver], capsys: pytest.CaptureFixture[str]
 ) -> None:
     for rule in ("fleet", "cl-a budget"):
         code, out, _ = _run(
@@ -124,7 +101,7 @@ def test_a_snoozed_rule_prints_marked_sends_nothing_and_exits_4(
 
 
 def test_a_snooze_of_an_unknown_rule_is_bad_usage(
-    store: Path, policy: Path, hooks: dict[str, type[_Receiver]], capsys: pytest.CaptureFixture[str]
+    store: Path, policy: Path, hooks: dict[str, Receiver], capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, _, err = _run(
         capsys, "--store", str(store), "--policy", str(policy), "--snooze", "nope", "--for", "1h"
@@ -162,7 +139,7 @@ def test_a_glob_matching_no_cluster_warns_and_judges_the_rest(
 
 
 def test_the_textfile_holds_the_judged_figures(
-    store: Path, policy: Path, hooks: dict[str, type[_Receiver]], tmp_path: Path,
+    store: Path, policy: Path, hooks: dict[str, Receiver], tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
     target = tmp_path / "ccanalytics.prom"
@@ -197,7 +174,7 @@ def test_bad_usage_is_one_line_and_exit_2(
 
 
 def test_a_state_that_cannot_be_saved_is_exit_1_and_posts_nothing_twice(
-    store: Path, policy: Path, hooks: dict[str, type[_Receiver]],
+    store: Path, policy: Path, hooks: dict[str, Receiver],
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     def read_only(*args: object, **kwargs: object) -> None:
@@ -218,7 +195,7 @@ def test_a_state_that_cannot_be_saved_is_exit_1_and_posts_nothing_twice(
 
 @pytest.mark.parametrize("where", ["missing-folder/x.prom", "a-file/x.prom", "."])
 def test_a_textfile_that_cannot_be_written_is_one_line_and_exit_1(
-    store: Path, policy: Path, hooks: dict[str, type[_Receiver]], tmp_path: Path,
+    store: Path, policy: Path, hooks: dict[str, Receiver], tmp_path: Path,
     capsys: pytest.CaptureFixture[str], where: str,
 ) -> None:  # fmt: skip
     (tmp_path / "a-file").write_text("not a folder")

@@ -4,11 +4,11 @@ the bucket, so a second run notifies nothing new."""
 
 from __future__ import annotations
 
-import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from loopback import webhook_receiver
 
 from ccanalytics import collect
 from ccanalytics.history.store._fs import open_store
@@ -42,34 +42,14 @@ def _hidden(store: str) -> list[str]:
 def test_check_keeps_its_alert_state_in_s3_and_notifies_once(
     s3_store: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import http.server
-    import json
-
     from ccanalytics.cli import main
     from ccanalytics.history.alerts._alerts import STATE_FILE, read_state
 
-    bodies: list[object] = []
-
-    class Receiver(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with webhook_receiver() as hook:
         _fill(s3_store, snapshots=3)
-        argv = ["check", "--store", s3_store, "--max-stragglers", "0"]
-        argv += ["--notify", f"http://127.0.0.1:{server.server_port}/hook"]
+        argv = ["check", "--store", s3_store, "--max-stragglers", "0", "--notify", hook.url]
         assert [main(argv) for _ in range(2)] == [3, 3]
-    finally:
-        server.shutdown()
-        server.server_close()
-    assert len(bodies) == 1  # the change, once: the second run read the state from S3
+    assert len(hook.bodies) == 1  # the change, once: the second run read the state from S3
     location = open_store(s3_store)
     assert location.read_bytes(location.root / STATE_FILE)
     assert read_state(s3_store).alerts
