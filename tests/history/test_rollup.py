@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from ccanalytics.frames import POD_COLUMNS
 from ccanalytics.history import History, compact
-from ccanalytics.history.store._rollup import ROLLUP_DIR
+from ccanalytics.history.store._rollup import ROLLUP_DIR, SUMMED
 from ccanalytics.history.store._schema import OK, SNAPSHOT_COLUMNS
 from ccanalytics.history.store._write import append_frame
 from ccanalytics.measures import Params
@@ -236,7 +236,8 @@ def test_windows_asked_at_once_answer_as_each_asked_alone(
     max_gap: str | None,
 ) -> None:
     """History.spend asks its day, week and month in one query (idle_cost_since): each
-    window's frame is the one idle_cost by cluster gives alone, rollups or rows."""
+    window's frame is the one idle_cost by cluster gives alone, rollups or rows, and its
+    clusters sum to what the whole store's single-window query (by=None) says."""
     until = T0 + pd.Timedelta(minutes=end)
     since = [T0 + pd.Timedelta(minutes=min(start, end)) for start in starts]
     with tempfile.TemporaryDirectory() as folder:
@@ -247,6 +248,10 @@ def test_windows_asked_at_once_answer_as_each_asked_alone(
         with History(store) as h:
             together = h._idle_cost_since(since, until, max_gap)
             alone = [h.idle_cost(start, until, by="cluster", max_gap=max_gap) for start in since]
-    assert len(together) == len(alone)
-    for got, want in zip(together, alone, strict=True):
+            totals = [h.idle_cost(start, until, by=None, max_gap=max_gap) for start in since]
+    assert len(together) == len(alone) == len(totals)
+    summed = ["observed_hours", *(m.name for m in SUMMED), "unobserved_hours"]
+    for got, want, total in zip(together, alone, totals, strict=True):
         pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=0, atol=1e-9)
+        for column in summed:
+            assert float(got[column].sum()) == pytest.approx(float(total[column].iloc[0]), abs=1e-9)

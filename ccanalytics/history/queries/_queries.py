@@ -178,10 +178,10 @@ def idle_cost(
         raise ValueError(f"by must be one of 'cluster', 'day', 'pod' or None, not {by!r}")
     judged_by = params if params is not None else Params()
     window = window_us(con, start, end)
-    columns = [*_KEYS[by], *IDLE_COST_COLUMNS]
     if window is None:
-        zeros = [[0.0] * len(IDLE_COST_COLUMNS)] if by is None else []
-        return _typed(_shares(pd.DataFrame(zeros, columns=columns)), by)
+        return _nothing(by)
+    if by == "cluster":
+        return _per_window(con, [window[0]], window[1], judged_by, max_gap)[0]
     params_sql = {
         "start_us": window[0],
         "end_us": window[1],
@@ -199,14 +199,25 @@ def idle_cost(
     frame["observed_hours"] = frame["observed_us"] / US_PER_HOUR
     if by == "day":
         frame["day"] = pd.to_datetime(frame["k"] * US_PER_DAY, unit="us", utc=True)
-    return _typed(_shares(frame)[columns], by)
+    return _typed(_shares(frame)[[*_KEYS[by], *IDLE_COST_COLUMNS]], by)
+
+
+def _nothing(by: str | None) -> pd.DataFrame:
+    """:func:`idle_cost` of a store with no snapshot: no row, or one of zeros (``by=None``)."""
+    zeros = [[0.0] * len(IDLE_COST_COLUMNS)] if by is None else []
+    return _typed(_shares(pd.DataFrame(zeros, columns=[*_KEYS[by], *IDLE_COST_COLUMNS])), by)
 
 
 def idle_cost_since(
-    con: Any, starts: Sequence[Any], end: Any, *, max_gap: Any = None
+    con: Any,
+    starts: Sequence[Any],
+    end: Any,
+    *,
+    params: Params | None = None,
+    max_gap: Any = None,
 ) -> list[pd.DataFrame]:
-    """:func:`idle_cost` by cluster (default thresholds) over ``[start, end)`` for each of
-    ``starts``, in one query: one frame per start, each the one ``idle_cost`` gives.
+    """:func:`idle_cost` by cluster over ``[start, end)`` for each of ``starts``, in one
+    query: one frame per start, each the one ``idle_cost`` gives.
 
     What a snapshot stands for does not depend on the window (the cap is the store's
     median spacing), so the pod rows are read and summed once and only the clipping is
@@ -215,17 +226,26 @@ def idle_cost_since(
     """
     windows = [window for window in (window_us(con, start, end) for start in starts) if window]
     if not starts or len(windows) < len(starts):  # an open end on a store with no snapshot
-        return [idle_cost(con, start, end, max_gap=max_gap) for start in starts]
-    starts_us, end_us = [start for start, _ in windows], windows[0][1]
-    rollup = rolled_days(con) > 0  # the default thresholds are the rollups' own
+        return [_nothing("cluster") for _ in starts]
+    judged_by = params if params is not None else Params()
+    starts_us, end_us = [start for start, _ in windows], windows[0][1]  # one end for all
+    return _per_window(con, starts_us, end_us, judged_by, max_gap)
+
+
+def _per_window(
+    con: Any, starts_us: list[int], end_us: int, params: Params, max_gap: Any
+) -> list[pd.DataFrame]:
+    """Per cluster, over ``[start, end_us)`` for each of ``starts_us``: the measures."""
+    # The rollups answer only at their own thresholds (history.store._rollup).
+    rollup = rolled_days(con) > 0 and rollup_params(params) == rollup_params()
     frame = run(
         con,
-        _SINCE_SQL[one_file_per_instant(con), rollup],
+        _PER_WINDOW_SQL[one_file_per_instant(con), rollup],
         {
             "starts_us": starts_us,
             "end_us": end_us,
             "max_gap_us": max_gap_us(max_gap),
-            **Params().sql(),
+            **params.sql(),
         },
     )
     frame["unobserved_hours"] = (frame["window_us"] - frame["observed_us"]) / US_PER_HOUR
@@ -237,7 +257,7 @@ def idle_cost_since(
     ]
 
 
-def _since_sql(one_file: bool, rollup: bool) -> str:
+def _per_window_sql(one_file: bool, rollup: bool) -> str:
     """Per window of ``$starts_us`` (ending at ``$end_us``) and cluster: the measures."""
     return f"""WITH {_instants(one_file, rollup)},
     windows AS (
@@ -249,8 +269,8 @@ def _since_sql(one_file: bool, rollup: bool) -> str:
     GROUP BY window_id, start_us, cluster_id ORDER BY window_id, cluster_id"""
 
 
-_SINCE_SQL = {
-    (one_file, rollup): _since_sql(one_file, rollup)
+_PER_WINDOW_SQL = {
+    (one_file, rollup): _per_window_sql(one_file, rollup)
     for one_file in (False, True)
     for rollup in (False, True)
 }
@@ -274,15 +294,11 @@ def _typed(frame: pd.DataFrame, by: str | None) -> pd.DataFrame:
 
 
 def _summed_sql(by: str | None, one_file: bool, rollup: bool) -> str:
-    """Per cluster, per day or in all: the measures and the cluster-hours of window."""
+    """Per day or in all: the measures and the cluster-hours of window (per cluster:
+    :func:`_per_window_sql`, with one window)."""
     ctes = f"WITH {_instants(one_file, rollup)},{interval_ctes('snap')},"
     ctes += " scope AS (SELECT DISTINCT cluster_id FROM timed WHERE in_window)"
     whole = "($end_us - $start_us)"
-    if by == "cluster":
-        return f"""{ctes}
-        SELECT cluster_id, {_MEASURES.format(us="covered_us", h=US_PER_HOUR)},
-               {whole} AS window_us
-        FROM timed WHERE in_window GROUP BY cluster_id ORDER BY cluster_id"""
     if by is None:  # zero covered time sums to 0, not NULL (a young store is a result)
         return f"""{ctes}
         SELECT {_COALESCED.format(us="covered_us", h=US_PER_HOUR)},
@@ -309,7 +325,7 @@ def _summed_sql(by: str | None, one_file: bool, rollup: bool) -> str:
 
 _SUMMED_SQL = {
     (by, one_file, rollup): _summed_sql(by, one_file, rollup)
-    for by in ("cluster", "day", None)
+    for by in ("day", None)
     for one_file in (False, True)
     for rollup in (False, True)
 }
