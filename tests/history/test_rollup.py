@@ -255,3 +255,16 @@ def test_windows_asked_at_once_answer_as_each_asked_alone(
         pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=0, atol=1e-9)
         for column in summed:
             assert float(got[column].sum()) == pytest.approx(float(total[column].iloc[0]), abs=1e-9)
+
+
+def test_windows_over_a_store_without_snapshots_are_each_idle_costs_empty_frame(
+    tmp_path: Path,
+) -> None:
+    """An open end on an empty store: no window to time, one empty frame per start."""
+    with History(tmp_path) as h:
+        together = h._idle_cost_since([T0, T0 + pd.Timedelta(days=1)], None, None)
+        alone = h.idle_cost(T0, None, by="cluster")
+    assert len(together) == 2
+    for frame in together:
+        assert frame.empty
+        pd.testing.assert_frame_equal(frame, alone)
