@@ -164,27 +164,27 @@ def test_notify_only_when_the_state_changes(
     receiver: Receiver,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    url, handler = receiver.url, receiver
+    url = receiver.url
     argv = ["--store", str(tmp_path), "--max-idle-cost", "5", "--notify", url]
     write_store(tmp_path, _snapshots("2026-04-01 10:00", 13, idle=False, straggler=False))
     assert _run(capsys, *argv)[0] == 0
-    assert handler.bodies == []  # fine from the start: nothing to say
+    assert receiver.bodies == []  # fine from the start: nothing to say
 
     write_store(tmp_path, _snapshots("2026-04-01 11:05", 13, idle=True, straggler=False))
     assert _run(capsys, *argv)[0] == 3
-    assert len(handler.bodies) == 1
-    text = str(handler.bodies[0]["text"])
+    assert len(receiver.bodies) == 1
+    text = str(receiver.bodies[0]["text"])
     assert text.startswith("ccanalytics check: breached.") and "9.00 USD" in text
 
     assert _run(capsys, *argv)[0] == 3
-    assert len(handler.bodies) == 1  # still breached: no second message
+    assert len(receiver.bodies) == 1  # still breached: no second message
 
     write_store(tmp_path, _snapshots("2026-04-01 12:10", 13, idle=False, straggler=False))
     assert _run(capsys, *argv)[0] == 0
-    assert len(handler.bodies) == 2
-    assert str(handler.bodies[1]["text"]).startswith("ccanalytics check: fine again.")
+    assert len(receiver.bodies) == 2
+    assert str(receiver.bodies[1]["text"]).startswith("ccanalytics check: fine again.")
     assert _run(capsys, *argv)[0] == 0
-    assert len(handler.bodies) == 2
+    assert len(receiver.bodies) == 2
 
     state = json.loads((tmp_path / STATE_FILE).read_text())
     assert [entry["state"] for entry in state["alerts"].values()] == ["fine"]
@@ -205,17 +205,17 @@ def test_a_failed_notification_is_sent_again_next_run(
     receiver: Receiver,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    url, handler = receiver.url, receiver
+    url = receiver.url
     argv = ["--store", str(breached_store), "--max-idle-cost", "5", "--notify", url]
-    handler.status = 500
+    receiver.status = 500
     code, _, err = _run(capsys, *argv)
     # The alert reached no one: the network failed, 1 (issue 36.5), not 3.
     assert code == 1 and "notification failed: HTTP 500" in err and url not in err
-    handler.status = 200
+    receiver.status = 200
     assert _run(capsys, *argv)[0] == 3
-    assert len(handler.bodies) == 2  # the failed one, then the retry
+    assert len(receiver.bodies) == 2  # the failed one, then the retry
     assert _run(capsys, *argv)[0] == 3
-    assert len(handler.bodies) == 2
+    assert len(receiver.bodies) == 2
 
 
 def test_each_set_of_thresholds_keeps_its_own_state(
@@ -223,11 +223,11 @@ def test_each_set_of_thresholds_keeps_its_own_state(
     receiver: Receiver,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    url, handler = receiver.url, receiver
+    url = receiver.url
     base = ["--store", str(breached_store), "--notify", url]
     assert _run(capsys, *base, "--max-idle-cost", "5")[0] == 3
     assert _run(capsys, *base, "--max-stragglers", "0")[0] == 3
-    assert len(handler.bodies) == 2  # two checks, each breached for the first time
+    assert len(receiver.bodies) == 2  # two checks, each breached for the first time
 
 
 @pytest.mark.parametrize(
@@ -245,14 +245,14 @@ def test_a_hostile_state_file_is_one_line_and_exit_1(
     capsys: pytest.CaptureFixture[str],
     content: str,
 ) -> None:
-    url, handler = receiver.url, receiver
+    url = receiver.url
     (breached_store / STATE_FILE).write_text(content)
     argv = ["--store", str(breached_store), "--max-idle-cost", "5", "--notify", url]
     code, _, err = _run(capsys, *argv)
     assert code == 1 and "Traceback" not in err
     last = err.splitlines()[-1]  # after the breach's summary: the failure, in one line
     assert last.startswith("ccanalytics check: ") and STATE_FILE in last and url not in err
-    assert handler.bodies == []  # nothing posted that could not be remembered
+    assert receiver.bodies == []  # nothing posted that could not be remembered
     assert (breached_store / STATE_FILE).read_text() == content  # left for a person
 
 
@@ -278,7 +278,7 @@ def test_a_state_that_cannot_be_saved_is_exit_1_and_is_posted_once_when_it_can(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
 
-    url, handler = receiver.url, receiver
+    url = receiver.url
     argv = ["--store", str(breached_store), "--max-idle-cost", "5", "--notify", url]
 
     def read_only(*args: object, **kwargs: object) -> None:
@@ -288,7 +288,7 @@ def test_a_state_that_cannot_be_saved_is_exit_1_and_is_posted_once_when_it_can(
     for _ in range(2):  # cron's next run finds the store as read-only as before
         code, _, err = _run(capsys, *argv)
         assert code == 1 and "cannot save the alert state" in err.splitlines()[-1]
-    assert handler.bodies == []  # nothing posted that could not be remembered
+    assert receiver.bodies == []  # nothing posted that could not be remembered
     monkeypatch.undo()
     assert [_run(capsys, *argv)[0] for _ in range(2)] == [3, 3]
-    assert len(handler.bodies) == 1  # the change, once
+    assert len(receiver.bodies) == 1  # the change, once
