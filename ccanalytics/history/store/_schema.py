@@ -95,8 +95,12 @@ def to_arrow(frame: pd.DataFrame) -> pa.Table:
     """A frame (with ``observed_at``) as the Arrow table a store file holds."""
     # Column by column (each pandas array converts itself): a third of the time of
     # Table.from_pandas, which also builds pandas metadata that we would drop anyway.
+    # From the array rather than the Series: pyarrow's Series path costs a quarter more
+    # (2.1 ms rather than 1.6 for the sandbox fleet's pods); from_pandas=True makes a
+    # NaN of a NumPy column null, as the Series path does.
     names = [str(name) for name in frame.columns]
-    table = pa.Table.from_arrays([pa.array(frame[name]) for name in frame.columns], names=names)
+    arrays = [pa.array(frame[name].array, from_pandas=True) for name in frame.columns]
+    table = pa.Table.from_arrays(arrays, names=names)
     schema = pa.schema([pa.field(f.name, _stored_type(f.type)) for f in table.schema])
     # safe=False: a nanosecond remainder is dropped rather than raising (see the docstring).
     table = table.cast(schema, safe=False).replace_schema_metadata(None)
