@@ -118,18 +118,19 @@ class PolicyReport:
 
 def judge_policy(policy: Policy, history: History, *, at: Any = None) -> PolicyReport:
     """Judge every threshold of ``policy`` for every cluster of the store it matches."""
-    answers = _Answers(history, at)
-    clusters = answers.clusters()
-    judgements: list[Judgement] = []
-    warnings: list[str] = []
-    for rule in policy.rules:
-        matched = [c for c in clusters if _matches(rule, c)]
-        if not matched:
-            warnings.append(
-                f"rule {rule.name!r}: no cluster in the store matches {', '.join(rule.clusters)}"
-            )
-        for threshold in rule.thresholds:
-            judgements += [_judge(rule, threshold, c, answers) for c in matched]
+    with history._one_listing():  # every threshold judged on the same files
+        answers = _Answers(history, at)
+        clusters = answers.clusters()
+        judgements: list[Judgement] = []
+        warnings: list[str] = []
+        for rule in policy.rules:
+            matched = [c for c in clusters if _matches(rule, c)]
+            if not matched:
+                warnings.append(
+                    f"rule {rule.name!r}: no cluster in the store matches {', '.join(rule.clusters)}"
+                )
+            for threshold in rule.thresholds:
+                judgements += [_judge(rule, threshold, c, answers) for c in matched]
     return PolicyReport(tuple(judgements), tuple(warnings), answers.now)
 
 

@@ -36,6 +36,7 @@ import time
 import uuid
 import weakref
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from itertools import pairwise
 from os import PathLike
@@ -70,7 +71,7 @@ from ccanalytics.measures import Params, renamed
 from ccanalytics.measures.rules import RIGHTSIZING_HEADROOM
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
     import pandas as pd
     import pyarrow as pa  # type: ignore[import-untyped]
@@ -185,6 +186,9 @@ class History:
         self._schemas: dict[str, pa.Schema] = {}
         #: The files each view reads now (a refresh that lists the same keeps the view).
         self._viewed: dict[str, object] = {}
+        #: Inside _one_listing (nested: its depth), and whether it has listed the store.
+        self._questions = 0
+        self._listed_once = False
         for table in TABLES:
             empty = empty_table(table)
             self._con.register(f"_empty_{table}", empty)
@@ -230,10 +234,31 @@ class History:
 
     def refresh(self) -> None:
         """Point the views at the store's files as they are now."""
+        if self._listed_once:
+            return  # one question, one listing (_one_listing)
         # One listing of an S3 store answers every table, its rollups and the day cache
         # (the markers still get their own listing, after the data files' one).
         with self._location.surveyed():
             self._refresh()
+        self._listed_once = self._questions > 0
+
+    @contextmanager
+    def _one_listing(self) -> Iterator[None]:
+        """The queries inside read the store as one listing found it.
+
+        A question answered in several queries (spend's periods and burn rates, a
+        policy's judgements) is then answered from one state of the store, not from a
+        store that a collector added to between two of its queries; and an S3 store is
+        listed once for it, not once a query. A query that finds a listed file gone (a
+        compaction) still lists again (:meth:`_retrying`).
+        """
+        self._questions += 1
+        try:
+            yield
+        finally:
+            self._questions -= 1
+            if not self._questions:
+                self._listed_once = False
 
     def _refresh(self) -> None:
         listings = list_tables(self._location, list(TABLES), every_marker=False)
@@ -538,10 +563,12 @@ class History:
                 if not _VANISHED.search(str(err)):
                     raise self._store_error(err) from None
                 if attempt < MAX_QUERY_ATTEMPTS:  # a compaction removed a listed file
+                    self._listed_once = False
                     time.sleep(RETRY_PAUSE_SECONDS * attempt)
                     continue  # list again
             except FileNotFoundError:  # the same, found by a footer read (an S3 view's schema)
                 if attempt < MAX_QUERY_ATTEMPTS:
+                    self._listed_once = False
                     time.sleep(RETRY_PAUSE_SECONDS * attempt)
                     continue
             else:
@@ -605,7 +632,18 @@ class History:
     def _rows(
         self, table: str, since: TimeLike, until: TimeLike, cluster_ids: str | Iterable[str] | None
     ) -> pd.DataFrame:
-        start, end = self._retrying(lambda: self._window(since, until))
+        with self._one_listing():  # the window and its rows from the same files
+            return self._rows_in(
+                table, *self._retrying(lambda: self._window(since, until)), cluster_ids
+            )
+
+    def _rows_in(
+        self,
+        table: str,
+        start: pd.Timestamp | None,
+        end: pd.Timestamp | None,
+        cluster_ids: str | Iterable[str] | None,
+    ) -> pd.DataFrame:
         where: list[str] = ["TRUE"]
         params: dict[str, Any] = {}
         if start is not None:
@@ -897,8 +935,9 @@ class History:
         gap = None if max_gap is None else as_duration(max_gap)
         if max_gap is not None and gap is None:
             raise ValueError(f"max_gap={max_gap!r} is not a duration like 90min, 24h or 1h30m")
-        self.refresh()
-        return _spend.spend(self, instant, by=by, max_gap=gap, limit=limit)
+        with self._one_listing():
+            self.refresh()
+            return _spend.spend(self, instant, by=by, max_gap=gap, limit=limit)
 
     def spend_anomalies(
         self,
