@@ -18,7 +18,7 @@ from history_helpers import pod_row, write_store
 
 import ccanalytics.history.queries._history as history_module
 from ccanalytics import History
-from ccanalytics.history import compact, parse_policy
+from ccanalytics.history import check_policy, compact, parse_policy
 from ccanalytics.history.alerts._judge import judge_policy
 
 POLICY = """
@@ -102,3 +102,12 @@ def test_a_compaction_during_a_question_is_listed_again_and_counts_each_row_once
     # 1 USD/h: Nov 2 00:00-05:00 is 5 h, the 05:00 snapshot stands for 2 h more (twice the
     # median spacing caps the night's gap), Nov 3 00:00-01:00 is 1 h: 8 h.
     assert after["idle_cost"].sum() == pytest.approx(8.0)
+
+
+def test_a_check_lists_the_store_once_to_open_it_and_judge(
+    tmp_path: Path, listings: list[int]
+) -> None:
+    _hours(tmp_path, "2026-11-02", range(12))
+    report = check_policy(tmp_path, parse_policy(POLICY))
+    assert len(report.judgements) == 4
+    assert len(listings) == 1

@@ -210,7 +210,8 @@ def check_policy(
     from ccanalytics.history.alerts._judge import judge_policy
     from ccanalytics.history.queries._history import History
 
-    with History(store) as history:
+    # Opened for this check: its opening listing is the one the judgements read.
+    with History(store) as history, history._one_listing(listed=True):
         report = judge_policy(policy, history, at=at)
         folder = history.store
     if report.now is None:

@@ -243,15 +243,18 @@ class History:
         self._listed_once = self._questions > 0
 
     @contextmanager
-    def _one_listing(self) -> Iterator[None]:
+    def _one_listing(self, *, listed: bool = False) -> Iterator[None]:
         """The queries inside read the store as one listing found it.
 
         A question answered in several queries (spend's periods and burn rates, a
         policy's judgements) is then answered from one state of the store, not from a
         store that a collector added to between two of its queries; and an S3 store is
         listed once for it, not once a query. A query that finds a listed file gone (a
-        compaction) still lists again (:meth:`_retrying`).
+        compaction) still lists again (:meth:`_retrying`). ``listed``: the views read a
+        listing made for this question already (the History was opened for it).
         """
+        if listed and not self._questions:
+            self._listed_once = True
         self._questions += 1
         try:
             yield
