@@ -111,3 +111,28 @@ def test_a_check_lists_the_store_once_to_open_it_and_judge(
     report = check_policy(tmp_path, parse_policy(POLICY))
     assert len(report.judgements) == 4
     assert len(listings) == 1
+
+
+def test_a_file_gone_while_the_views_are_defined_is_listed_again_inside_a_question(
+    tmp_path: Path, listings: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On S3 the views read a footer per schema when they are defined: an object removed
+    since the listing raises FileNotFoundError there, not in DuckDB. Injected once here."""
+    _hours(tmp_path, "2026-11-02", range(4))
+    with History(tmp_path) as h:
+        real = History._define
+        failed: list[str] = []
+
+        def gone_once(self: History, name: str, *args: Any) -> None:
+            if not failed:
+                failed.append(name)
+                raise FileNotFoundError(2, "No such file", name)
+            real(self, name, *args)
+
+        _hours(tmp_path, "2026-11-02", range(4, 5))  # new files: the views are defined again
+        monkeypatch.setattr(History, "_define", gone_once)
+        listings.clear()
+        with h._one_listing():
+            assert len(h.pods()) == 5
+            assert len(h.pods()) == 5
+        assert failed and len(listings) == 2  # the listing that failed, and one more
