@@ -565,15 +565,8 @@ class History:
             ) as err:
                 if not _VANISHED.search(str(err)):
                     raise self._store_error(err) from None
-                if attempt < MAX_QUERY_ATTEMPTS:  # a compaction removed a listed file
-                    self._listed_once = False
-                    time.sleep(RETRY_PAUSE_SECONDS * attempt)
-                    continue  # list again
             except FileNotFoundError:  # the same, found by a footer read (an S3 view's schema)
-                if attempt < MAX_QUERY_ATTEMPTS:
-                    self._listed_once = False
-                    time.sleep(RETRY_PAUSE_SECONDS * attempt)
-                    continue
+                pass
             else:
                 # The verdicts are written after the query, not in the moment between
                 # listing the files and reading them: the write (fsync included) would
@@ -581,6 +574,10 @@ class History:
                 if self._cache is not None:
                     self._cache.save()
                 return result
+            # A compaction removed a listed file: list again, inside a question too.
+            if attempt < MAX_QUERY_ATTEMPTS:
+                self._listed_once = False
+                time.sleep(RETRY_PAUSE_SECONDS * attempt)
         raise StoreError(
             f"the store {self._location.show(self._store)} kept changing under the query: {MAX_QUERY_ATTEMPTS} "
             "runs each found a listed file gone (is something compacting it in a loop?)",
