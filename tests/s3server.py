@@ -102,19 +102,27 @@ def new_bucket(endpoint: str) -> str:
 
 
 def upload_folder(folder: str | os.PathLike[str], url: str) -> int:
-    """Put every file of ``folder`` at ``url`` (``s3://bucket/prefix``) key for key, one
-    upload each, as ``aws s3 cp --recursive`` would: the same bytes on both backends.
-    The number of objects."""
+    """Put every file of ``folder`` at ``url`` (``s3://bucket/prefix``) key for key, as
+    ``aws s3 cp --recursive`` would: the same bytes on both backends. The number of objects.
+
+    Straight into the session server's S3 backend (it runs in this process), through
+    moto's own ``put_object``, where each PUT request ends: the same ETag, size and
+    LastModified as an upload, without a round trip per object (the simulated day's 864
+    files took 3.6 s as requests). The readers under test still reach the objects only
+    over HTTP.
+    """
     from pathlib import Path
 
-    import boto3
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.s3.models import s3_backends
 
     bucket, _, prefix = url.removeprefix("s3://").partition("/")
-    client = boto3.client("s3")
+    backend = s3_backends[DEFAULT_ACCOUNT_ID]["global"]
+    assert bucket in backend.buckets, f"{bucket} is not on the session's S3 server"
     files = [path for path in sorted(Path(folder).rglob("*")) if path.is_file()]
     for path in files:
         key = f"{prefix}/{path.relative_to(folder).as_posix()}"
-        client.put_object(Bucket=bucket, Key=key, Body=path.read_bytes())
+        backend.put_object(bucket, key, path.read_bytes())
     return len(files)
 
 
