@@ -18,6 +18,7 @@ import pytest
 
 from ccanalytics import History, collect
 from ccanalytics.history import compact, verify
+from ccanalytics.history.store._write import DICTIONARY_FROM_ROWS
 from ccanalytics.sandbox import EXEMPT_KEY, Sandbox, SandboxApp, SimulatedClock
 
 CLUSTERS = ["cl-infer-prod", "cl-llama70b-train", "cl-bringup"]
@@ -323,3 +324,27 @@ def test_a_missing_store_is_not_created(tmp_path: Path) -> None:
     result = compact(tmp_path / "typo", "2026-11-20")
     assert dict(result.rows) == {"pods": 0, "gpus": 0, "snapshots": 0}
     assert not (tmp_path / "typo").exists()
+
+
+def _dictionary_encoded(path: Path) -> bool:
+    meta = pq.ParquetFile(path).metadata
+    chunks = (
+        meta.row_group(g).column(c)
+        for g in range(meta.num_row_groups)
+        for c in range(meta.num_columns)
+    )
+    return any(chunk.has_dictionary_page for chunk in chunks)
+
+
+def test_small_files_are_written_plain_and_big_ones_with_dictionaries(store: Path) -> None:
+    """A snapshot's file is stored without dictionary pages (smaller and faster to write
+    at these sizes); a compacted day of 500 rows or more has them; no value changes."""
+    appended = data_files(store, "pods") + data_files(store, "gpus")
+    assert all(pq.ParquetFile(p).metadata.num_rows < DICTIONARY_FROM_ROWS for p in appended)
+    assert not any(_dictionary_encoded(p) for p in appended)
+    before = {table: all_rows(store, table) for table in ("pods", "gpus")}
+    compact(store, the_day(store))
+    (gpus,) = data_files(store, "gpus")
+    assert pq.ParquetFile(gpus).metadata.num_rows >= DICTIONARY_FROM_ROWS
+    assert _dictionary_encoded(gpus)
+    assert {table: all_rows(store, table) for table in ("pods", "gpus")} == before

@@ -194,10 +194,9 @@ class DayCache:
 
     def _make(self, table: str, group: list[Source], digest: str) -> Source | None:
         """Write the day's copy; None when it cannot be (its files are read instead)."""
-        import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
         from ccanalytics.history.store._merge import first_copies
-        from ccanalytics.history.store._write import COMPRESSION
+        from ccanalytics.history.store._write import write_parquet
 
         path = self._path(table, group, digest)
         try:  # before reading anything: a store that cannot take the copy says so here
@@ -213,9 +212,7 @@ class DayCache:
         metadata[_DIGEST_KEY] = digest.encode()
         copy = merged.replace_schema_metadata(metadata)
         try:
-            self._store.create(
-                path, lambda sink: pq.write_table(copy, sink, compression=COMPRESSION)
-            )
+            self._store.create(path, lambda sink: write_parquet(copy, sink))
         except FileExistsError:
             pass  # another reader made the same copy (S3: create-if-absent): check it
         except OSError:
@@ -237,7 +234,7 @@ def _digest(
 
 def _valid_copy(store: Location, path: PurePath, table: str, digest: str) -> str | None:
     """The copy's schema key when ``path`` is a readable copy of ``digest``; else None."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     from ccanalytics.history.store._schema import vet_file
 

@@ -64,7 +64,7 @@ from ccanalytics.history.store._layout import (
 from ccanalytics.history.store._merge import merge_files
 from ccanalytics.history.store._rollup import write_rollup
 from ccanalytics.history.store._schema import TABLES, file_problem
-from ccanalytics.history.store._write import COMPRESSION
+from ccanalytics.history.store._write import write_parquet
 
 __all__ = ["CompactResult", "StoreReport", "compact", "verify"]
 
@@ -167,7 +167,7 @@ def _compact_folder(store: Location, folder: PurePath, table_name: str) -> tuple
         return len(files), len(files), rows
     table = merge_files(store, files, table_name)  # 1. (each instant once: _merge)
     final = folder / data_file_name(_first_time(table))
-    staged = store.stage(final, lambda sink: pq.write_table(table, sink, compression=COMPRESSION))
+    staged = store.stage(final, lambda sink: write_parquet(table, sink))
     try:
         if staged.metadata().num_rows != table.num_rows:
             where = store.at(final)

@@ -206,7 +206,7 @@ def write_rollup(store: Location, day: str, pods: PurePath, snapshots: PurePath 
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     from ccanalytics.history.store._schema import empty_table
-    from ccanalytics.history.store._write import COMPRESSION
+    from ccanalytics.history.store._write import write_parquet
 
     folder = store.root / ROLLUP_DIR
     name = rollup_name(day, pods.name, snapshots.name if snapshots is not None else None)
@@ -232,9 +232,7 @@ def write_rollup(store: Location, day: str, pods: PurePath, snapshots: PurePath 
         store.make_dirs(folder)
         # FileExistsError: another compaction of the day wrote the same rollup.
         with contextlib.suppress(FileExistsError):
-            store.create(
-                folder / name, lambda sink: pq.write_table(rows, sink, compression=COMPRESSION)
-            )
+            store.create(folder / name, lambda sink: write_parquet(rows, sink))
     for old in existing:
         if old.startswith(f"{day}.") and old != name:
             store.delete(folder / old)
@@ -266,14 +264,14 @@ def _write_merged(store: Location, path: PurePath, paths: Sequence[PurePath]) ->
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ccanalytics.history.store._write import COMPRESSION
+    from ccanalytics.history.store._write import write_parquet
 
     rows = pa.concat_tables(
         [pq.read_table(store.source(rollup)) for rollup in paths], promote_options="permissive"
     )
     store.make_dirs(path.parent)
     with contextlib.suppress(FileExistsError):  # a rival reader merged the same set
-        store.create(path, lambda sink: pq.write_table(rows, sink, compression=COMPRESSION))
+        store.create(path, lambda sink: write_parquet(rows, sink))
 
 
 def _remove_old_copies(store: Location, folder: PurePath, names: list[str]) -> None:
