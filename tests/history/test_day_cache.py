@@ -1,5 +1,6 @@
 """The readers' day cache (history.store._daycache): a quiet day of many small files is read
-from one merged copy outside the tables, with exactly the answers its files give; a
+from one merged copy outside the tables (a day still being written, from a copy of each
+complete block of its files), with exactly the answers its files give; a
 change to the day's files is never hidden by an old copy; the store's tables are never
 touched; a store that cannot hold copies, or a broken copy, only costs time."""
 
@@ -142,13 +143,56 @@ def test_a_file_added_to_a_day_makes_a_new_copy_with_its_rows(
     assert old_day0 not in [Path(p) for p in listed]
 
 
-def test_a_day_still_being_written_is_read_from_its_files(
-    store: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("block", "copies"),
+    # 4: the instant written twice (two files at 05:00) lies inside a block; 6: the
+    # boundary falls between its two files. Day 1's 13 files, day 2's 12.
+    [(4, 3 + 3), (6, 2 + 2)],
+)
+def test_a_day_still_being_written_is_read_from_copies_of_its_complete_blocks(
+    store: Path, monkeypatch: pytest.MonkeyPatch, block: int, copies: int
 ) -> None:
+    monkeypatch.setattr(_daycache, "BLOCK_FILES", block)
     _age(store, 0)  # every file just written: a collector may add more any minute
     want = _uncached(store, monkeypatch)
-    _assert_same(_answers(store), want)
-    assert not _copies(store)
+    tables = _tables(store)
+
+    got = _answers(store)
+
+    _assert_same(got, want)
+    assert got["idle_by_day"]["idle_cost"].sum() == pytest.approx(24 * 1.25)  # as by hand
+    made = _copies(store)
+    assert len(made) == copies
+    assert _tables(store) == tables
+    # Each block's copy where its files were, then the files after the last whole block.
+    files = sorted(store.glob("pods/date=*/*.parquet"))
+    tails: list[Path] = []
+    for day in DAYS:
+        mine = [f for f in files if f.parent.name == f"date={day}"]
+        tails += mine[len(mine) - len(mine) % block :]
+    with History(store) as h:
+        (listed,) = h.connection.sql("SELECT getvariable('_files_pods_0')").fetchall()[0]
+    assert sorted(Path(p) for p in listed) == sorted([*made, *tails])
+
+
+def test_a_new_file_in_a_day_being_written_leaves_its_blocks_copies_as_they_are(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_daycache, "BLOCK_FILES", 4)
+    _age(store, 0)
+    _answers(store)
+    made = {p: p.stat().st_mtime_ns for p in _copies(store)}
+    _snapshot(store, DAYS[1], 12)  # day 2's 13th file: a block of 4 has one file more
+    want = _uncached(store, monkeypatch)
+
+    got = _answers(store)
+
+    _assert_same(got, want)
+    assert {p: p.stat().st_mtime_ns for p in _copies(store)} == made  # none made again
+    for _ in range(3):  # 16 files: the fourth block is complete, and copied once
+        _snapshot(store, DAYS[1], 13 + _)
+    _answers(store)
+    assert set(_copies(store)) > set(made) and len(_copies(store)) == len(made) + 1
 
 
 def test_a_store_that_cannot_hold_copies_still_answers(
