@@ -30,11 +30,12 @@ where its files were in the listing, so an instant a later file holds again stil
 counts from the earlier file; a file that lands inside a finished block (a late
 collector's) changes that block's digest and those after it, which are copied again.
 A ``check`` at 23:55 on the sandbox's fleet took 2.3 s reading 288 files per table and
-0.5-0.6 s reading 9 block copies (measured side by side, on a busy machine). A store the reader may not write (read-only, another user's, a full
-disk) simply has no copies: its files are read as they are. A copy that cannot be
-read, or names other files than its digest says, is made again. Copies no view has
-used for :data:`KEEP_SECONDS` (their day compacted, or its files changed, or the day's
-blocks once its whole copy is made) are removed by the next reader.
+0.5-0.6 s reading 9 block copies (measured side by side, on a busy machine). A store
+the reader may not write (read-only, another user's, a full disk) simply has no
+copies: its files are read as they are. A copy that cannot be read, or names other
+files than its digest says, is made again. Copies no view has used for
+:data:`KEEP_SECONDS` (their day compacted, or its files changed, or the day's blocks
+once its whole copy is made) are removed by the next reader.
 
 Like ``.vetted.json``, the cache lies at the store's top level, outside every table's
 folder: no listing, ``verify`` or ``compact`` sees it, and other engines' globs
@@ -212,7 +213,6 @@ class DayCache:
 
     def _make(self, table: str, group: list[Source], digest: str) -> Source | None:
         """Write the run's copy; None when it cannot be (its files are read instead)."""
-
         from ccanalytics.history.store._merge import first_copies
         from ccanalytics.history.store._write import write_parquet
 
