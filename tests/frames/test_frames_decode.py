@@ -15,7 +15,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import pandas as pd
 import pytest
@@ -82,18 +82,33 @@ def test_bytes_give_the_frames_of_the_parsed_dicts(path: str, fixture: Path) -> 
     pd.testing.assert_frame_equal(loaded[1], gpus)
 
 
+class ManyChunks(NamedTuple):
+    """The real-world listing, the same pods past three chunks, and what they should give."""
+
+    small: bytes
+    big: bytes
+    #: Each cluster's frames from the parsed dicts: cl-a and cl-c hold ``small``, cl-big ``big``.
+    expected: dict[str, tuple[pd.DataFrame, pd.DataFrame]]
+
+
+@pytest.fixture(scope="module")
+def many_chunks() -> ManyChunks:
+    """Built once: the dicts' frames of ``big`` take most of a second, and they are the
+    same on both paths (the dicts never meet the typed decoder), which only read them."""
+    small = (DATA / "listing_realworld.json").read_bytes()
+    big = json.dumps({"pods": past_three_chunks(json.loads(small)["pods"])}).encode()
+    bodies = {"cl-a": small, "cl-big": big, "cl-c": small}
+    return ManyChunks(small, big, {cid: dict_frames(body, cid) for cid, body in bodies.items()})
+
+
 def test_a_fleet_with_a_listing_of_many_chunks_in_any_order_gives_the_concatenated_frames(
-    path: str,
+    path: str, many_chunks: ManyChunks
 ) -> None:
     # A listing past one chunk that arrives in its turn is converted as it is decoded;
     # one that arrives early waits as rows. Either way: the frames in the order asked.
-    small = (DATA / "listing_realworld.json").read_bytes()
-    listing = json.loads(small)
-    big = json.dumps({"pods": past_three_chunks(listing["pods"])}).encode()
+    small, big = many_chunks.small, many_chunks.big
     order = ["cl-a", "cl-big", "cl-c"]
-    expected = [
-        dict_frames(body, cid) for cid, body in zip(order, [small, big, small], strict=True)
-    ]
+    expected = [many_chunks.expected[cid] for cid in order]
     for arrival in (["cl-a", "cl-big", "cl-c"], ["cl-big", "cl-c", "cl-a"]):
         bodies = {"cl-a": small, "cl-big": big, "cl-c": small}
         pods, gpus = loaded_frames(*[(cid, bodies[cid]) for cid in arrival], order=order)
@@ -204,14 +219,14 @@ def test_each_decoded_chunk_is_freed_before_the_next_is_decoded(
     assert len(still_held) >= 4 and still_held == [0] * len(still_held)
 
 
-def test_many_chunks_give_the_frames_of_the_parsed_dicts(path: str) -> None:
+def test_many_chunks_give_the_frames_of_the_parsed_dicts(
+    path: str, many_chunks: ManyChunks
+) -> None:
     """Past one chunk (CHUNK_PODS), with odd pods scattered through it."""
-    listing = json.loads((DATA / "listing_realworld.json").read_bytes())
-    pods = past_three_chunks(listing["pods"])  # junk included
-    raw = json.dumps({"pods": pods}).encode()
-    expected_pods, expected_gpus = dict_frames(raw, "cl-x")
-    pd.testing.assert_frame_equal(pods_frame(raw, cluster_id="cl-x"), expected_pods)
-    pd.testing.assert_frame_equal(gpus_frame(raw, cluster_id="cl-x"), expected_gpus)
+    raw = many_chunks.big  # the real-world listing's pods repeated, junk included
+    expected_pods, expected_gpus = many_chunks.expected["cl-big"]
+    pd.testing.assert_frame_equal(pods_frame(raw, cluster_id="cl-big"), expected_pods)
+    pd.testing.assert_frame_equal(gpus_frame(raw, cluster_id="cl-big"), expected_gpus)
 
 
 # -- numbers JSON allows but float64 and int64 do not hold -------------------------------
