@@ -19,9 +19,11 @@ TIMES = pd.to_datetime(
 )
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    """Two clusters of 3 pods each, one snapshot per time in TIMES (each its own write)."""
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two clusters of 3 pods each, one snapshot per time in TIMES (each its own write),
+    written once for the module: every test here only reads it."""
+    folder = tmp_path_factory.mktemp("window")
     pods = [
         *make_cluster_pods("cl-a", 3, seed=1),
         *make_cluster_pods("cl-b", 3, seed=2),
@@ -29,8 +31,8 @@ def store(tmp_path: Path) -> Path:
     for when in TIMES:
         frame = pods_frame(pods)
         frame["observed_at"] = pd.Series(when, index=frame.index, dtype="datetime64[ns, UTC]")
-        append_frame(tmp_path, "pods", frame)
-    return tmp_path
+        append_frame(folder, "pods", frame)
+    return folder
 
 
 def times_of(frame: pd.DataFrame) -> list[str]:
