@@ -105,6 +105,20 @@ def client() -> Iterator[Client]:
 ALL_CLUSTERS = sorted(SandboxApp().data.clusters)
 
 
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """write_report on every sandbox cluster at NOW, with CSVs: its summary and folder.
+
+    Rendered once (a pool of drawing processes, every figure: seconds) for the tests
+    that only read it; a test that writes makes its own folder."""
+    folder = tmp_path_factory.mktemp("written")
+    with Client(FULL_ACCESS_KEY, IN_PROCESS_URL, transport=SandboxTransport()) as c:
+        summary = write_report(
+            ALL_CLUSTERS, folder / "report.html", client=c, csv_dir=folder / "csv", now=NOW
+        )
+    return summary, folder
+
+
 # ---------------------------------------------------------------------------------
 # Self-contained
 
@@ -275,15 +289,15 @@ def test_several_stragglers_are_each_named_with_their_median() -> None:
 # write_report
 
 
-def test_write_report_writes_html_csv_and_returns_a_summary(client: Client, tmp_path: Path) -> None:
-    output = tmp_path / "report.html"
-    summary = write_report(ALL_CLUSTERS, output, client=client, csv_dir=tmp_path / "csv", now=NOW)
+def test_write_report_writes_html_csv_and_returns_a_summary(written: tuple[str, Path]) -> None:
+    summary, folder = written
+    output = folder / "report.html"
     assert "\n" not in summary
     assert "1,010.09 USD/h" in summary and "rank 13 of cl-llama70b-train" in summary
     assert str(output) in summary
     assert Page(output.read_text(encoding="utf-8")).paragraphs[0] in summary
-    assert sorted(p.name for p in (tmp_path / "csv").iterdir()) == sorted(CSV_FILES)
-    read = {name: pd.read_csv(tmp_path / "csv" / name) for name in CSV_FILES}
+    assert sorted(p.name for p in (folder / "csv").iterdir()) == sorted(CSV_FILES)
+    read = {name: pd.read_csv(folder / "csv" / name) for name in CSV_FILES}
     assert len(read["pods.csv"]) == 70 and len(read["summary.csv"]) == 7
     # One row per paid GPU: those of pods that do not report (cl-bringup) included.
     clusters = SandboxApp().data.clusters
@@ -294,14 +308,17 @@ def test_write_report_writes_html_csv_and_returns_a_summary(client: Client, tmp_
         13,
     ]
     for name in CSV_FILES:
-        assert SECRET_PREFIX not in (tmp_path / "csv" / name).read_text(encoding="utf-8")
+        assert SECRET_PREFIX not in (folder / "csv" / name).read_text(encoding="utf-8")
     assert oct(output.stat().st_mode & 0o777) == oct(0o644)
 
 
 @pytest.mark.slow
-def test_write_report_is_deterministic_except_the_time(client: Client, tmp_path: Path) -> None:
-    first, second = tmp_path / "a.html", tmp_path / "b.html"
-    write_report(ALL_CLUSTERS, first, client=client, now=NOW)
+def test_write_report_is_deterministic_except_the_time(
+    written: tuple[str, Path], client: Client, tmp_path: Path
+) -> None:
+    # The shared report is one render; this is a second, independent one of the same
+    # clusters at the same time (its CSVs change nothing in the HTML).
+    first, second = written[1] / "report.html", tmp_path / "b.html"
     write_report(ALL_CLUSTERS, second, client=client, now=NOW)
     # The reading's time (when the service answered) is the only thing that may differ.
     stamp = re.compile(rb"taken at \d{4}-\d\d-\d\d \d\d:\d\d UTC")
