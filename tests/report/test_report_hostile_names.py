@@ -45,8 +45,10 @@ def assert_inert(document: str, *fields: str) -> None:
     assert not re.search(r"<(?!/?[a-z0-9]+[ >]|!DOCTYPE)", document)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def live(frames: tuple[pd.DataFrame, pd.DataFrame]) -> str:
+    """The live page with a hostile value in each field: rendered once (seconds: every
+    figure), read by the tests below. The frames are copied, never changed in place."""
     pods, gpus = (f.copy() for f in frames)
     names = {"cl-infer-prod": hostile("cluster"), "cl-llama70b-train": hostile("train")}
     for frame in (pods, gpus):
