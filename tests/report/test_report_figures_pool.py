@@ -9,6 +9,8 @@ import re
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
+from typing import Any
 
 import matplotlib
 
@@ -20,7 +22,7 @@ import pytest
 import ccanalytics
 from ccanalytics.frames import gpus_frame, pods_frame
 from ccanalytics.report import _draw, render_report
-from ccanalytics.sandbox import SandboxApp
+from ccanalytics.sandbox import Sandbox, SandboxApp
 
 # Each test starts a pool of drawing processes and renders every figure: seconds each.
 pytestmark = pytest.mark.slow
@@ -114,18 +116,28 @@ _WRITE = textwrap.dedent(
     """
     import json, sys, threading
     from ccanalytics.report import _draw, _writer, write_report
-    started = []
+    started, events = [], []
     start, load = _draw.Drawers.__init__, _writer._load
+    send, fill = _draw.Drawers.start, _writer.fill_figures
     def spy(self, expected=None):
         start(self, expected)
         started.append(["workers" if self._workers else "none", "matplotlib" in sys.modules])
     def loading(*args):
         started.append("load")
         return load(*args)
+    def sent(self, index, job):
+        events.append("sent" if self._workers else "no workers")
+        return send(self, index, job)
+    def filling(document, jobs, drawers=None):
+        events.append(f"page of {len(jobs)}")
+        return fill(document, jobs, drawers)
     _draw.Drawers.__init__, _writer._load = spy, loading
+    _draw.Drawers.start, _writer.fill_figures = sent, filling
     assert threading.active_count() == 1
     write_report(sys.argv[1].split(","), sys.argv[2])
-    print(json.dumps({"started": started, "matplotlib": "matplotlib" in sys.modules}))
+    print(json.dumps(
+        {"started": started, "matplotlib": "matplotlib" in sys.modules, "events": events}
+    ))
     """
 )
 
@@ -146,20 +158,36 @@ def _images(document: str) -> list[str]:
     return re.findall(r'<img src="data:image/png;base64,([^"]+)"', document)
 
 
+@pytest.fixture(scope="module")
+def written(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Sandbox, str, dict[str, Any]]]:
+    """write_report on every cluster of a fresh sandbox, in a fresh process, watched by
+    ``_WRITE``: the sandbox, the page and what the process saw. Run once (a pool of
+    drawing processes, every figure: seconds) for the two tests that read it; the
+    sandbox stays up for the comparison that loads the clusters again."""
+    with Sandbox() as sandbox:
+        ids = sorted(sandbox.app.data.clusters)
+        out = tmp_path_factory.mktemp("pool") / "report.html"
+        env = _sandbox_env(sandbox)
+        seen = json.loads(_in_a_fresh_process(_WRITE, ",".join(ids), str(out), env=env))
+        yield sandbox, out.read_text(), seen
+
+
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one core: no pool to compare")
-def test_write_report_draws_in_workers_started_before_the_load(sandbox, tmp_path) -> None:
+def test_write_report_draws_in_workers_started_before_the_load(
+    written: tuple[Sandbox, str, dict[str, Any]],
+) -> None:
     """The workers are forked before anything is loaded, while the process is single-
     threaded, and draw every figure: the process itself never imports matplotlib, and
     the images are those drawn here, one by one (threads running: no pool)."""
+    sandbox, document, seen = written
     ids = sorted(sandbox.app.data.clusters)
-    out = tmp_path / "report.html"
-    env = _sandbox_env(sandbox)
-    seen = json.loads(_in_a_fresh_process(_WRITE, ",".join(ids), str(out), env=env))
-    assert seen == {"started": [["workers", False], "load"], "matplotlib": False}
+    assert seen["started"] == [["workers", False], "load"] and seen["matplotlib"] is False
     with sandbox.client() as client:
         pods, gpus = ccanalytics.load_cluster_frames(ids, client=client)
     here = render_report(pods, gpus, cluster_ids=ids)
-    assert _images(out.read_text()) == _images(here) and len(_images(here)) >= 10
+    assert _images(document) == _images(here) and len(_images(here)) >= 10
 
 
 _KILL = textwrap.dedent(
@@ -186,33 +214,12 @@ def test_a_worker_that_dies_leaves_the_figures_to_be_drawn_here() -> None:
     assert _in_a_fresh_process(_KILL) == "5"
 
 
-_EARLY = textwrap.dedent(
-    """
-    import json, sys, threading
-    from ccanalytics.report import _draw, _writer, write_report
-    events = []
-    send, fill = _draw.Drawers.start, _writer.fill_figures
-    def sent(self, index, job):
-        events.append("sent" if self._workers else "no workers")
-        return send(self, index, job)
-    def filling(document, jobs, drawers=None):
-        events.append(f"page of {len(jobs)}")
-        return fill(document, jobs, drawers)
-    _draw.Drawers.start, _writer.fill_figures = sent, filling
-    assert threading.active_count() == 1
-    write_report(sys.argv[1].split(","), sys.argv[2])
-    print(json.dumps(events))
-    """
-)
-
-
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one core: no pool")
-def test_each_figure_goes_to_the_workers_as_the_page_notes_it(sandbox, tmp_path) -> None:
+def test_each_figure_goes_to_the_workers_as_the_page_notes_it(
+    written: tuple[Sandbox, str, dict[str, Any]],
+) -> None:
     """The workers draw while the rest of the page is rendered, not only once it is."""
-    ids = sorted(sandbox.app.data.clusters)
-    out = tmp_path / "report.html"
-    env = _sandbox_env(sandbox)
-    events = json.loads(_in_a_fresh_process(_EARLY, ",".join(ids), str(out), env=env))
-    figures = len(_images(out.read_text()))
+    _, document, seen = written
+    figures = len(_images(document))
     assert figures >= 10
-    assert events == ["sent"] * figures + [f"page of {figures}"]
+    assert seen["events"] == ["sent"] * figures + [f"page of {figures}"]
