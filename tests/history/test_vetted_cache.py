@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +97,18 @@ def test_a_file_rewritten_in_place_is_vetted_again(tmp_path: Path) -> None:
     assert caught.value.path == victim
 
 
+@pytest.fixture(scope="module")
+def three_hours(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, tuple[pd.DataFrame, pd.DataFrame]]:
+    """Three snapshots' files and the answers of a History that vetted each of them:
+    written and asked once for the six caches that make no sense, each of which spoils
+    a copy of the store and compares its answers with these."""
+    store = tmp_path_factory.mktemp("three-hours")
+    _collect(store, range(3))
+    return store, _answers(store)
+
+
 @pytest.mark.parametrize(
     "content",
     [
@@ -108,10 +121,13 @@ def test_a_file_rewritten_in_place_is_vetted_again(tmp_path: Path) -> None:
     ],
 )
 def test_a_cache_that_makes_no_sense_is_ignored(
-    tmp_path: Path, content: bytes, vets: list[Path]
+    three_hours: tuple[Path, tuple[pd.DataFrame, pd.DataFrame]],
+    tmp_path: Path,
+    content: bytes,
+    vets: list[Path],
 ) -> None:
-    _collect(tmp_path, range(3))
-    expected = _answers(tmp_path)
+    shared, expected = three_hours
+    shutil.copytree(shared, tmp_path, dirs_exist_ok=True)  # this test writes the cache
     (tmp_path / _vetted.CACHE_NAME).write_bytes(content)
     vets.clear()
     got = _answers(tmp_path)
