@@ -24,7 +24,8 @@ from ccanalytics.frames import gpus_frame, pods_frame
 from ccanalytics.report import _draw, render_report
 from ccanalytics.sandbox import Sandbox, SandboxApp
 
-# Each test starts a pool of drawing processes and renders every figure: seconds each.
+# Each test starts a pool of drawing processes and renders every figure, seconds each
+# (the two that watch write_report share one run: the module fixture below).
 pytestmark = pytest.mark.slow
 
 
