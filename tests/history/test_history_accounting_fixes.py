@@ -89,18 +89,25 @@ def test_half_a_snapshot_does_not_end_the_window_before_it_starts(tmp_path: Path
     assert slow.empty
 
 
-@pytest.mark.parametrize(
-    ("text", "hours"), [("24h", 24), ("7d", 168), ("1h30m", 1.5), ("90min", 1.5)]
-)
-def test_duration_strings_work_where_a_timedelta_does(
-    tmp_path: Path, text: str, hours: float
-) -> None:
+@pytest.fixture(scope="module")
+def ten_days(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One pod hourly for ten days, written once: each duration below only reads it."""
+    store = tmp_path_factory.mktemp("ten-days")
     rows = [
         pod_row("cl-a", f"2026-11-{d:02d}T{h:02d}:00:00Z", "p1")
         for d, h in itertools.product(range(10, 20), range(24))
     ]
-    write_store(tmp_path, rows)
-    with History(tmp_path) as h:
+    write_store(store, rows)
+    return store
+
+
+@pytest.mark.parametrize(
+    ("text", "hours"), [("24h", 24), ("7d", 168), ("1h30m", 1.5), ("90min", 1.5)]
+)
+def test_duration_strings_work_where_a_timedelta_does(
+    ten_days: Path, text: str, hours: float
+) -> None:
+    with History(ten_days) as h:
         by_text = h.idle_cost(text, by=None)
         by_delta = h.idle_cost(timedelta(hours=hours), by=None)
         assert h.window_bounds(text) == h.window_bounds(timedelta(hours=hours))
