@@ -59,7 +59,9 @@ def month(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.slow
-def test_the_spend_tiers_warn_then_breach_at_the_hand_computed_checks(month: Path) -> None:
+def test_the_spend_tiers_warn_then_breach_at_the_hand_computed_checks(
+    month: Path, tmp_path: Path
+) -> None:
     policy = parse_policy(POLICY.split('[[rule]]\nname = "spikes"')[0])
     sent: list[tuple[str, str]] = []
     with History(month) as h:
@@ -67,7 +69,7 @@ def test_the_spend_tiers_warn_then_breach_at_the_hand_computed_checks(month: Pat
             report = judge_policy(policy, h, at=at)
             spend = [j for j in report.judgements if j.threshold.figure == "max_spend"]
             notify_on_change(
-                month,
+                tmp_path,  # the alert states: the module's store is shared, never written
                 [a for a in report.alerts(policy) if "max_spend." in a.key],
                 now=at.to_pydatetime(),
                 post=lambda url, text, at=at, spent=spend[0].value: sent.append(
