@@ -16,6 +16,7 @@ daily as Parquet, with a team mapping.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -46,14 +47,21 @@ pytestmark = [
 ]
 
 
-def _validate(data: Path) -> tuple[dict[str, str], tuple[int, ...]]:
-    exe = Path(VALIDATOR)
-    python = exe.parent / "python"
-    site = subprocess.run(
+@functools.cache
+def _site() -> str:
+    """The validator's site folder (it is run from there), asked of its interpreter once:
+    importing focus_validator there costs a second or two of a fresh process."""
+    python = Path(VALIDATOR).parent / "python"
+    return subprocess.run(
         [str(python), "-c", "import focus_validator, pathlib; "
          "print(pathlib.Path(focus_validator.__file__).parent.parent)"],
         check=True, capture_output=True, text=True,
     ).stdout.strip()  # fmt: skip
+
+
+def _validate(data: Path) -> tuple[dict[str, str], tuple[int, ...]]:
+    exe = Path(VALIDATOR)
+    site = _site()
     done = subprocess.run(
         [str(exe), "--data-file", str(data), "--validate-version", "1.2", "--block-download",
          "--applicability-criteria", ",".join(APPLICABILITY_CRITERIA)],
