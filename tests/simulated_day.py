@@ -99,8 +99,9 @@ def build(folder: Path) -> SimulatedDay:
     Each file's modification time is then the simulated instant it was written at, as
     in a store collected on that day. The day, collected in seconds just now, would
     otherwise read as a day still being written (its newest file under 10 minutes old)
-    for the whole run: never merged into the readers' day cache, every question read
-    its 864 files (tests/history/test_day_cache.py has the day still being written).
+    for the whole run: read from a copy per block of 32 files rather than from one copy
+    of the finished day it is (tests/history/test_day_cache.py has days still being
+    written).
     """
     clock = SimulatedClock(START)
     with _client(SandboxApp(clock=clock)) as client:
