@@ -10,6 +10,7 @@ import errno
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -66,8 +67,9 @@ def _answers(store: Path) -> dict[str, pd.DataFrame]:
 
 
 def _uncached(store: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, pd.DataFrame]:
-    with monkeypatch.context() as patch:
+    with monkeypatch.context() as patch:  # every day read from its files, in no copy
         patch.setattr(_daycache, "CACHE_FROM_FILES", 10**9)
+        patch.setattr(_daycache, "BLOCK_FILES", 10**9)
         return _answers(store)
 
 
@@ -211,6 +213,50 @@ def test_a_store_that_cannot_hold_copies_still_answers(
     # One try per History: reading a day's files to learn again that the copy cannot
     # be written would double every query's reading.
     assert len(attempts) == 1
+
+
+def test_a_copy_another_reader_wrote_first_is_used(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two readers copying one block at once: the second finds the copy written (S3's
+    create-if-absent says so; locally a rename would replace it) and reads it."""
+    from ccanalytics.history.store._fs import LocalLocation
+
+    monkeypatch.setattr(_daycache, "BLOCK_FILES", 4)
+    _age(store, 0)
+    want = _uncached(store, monkeypatch)
+    real = LocalLocation.create
+    rivals: list[Path] = []
+
+    def rival_first(location: LocalLocation, final: Path, write: object) -> None:
+        real(location, final, write)  # type: ignore[arg-type]
+        if _daycache.CACHE_DIR in str(final):
+            rivals.append(final)
+            raise FileExistsError(errno.EEXIST, "File exists", str(final))
+
+    monkeypatch.setattr(LocalLocation, "create", rival_first)
+    _assert_same(_answers(store), want)
+    assert rivals and set(rivals) == set(_copies(store))
+
+
+def test_a_block_whose_files_go_while_it_is_copied_is_read_from_its_files(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file gone between the listing and the copy (a compaction): no copy, the run is
+    read from its files, whose reading says what happened (here: nothing, they stayed)."""
+    monkeypatch.setattr(_daycache, "BLOCK_FILES", 4)
+    _age(store, 0)
+    want = _uncached(store, monkeypatch)
+    monkeypatch.setattr(_daycache.DayCache, "__init__", _gone_reader(_daycache.DayCache.__init__))
+    _assert_same(_answers(store), want)
+    assert not _copies(store)
+
+
+def _gone_reader(init: Any) -> Any:
+    def wrapped(self: Any, store: Any, read: Any) -> None:
+        init(self, store, lambda paths, by_name: None)  # as if a file vanished
+
+    return wrapped
 
 
 def test_a_read_only_cache_folder_is_not_read_for_nothing(
