@@ -252,13 +252,20 @@ def test_collectors_a_compaction_and_readers_at_once_lose_nothing(
         except BaseException as err:
             errors.append(err)
 
+    reading = threading.Event()
+
     def reader() -> None:
         try:
             with History(store) as h:
-                while not done.is_set():
+                while True:  # once at least, and once more after the last write
                     counts.append(len(h.pods()))
+                    reading.set()
+                    if done.is_set():
+                        break
         except BaseException as err:
             errors.append(err)
+        finally:
+            reading.set()
 
     threads = [
         threading.Thread(target=collector, args=(datetime(2026, 11, 20, 12, m, tzinfo=UTC),))
@@ -266,6 +273,9 @@ def test_collectors_a_compaction_and_readers_at_once_lose_nothing(
     ]
     polling = threading.Thread(target=reader)
     polling.start()
+    # The writers start once the reader reads: on a busy machine they finished before
+    # its History had opened, and it never read (CI, python3.13, 2026-11-29).
+    reading.wait(timeout=60)
     for thread in threads:
         thread.start()
     compact(store, DAY)
