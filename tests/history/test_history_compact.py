@@ -182,15 +182,22 @@ def test_a_reader_polling_during_a_slow_compaction_never_sees_a_wrong_count(
     expected = history_rows(store)
     watch_steps(monkeypatch, store, lambda step, path: time.sleep(0.05))
     counts: list[int] = []
-    done = threading.Event()
+    done, reading = threading.Event(), threading.Event()
 
     def poll() -> None:
-        with History(store) as h:
-            while not done.is_set():
-                counts.append(len(h.pods()))
+        try:
+            with History(store) as h:
+                while not done.is_set():
+                    counts.append(len(h.pods()))
+                    reading.set()
+        finally:
+            reading.set()
 
     reader = threading.Thread(target=poll)
     reader.start()
+    # Compacting once the reader reads: on a busy machine opening its History can
+    # take most of the compaction's half second (as in test_store_backends' readers).
+    reading.wait(timeout=60)
     try:
         compact(store, the_day(store))
     finally:
