@@ -203,3 +203,28 @@ def test_a_day_compacted_over_and_over_never_gives_a_raw_duckdb_error(tmp_path: 
         stop.set()
         worker.join(30)
     assert failures == [] and "answer" in outcomes, outcomes
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"not json", b'{"merged": 1, "replaces": []}', b'{"replaces": ["a.parquet"]}'],
+    ids=["not-json", "not-a-name", "no-merged"],
+)
+def test_an_unreadable_compaction_marker_is_a_store_error_naming_it(
+    tmp_path: Path, content: bytes
+) -> None:
+    """A marker History cannot read (not JSON, a name that is not a string, a key
+    missing) could hide or double a day's files: refused, never guessed around."""
+    for hour in (1, 2):  # two files in the day: its markers are read
+        append_frame(
+            tmp_path,
+            "pods",
+            pods_table([pod_row("cl-a", f"2026-11-20T0{hour}:00:00Z", "p1")]).drop(
+                columns="schema_version"
+            ),
+        )
+    marker = tmp_path / "pods" / "date=2026-11-20" / ".compaction-broken.json"
+    marker.write_bytes(content)
+    with pytest.raises(StoreError, match="unreadable compaction marker") as caught:
+        History(tmp_path)
+    assert caught.value.path == marker
