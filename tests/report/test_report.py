@@ -7,7 +7,6 @@ import base64
 import os
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ matplotlib.use("Agg")
 
 import pandas as pd
 import pytest
+from sandbox_fleet import NOW
 
 from ccanalytics import Client, FleetLoadError, NotFoundError
 from ccanalytics.cli import main
@@ -31,8 +31,6 @@ from ccanalytics.sandbox import (
     SandboxTransport,
     make_cluster_pods,
 )
-
-NOW = datetime(2026, 11, 20, 12, 5, tzinfo=UTC)
 
 
 class Page(HTMLParser):
@@ -78,17 +76,9 @@ def app() -> SandboxApp:
 
 
 @pytest.fixture(scope="module")
-def frames(app: SandboxApp) -> tuple[pd.DataFrame, pd.DataFrame]:
-    clusters = app.data.clusters
-    pods = pd.concat([pods_frame(p, cluster_id=c) for c, p in clusters.items()], ignore_index=True)
-    gpus = pd.concat([gpus_frame(p, cluster_id=c) for c, p in clusters.items()], ignore_index=True)
-    return pods, gpus
-
-
-@pytest.fixture(scope="module")
-def document(frames: tuple[pd.DataFrame, pd.DataFrame]) -> str:
-    pods, gpus = frames
-    return render_report(pods, gpus, generated_at=NOW)
+def document(fleet_report: str) -> str:
+    """render_report on every sandbox cluster at NOW (conftest.py: rendered once a run)."""
+    return fleet_report
 
 
 @pytest.fixture(scope="module")

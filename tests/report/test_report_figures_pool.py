@@ -16,13 +16,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import pandas as pd
 import pytest
+from sandbox_fleet import NOW
 
 import ccanalytics
-from ccanalytics.frames import gpus_frame, pods_frame
 from ccanalytics.report import _draw, render_report
-from ccanalytics.sandbox import Sandbox, SandboxApp
+from ccanalytics.sandbox import Sandbox
 
 # Each test starts a pool of drawing processes and renders every figure, seconds each
 # (the two that watch write_report share one run: the module fixture below).
@@ -43,7 +42,8 @@ def _in_a_fresh_process(script: str, *args: str, env: dict[str, str] | None = No
 
 _RENDER = textwrap.dedent(
     """
-    import hashlib, threading
+    import hashlib, sys, threading
+    from datetime import datetime
     import pandas as pd
     from ccanalytics.frames import gpus_frame, pods_frame
     from ccanalytics.report import render_report
@@ -52,20 +52,18 @@ _RENDER = textwrap.dedent(
     pods = pd.concat([pods_frame(p, cluster_id=c) for c, p in clusters.items()], ignore_index=True)
     gpus = pd.concat([gpus_frame(p, cluster_id=c) for c, p in clusters.items()], ignore_index=True)
     assert threading.active_count() == 1
-    document = render_report(pods, gpus)
+    document = render_report(pods, gpus, generated_at=datetime.fromisoformat(sys.argv[1]))
     print(hashlib.sha256(document.encode()).hexdigest())
     """
 )
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one core: no pool to compare")
-def test_the_pool_draws_the_same_bytes_as_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    clusters = SandboxApp().data.clusters
-    pods = pd.concat([pods_frame(p, cluster_id=c) for c, p in clusters.items()], ignore_index=True)
-    gpus = pd.concat([gpus_frame(p, cluster_id=c) for c, p in clusters.items()], ignore_index=True)
-    monkeypatch.setattr(_draw, "MIN_FIGURES_FOR_POOL", 10**6)  # one by one, here
-    serial = hashlib.sha256(render_report(pods, gpus).encode()).hexdigest()
-    assert _in_a_fresh_process(_RENDER) == serial
+def test_the_pool_draws_the_same_bytes_as_one_by_one(fleet_report: str) -> None:
+    """The same fleet at the same time, drawn by a pool in a fresh process and here one
+    by one (``fleet_report``, conftest.py: shared with test_report.py's page)."""
+    serial = hashlib.sha256(fleet_report.encode()).hexdigest()
+    assert _in_a_fresh_process(_RENDER, NOW.isoformat()) == serial
 
 
 def _line(ax: object) -> None:
