@@ -7,12 +7,14 @@ the DB-API call and builds the result's columns in the frames' nullable dtypes s
 from DuckDB's numpy arrays, so the live analyses run the same SQL text as
 :class:`ccanalytics.history.History` runs over the store. A column an older or
 hand-made frame lacks is read as NULL of its pods-frame type. The connection is one
-per thread (a DuckDB connection is not for concurrent use), locked down like
-History's: no file access, no extension loading.
+per thread (a DuckDB connection is not for concurrent use) and per process (a forked
+child opens its own: :func:`_forget_inherited`), locked down like History's: no file
+access, no extension loading.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -26,6 +28,27 @@ __all__ = ["query"]
 _LOCAL = threading.local()
 #: The frame's relation name inside the SQL.
 FRAME: str = "frame"
+#: In a forked child, what the forking thread's ``_LOCAL`` held: kept, never used, closed
+#: or freed there (freeing a connection closes its database, which joins threads that
+#: the fork did not copy).
+_INHERITED: list[dict[str, Any]] = []
+
+
+def _forget_inherited() -> None:
+    """After a fork, in the child: its first query opens a database of its own.
+
+    DuckDB's state is not fork-safe: a database's threads are not copied into the child,
+    and a query there on the parent's connection may wait on them for ever
+    (duckdb/duckdb-python#292). The report's drawing workers are forked, and query.
+    """
+    state = vars(_LOCAL)
+    if state:
+        _INHERITED.append(dict(state))
+        state.clear()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which cannot fork
+    os.register_at_fork(after_in_child=_forget_inherited)
 
 
 def _connection() -> duckdb.DuckDBPyConnection:

@@ -238,8 +238,9 @@ def _other_threads_running() -> bool:
     (pytest-xdist's, for one); the interpreter lists every thread in a Python frame.
     Native threads outside Python code (NumPy's BLAS pool and Arrow's allocator, in
     every process that imports pandas; an idle DuckDB pool) hold no Python lock and do
-    not count: the BLAS pool and the allocator are fork-aware, and a drawing worker
-    uses neither DuckDB nor Arrow.
+    not count: the BLAS pool and the allocator are fork-aware, and a worker that judges
+    pods for its plot opens a DuckDB database of its own (the parent's is not fork-safe:
+    :mod:`ccanalytics.measures._engine`).
     """
     return threading.active_count() > 1 or len(sys._current_frames()) > 1
 
