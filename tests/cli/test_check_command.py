@@ -4,6 +4,7 @@ and edge-triggered notifications to a real HTTP receiver on 127.0.0.1."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -52,10 +53,18 @@ def _snapshots(start: str, count: int, *, idle: bool, straggler: bool) -> list[d
     return rows
 
 
+@pytest.fixture(scope="module")
+def breached(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An hour of an idle pod and a straggler, written once per module and never read."""
+    folder = tmp_path_factory.mktemp("breached")
+    write_store(folder, _snapshots("2026-04-01 10:00", 13, idle=True, straggler=True))
+    return folder
+
+
 @pytest.fixture
-def breached_store(tmp_path: Path) -> Path:
-    write_store(tmp_path, _snapshots("2026-04-01 10:00", 13, idle=True, straggler=True))
-    return tmp_path
+def breached_store(breached: Path, tmp_path: Path) -> Path:
+    """A copy of it per test: check keeps its state in the store, readers their caches."""
+    return Path(shutil.copytree(breached, tmp_path / "store"))
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

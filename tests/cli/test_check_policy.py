@@ -7,6 +7,7 @@ cl-a has spent 512.50 USD this month (projected 1742.50), cl-b 216.00 (projected
 from __future__ import annotations
 
 import contextlib
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,9 +44,17 @@ def hooks(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Receiver]]:
         yield found
 
 
+@pytest.fixture(scope="module")
+def budget_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The budget store, written once per module and never changed."""
+    return write_budget_store(tmp_path_factory.mktemp("budget"))
+
+
 @pytest.fixture
-def store(tmp_path: Path) -> Path:
-    return write_budget_store(tmp_path / "store")
+def store(budget_store: Path, tmp_path: Path) -> Path:
+    """A copy of the module's budget store: check writes its state and snoozes into the
+    store, and a copy costs a hundredth of writing the store again (3 ms, not 0.24 s)."""
+    return Path(shutil.copytree(budget_store, tmp_path / "store"))
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -42,16 +43,27 @@ def _age(store: Path, seconds: float, paths: list[Path] | None = None) -> None:
         os.utime(path, (then, then))
 
 
-@pytest.fixture
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Two days of 12 hourly snapshots (one held by two files), written an hour ago."""
-    monkeypatch.setattr(_daycache, "CACHE_FROM_FILES", 8)
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two days of 12 hourly snapshots (one held by two files), written an hour ago.
+
+    Written once per module and never read: each test reads and changes a copy of it
+    (``store``). Its 25 appends took 0.56 s of CPU, a copy of their files 3 ms.
+    """
+    folder = tmp_path_factory.mktemp("day-cache-store")
     for day in DAYS:
         for hour in HOURS:
-            _snapshot(tmp_path, day, hour)
-    _snapshot(tmp_path, DAYS[0], 5)  # a second collect within the same second
-    _age(tmp_path, 2 * _daycache.QUIET_SECONDS)
-    return tmp_path
+            _snapshot(folder, day, hour)
+    _snapshot(folder, DAYS[0], 5)  # a second collect within the same second
+    _age(folder, 2 * _daycache.QUIET_SECONDS)
+    return folder
+
+
+@pytest.fixture
+def store(written: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the written store, its files' times kept (an hour old, or older)."""
+    monkeypatch.setattr(_daycache, "CACHE_FROM_FILES", 8)
+    return Path(shutil.copytree(written, tmp_path / "store"))  # copy2: mtimes kept
 
 
 def _answers(store: Path) -> dict[str, pd.DataFrame]:

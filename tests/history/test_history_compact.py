@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -24,9 +25,13 @@ from ccanalytics.sandbox import EXEMPT_KEY, Sandbox, SandboxApp, SimulatedClock
 CLUSTERS = ["cl-infer-prod", "cl-llama70b-train", "cl-bringup"]
 
 
+START = datetime(2026, 11, 20, 10, tzinfo=UTC)
+SNAPSHOTS, STEP = 4, timedelta(minutes=5)
+
+
 @pytest.fixture
 def clock() -> SimulatedClock:
-    return SimulatedClock(datetime(2026, 11, 20, 10, tzinfo=UTC))
+    return SimulatedClock(START)
 
 
 def collect_at(clock: SimulatedClock, store: Path, clusters: list[str]) -> Any:
@@ -36,13 +41,26 @@ def collect_at(clock: SimulatedClock, store: Path, clusters: list[str]) -> Any:
         return collect(clusters, store, client=client, trust_service_clock=True)
 
 
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store with four snapshots of three clusters, five minutes apart, all on one day.
+
+    Collected once per module (four collects, each through a sandbox on loopback HTTP)
+    and never changed: each test compacts, crashes or adds to a copy of it (``store``).
+    """
+    folder, clock = tmp_path_factory.mktemp("collected"), SimulatedClock(START)
+    for _ in range(SNAPSHOTS):
+        collect_at(clock, folder, CLUSTERS)
+        clock.advance(STEP)
+    return folder
+
+
 @pytest.fixture
-def store(tmp_path: Path, clock: SimulatedClock) -> Path:
-    """A store with four snapshots of three clusters, five minutes apart, all on one day."""
-    for _ in range(4):
-        collect_at(clock, tmp_path, CLUSTERS)
-        clock.advance(timedelta(minutes=5))
-    return tmp_path
+def store(collected: Path, tmp_path: Path, clock: SimulatedClock) -> Path:
+    """A copy of the collected store (its files' times kept), and the test's ``clock``
+    where the collects left theirs: a collect the test makes comes five minutes later."""
+    clock.advance(SNAPSHOTS * STEP)
+    return Path(shutil.copytree(collected, tmp_path, dirs_exist_ok=True))
 
 
 def the_day(store: Path) -> str:

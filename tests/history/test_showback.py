@@ -8,6 +8,7 @@ the store's other answers (idle_cost per cluster, pod, day; spend) to the cent.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -202,6 +203,14 @@ def test_by_must_be_hour_or_day(one_pod: Path) -> None:
 MINUTES = 24 * 60
 
 
+@pytest.fixture(scope="module")
+def day(simulated_day: SimulatedDay) -> Iterator[History]:
+    """One History of the simulated day for the module's examples, which only read it:
+    opening one (listing and statting 864 files, a connection) cost each example 60 ms."""
+    with History(simulated_day.store) as h:
+        yield h
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 @settings(max_examples=examples(12))  # two queries over the day's cached copy: ~0.2 s each
@@ -214,7 +223,7 @@ MINUTES = 24 * 60
     salt=st.integers(0, 2**16),
 )
 def test_any_grouping_sums_to_idle_cost_to_the_cent(
-    simulated_day: SimulatedDay,
+    day: History,
     start: int,
     length: int,
     by: str,
@@ -226,10 +235,9 @@ def test_any_grouping_sums_to_idle_cost_to_the_cent(
     pod in one of ``groups`` groups, drawn by a hash): the rows sum to idle_cost's."""
     since = pd.Timestamp(START) + pd.Timedelta(minutes=start)
     until = min(since + pd.Timedelta(minutes=length), pd.Timestamp(START) + pd.Timedelta(days=1))
-    with History(simulated_day.store) as h:
-        rows = h.showback(since, until, by=by)  # type: ignore[arg-type]
-        asked = "pod" if grouping == "random" else grouping
-        answer = h.idle_cost(since, until, by=asked)  # type: ignore[arg-type]
+    rows = day.showback(since, until, by=by)  # type: ignore[arg-type]
+    asked = "pod" if grouping == "random" else grouping
+    answer = day.idle_cost(since, until, by=asked)  # type: ignore[arg-type]
     assert (rows["period_start"] >= since).all() and (rows["period_end"] <= until).all()
     assert (rows["period_start"] < rows["period_end"]).all()
     if grouping is None:
@@ -269,13 +277,10 @@ def test_any_grouping_sums_to_idle_cost_to_the_cent(
 @pytest.mark.timeout(300)
 @settings(max_examples=examples(10))  # spend and showback over the day: ~0.3 s each
 @given(at_minutes=st.integers(1, MINUTES - 5))
-def test_rows_from_the_day_start_sum_to_spend_so_far(
-    simulated_day: SimulatedDay, at_minutes: int
-) -> None:
+def test_rows_from_the_day_start_sum_to_spend_so_far(day: History, at_minutes: int) -> None:
     at = pd.Timestamp(START) + pd.Timedelta(minutes=at_minutes)
-    with History(simulated_day.store) as h:
-        spent = h.spend(at=at).set_index(["period", "cluster_id"]).loc["day", "spent"]
-        rows = h.showback(pd.Timestamp(START), at)
+    spent = day.spend(at=at).set_index(["period", "cluster_id"]).loc["day", "spent"]
+    rows = day.showback(pd.Timestamp(START), at)
     by_cluster = rows.groupby("cluster_id")["cost"].sum()
     joined = pd.concat([by_cluster, spent], axis=1).fillna(0.0)
     assert (joined["cost"] - joined["spent"]).abs().max() < CENT
