@@ -58,3 +58,17 @@ def test_a_forked_process_queries_on_a_connection_of_its_own() -> None:
     assert own, "the child queried on the connection it inherited"
     assert ranks == [4]
     assert id(_engine._LOCAL.con) == parents  # the parent's is still its own
+
+
+def test_the_at_fork_hook_makes_the_next_query_connect_anew_and_keeps_the_old() -> None:
+    """What the hook does in the child, run here: the next query opens a connection of
+    its own; the inherited one is kept referenced and open (closing or freeing it in a
+    child would join DuckDB threads the fork did not copy)."""
+    frame = pods_frame(make_cluster_pods("b", 9, seed=2, straggler_ranks=(4,)))
+    assert analysis.stragglers(frame)["rank"].tolist() == [4]
+    inherited = _engine._LOCAL.con
+    _engine._forget_inherited()
+    assert analysis.stragglers(frame)["rank"].tolist() == [4]
+    assert _engine._LOCAL.con is not inherited
+    assert any(state.get("con") is inherited for state in _engine._INHERITED)
+    assert inherited.execute("SELECT 42").fetchall() == [(42,)]  # never closed
