@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 
-import orjson
 import pandas as pd
 
 from ccanalytics import Client
@@ -75,12 +74,16 @@ def _write_day(store: Path, listings: Listings) -> None:
         refused = fleet.add(content, cluster, now)
         assert refused is None, refused
     pods, _ = fleet.frames()
-    # What snapshot_rows writes for a listing that answered: its instant and pods.
+    # What snapshot_rows writes for a listing that answered: its instant and pods, counted
+    # in the frame (a listing is one cluster at one instant), not by decoding it again.
+    instants = pd.to_datetime([now for now, _, _ in listings], utc=True)
+    ids = [cluster for _, cluster, _ in listings]
+    counts = pods.groupby(["cluster_id", "observed_at"]).size()
     snapshots = pd.DataFrame(
         {
-            "cluster_id": [cluster for _, cluster, _ in listings],
-            "observed_at": pd.to_datetime([now for now, _, _ in listings], utc=True),
-            "pods": [len(orjson.loads(content)["pods"]) for _, _, content in listings],
+            "cluster_id": ids,
+            "observed_at": instants,
+            "pods": counts.reindex(pd.MultiIndex.from_arrays([ids, instants]), fill_value=0).array,
             "outcome": OK,
             "http_status": None,
         },
