@@ -20,7 +20,7 @@ import time
 import traceback
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path, PurePath
+from pathlib import Path, PurePath, PurePosixPath
 from typing import Any
 
 import pandas as pd
@@ -394,6 +394,34 @@ def test_the_vetting_cache_keys_an_object_by_etag_and_size(
     with pytest.raises(StoreError, match="not a snapshot file") as caught:
         History(s3_store)
     assert str(caught.value.path).startswith("s3://") and victim in str(caught.value.path)
+
+
+def test_s3_times_read_as_botocore_reads_them_and_keys_stay_the_same(
+    s3_store: str, clock: SimulatedClock
+) -> None:
+    """A listing's times are read without dateutil (``_fs._timestamp``), to the same
+    instant botocore's own parser gives: a key vetted before reads the same after, so
+    no cached verdict is lost. A HEAD's HTTP date goes to botocore's parser."""
+    from botocore.utils import parse_timestamp
+
+    from ccanalytics.history.store import _fs
+
+    for text in ("2026-11-20T10:05:00.000Z", "2026-11-20T10:05:00.123456Z",
+                 "2026-11-20T10:05:00+01:00", "Fri, 20 Nov 2026 10:05:00 GMT",
+                 "2026-11-20T10:05:00", "1795687500"):  # fmt: skip
+        ours, theirs = _fs._timestamp(text), parse_timestamp(text)
+        assert ours == theirs and ours.utcoffset() == theirs.utcoffset(), text
+    fill(s3_store, clock, snapshots=1)
+    location = open_store(s3_store)
+    listed, _ = location._request_listing(location.root, delimiter=False)
+    assert listed and all(type(obj["LastModified"]) is datetime for obj in listed)
+    path = PurePosixPath(location.bucket, listed[0]["Key"])
+    head = location.client.head_object(Bucket=location.bucket, Key=listed[0]["Key"])
+    by_dateutil = parse_timestamp(head["ResponseMetadata"]["HTTPHeaders"]["last-modified"])
+    assert head["LastModified"] == by_dateutil == listed[0]["LastModified"].replace(microsecond=0)
+    assert location._keys[path] == _fs._s3_key(
+        listed[0]["Size"], parse_timestamp(listed[0]["LastModified"].isoformat()), listed[0]["ETag"]
+    )
 
 
 def test_each_s3_store_reads_the_credentials_of_its_time(

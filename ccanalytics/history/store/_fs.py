@@ -42,6 +42,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import datetime
 from os import PathLike
 from pathlib import Path, PurePath, PurePosixPath
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -428,6 +429,9 @@ class S3Location(Location):
                 ) from None
             session = botocore.session.get_session()
             session.register_component("data_loader", _botocore_loader())
+            session.get_component("response_parser_factory").set_parser_defaults(
+                timestamp_parser=_timestamp
+            )
             self._client = session.create_client(
                 "s3",
                 endpoint_url=self.endpoint_url,
@@ -780,6 +784,28 @@ def _bytes(write: _WRITE) -> bytes:
     sink = io.BytesIO()
     write(sink)
     return sink.getvalue()
+
+
+def _timestamp(value: str) -> datetime:
+    """An S3 reply's time, as botocore's own parser reads it, in ~1/300 of the time.
+
+    Every key of a listing has a ``LastModified`` in ISO 8601 (``2026-11-20T10:05:00.000Z``):
+    botocore reads each with dateutil (36 us), a third of the client's CPU for a listing
+    of the simulated day's 868 keys. ``datetime.fromisoformat`` reads that form (Python
+    3.11); anything else, or a time without its zone, goes to botocore's parser (the
+    ``Last-Modified`` header's HTTP date of a HEAD). The AWS CLI swaps this parser the
+    same way (its ``cli_timestamp_format``).
+    """
+    try:
+        parsed = datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        parsed = None
+    if parsed is None or parsed.tzinfo is None:
+        from botocore.utils import parse_timestamp  # type: ignore[import-untyped]
+
+        found: datetime = parse_timestamp(value)
+        return found
+    return parsed
 
 
 def _s3_key(size: int, modified: Any, etag: str) -> FileKey:
