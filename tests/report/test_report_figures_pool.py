@@ -44,13 +44,9 @@ _RENDER = textwrap.dedent(
     """
     import hashlib, sys, threading
     from datetime import datetime
-    import pandas as pd
-    from ccanalytics.frames import gpus_frame, pods_frame
+    from sandbox_fleet import fleet_frames
     from ccanalytics.report import render_report
-    from ccanalytics.sandbox import SandboxApp
-    clusters = SandboxApp().data.clusters
-    pods = pd.concat([pods_frame(p, cluster_id=c) for c, p in clusters.items()], ignore_index=True)
-    gpus = pd.concat([gpus_frame(p, cluster_id=c) for c, p in clusters.items()], ignore_index=True)
+    pods, gpus = fleet_frames()
     assert threading.active_count() == 1
     document = render_report(pods, gpus, generated_at=datetime.fromisoformat(sys.argv[1]))
     print(hashlib.sha256(document.encode()).hexdigest())
@@ -63,7 +59,8 @@ def test_the_pool_draws_the_same_bytes_as_one_by_one(fleet_report: str) -> None:
     """The same fleet at the same time, drawn by a pool in a fresh process and here one
     by one (``fleet_report``, conftest.py: shared with test_report.py's page)."""
     serial = hashlib.sha256(fleet_report.encode()).hexdigest()
-    assert _in_a_fresh_process(_RENDER, NOW.isoformat()) == serial
+    tests = {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": os.pathsep.join(sys.path)}
+    assert _in_a_fresh_process(_RENDER, NOW.isoformat(), env=tests) == serial
 
 
 def _line(ax: object) -> None:
