@@ -124,7 +124,7 @@ def check_store(
             raise StoreError(f"the store {history.store} holds no snapshot", history.store)
         judged_by = params if params is not None else Params()
         totals = history.idle_cost(window, by=None, params=judged_by).iloc[0]
-        first = history.sql(
+        first = history._sql(
             "SELECT min(observed_at) AS t FROM pods WHERE observed_at >= $start",
             {"start": start.to_pydatetime()},
         )["t"].iloc[0]

@@ -4,7 +4,8 @@ The queries run inside DuckDB, which streams the Parquet files (a store larger t
 memory is fine); only results become pandas frames, with the live frames' nullable
 dtypes. The connection is in memory and locked down before the first query: it may
 read the store's folder and nothing else, installs no extension, and so opens no
-network connection.
+network connection. Its database outlives it, for the next History of the same store
+(:mod:`~ccanalytics.history.store._duckdb`: starting one costs more than a question).
 
 Three views: ``pods`` and ``gpus`` hold every snapshot's rows, and ``snapshots`` one row
 per cluster per snapshot, its listing's outcome (each with the bookkeeping
@@ -30,10 +31,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shutil
-import tempfile
 import time
-import uuid
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -49,6 +47,7 @@ import duckdb
 from ccanalytics.errors import StoreError
 from ccanalytics.history.queries._window import BOUNDS_SQL, BOUNDS_VIEW, resolve_window
 from ccanalytics.history.store._daycache import DayCache
+from ccanalytics.history.store._duckdb import connect
 from ccanalytics.history.store._fs import FileKey, Location, dataset_of, open_store
 from ccanalytics.history.store._layout import (
     Listing,
@@ -112,33 +111,6 @@ _VANISHED = re.compile(
 )
 
 
-def _connect(store: Location, spill: Path) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB that may read ``store`` (and spill to ``spill``) and nothing else.
-
-    An S3 store's objects reach DuckDB as pyarrow datasets registered on the connection
-    (DuckDB's httpfs extension is never loaded): then it may read no folder but ``spill``.
-    """
-    con = duckdb.connect(
-        ":memory:",
-        config={"autoinstall_known_extensions": False, "autoload_known_extensions": False},
-    )
-    con.execute("SET TimeZone = 'UTC'")
-    # Each query binds the views again, which reads every file's footer: kept after the
-    # first read. A file's name stands for its bytes (data files are never rewritten; a
-    # cache copy made again holds what its name says), and DuckDB checks the mtime too.
-    con.execute("SET parquet_metadata_cache = true")
-    con.execute("SET temp_directory = ?", [str(spill)])
-    readable = [f"{store.root}{os.sep}"] if store.local else []
-    con.execute("SET allowed_directories = ?", [[*readable, f"{spill}{os.sep}"]])
-    con.execute("SET enable_external_access = false")  # cannot be turned back on
-    return con
-
-
-def _close(con: duckdb.DuckDBPyConnection, spill: Path) -> None:
-    con.close()
-    shutil.rmtree(spill, ignore_errors=True)
-
-
 class History:
     """The read side of a store: ``with History(store) as h: h.pods(since="2026-11-20")``.
 
@@ -173,10 +145,13 @@ class History:
     def __init__(self, store: str | PathLike[str] | Location) -> None:
         self._location = store_folder(open_store(store, resolve=True))
         self._store = self._location.root
-        spill = Path(tempfile.gettempdir()) / f"ccanalytics-duckdb-{uuid.uuid4().hex}"
-        self._con = _connect(self._location, spill)
-        self._spill = spill
-        self._finalizer = weakref.finalize(self, _close, self._con, spill)
+        # An S3 store's objects reach DuckDB as pyarrow datasets registered on the
+        # connection (DuckDB's httpfs extension is never loaded): it may read no folder.
+        readable = [f"{self._store}{os.sep}"] if self._location.local else []
+        self._lease = connect(readable)
+        self._con = self._lease.con
+        self._spill = self._lease.spill
+        self._finalizer = weakref.finalize(self, self._lease.release)
         #: Verdicts on the store's files, kept while each file is unchanged (_vetted).
         self._cache: VetCache | None = None
         #: Merged copies of quiet days of many files, read in their place (_daycache).
@@ -209,7 +184,8 @@ class History:
         self.close()
 
     def close(self) -> None:
-        """Close the DuckDB connection (idempotent)."""
+        """Close the DuckDB connection (idempotent; :mod:`~ccanalytics.history.store._duckdb`
+        keeps its database for the next History of the store)."""
         self._finalizer()
 
     def __repr__(self) -> str:
@@ -227,7 +203,9 @@ class History:
 
         The views list the files as of the last :meth:`refresh` (each :meth:`sql` call
         refreshes them); prefer :meth:`sql`, which also retries across a compaction.
+        Its database is not handed to another History once this one closes.
         """
+        self._lease.touch()
         return self._con
 
     # -- the views ------------------------------------------------------------------
@@ -291,7 +269,7 @@ class History:
         self._define_rollups(listings, viewed)
         bounds = _bounds_sql(spans)
         if self._viewed.get(BOUNDS_VIEW) != bounds:
-            self._con.execute(f"CREATE OR REPLACE VIEW {BOUNDS_VIEW} AS {bounds}")
+            self._con.execute(f"CREATE OR REPLACE TEMP VIEW {BOUNDS_VIEW} AS {bounds}")
             self._viewed[BOUNDS_VIEW] = bounds
         # After the views: the queries' accounting module (pandas) is loaded by then anyway.
         from ccanalytics.history.queries._accounting import ONE_FILE_VIEW
@@ -300,7 +278,7 @@ class History:
         one_file = _spans_disjoint([None if v is None else v[1] for v in pods])
         if self._viewed.get(ONE_FILE_VIEW) != one_file:
             self._con.execute(
-                f"CREATE OR REPLACE VIEW {ONE_FILE_VIEW} AS SELECT {one_file} AS one_file"
+                f"CREATE OR REPLACE TEMP VIEW {ONE_FILE_VIEW} AS SELECT {one_file} AS one_file"
             )
             self._viewed[ONE_FILE_VIEW] = one_file
         self._days.sweep()
@@ -309,7 +287,7 @@ class History:
         """View ``name`` of ``table``'s ``files`` (unless it reads exactly these already)."""
         if self._viewed.get(name) != files:
             self._con.execute(
-                f"CREATE OR REPLACE VIEW {name} AS {self._view_sql(table, files, name)}"
+                f"CREATE OR REPLACE TEMP VIEW {name} AS {self._view_sql(table, files, name)}"
             )
             self._viewed[name] = files
 
@@ -349,11 +327,11 @@ class History:
                     source = "read_parquet(getvariable('_files_rollup'))"
                 else:
                     source = self._rollup_dataset(paths)
-                self._con.execute(f"CREATE OR REPLACE VIEW _rollup AS SELECT * FROM {source}")
+                self._con.execute(f"CREATE OR REPLACE TEMP VIEW _rollup AS SELECT * FROM {source}")
                 self._viewed["_rollup"] = files
         if self._viewed.get(ROLLUP_VIEW) != len(rolled):
             self._con.execute(
-                f"CREATE OR REPLACE VIEW {ROLLUP_VIEW} AS SELECT {len(rolled)} AS days"
+                f"CREATE OR REPLACE TEMP VIEW {ROLLUP_VIEW} AS SELECT {len(rolled)} AS days"
             )
             self._viewed[ROLLUP_VIEW] = len(rolled)
 
@@ -544,6 +522,11 @@ class History:
         file raises :class:`~ccanalytics.errors.StoreError` naming the file; SQL
         mistakes raise DuckDB's own errors.
         """
+        self._lease.touch()  # SQL of the user's own: the database is not handed on
+        return self._sql(query, params)
+
+    def _sql(self, query: str, params: Any = None) -> pd.DataFrame:
+        """:meth:`sql` for this package's own queries (its database may be kept)."""
 
         def run() -> pa.Table | None:
             self.refresh()
@@ -663,7 +646,7 @@ class History:
             f"SELECT * EXCLUDE ({', '.join(BOOKKEEPING_COLUMNS)}) FROM {table} "
             f"WHERE {' AND '.join(where)} ORDER BY {_ORDER[table]}"
         )
-        return self.sql(query, params).reset_index(drop=True)
+        return self._sql(query, params).reset_index(drop=True)
 
     def _window(
         self, since: TimeLike, until: TimeLike

@@ -67,7 +67,7 @@ class Ledger(Protocol):
     A protocol, not the class: History calls this module, so this module may not import it.
     """
 
-    def sql(self, query: str, params: Any = None) -> pd.DataFrame: ...
+    def _sql(self, query: str, params: Any = None) -> pd.DataFrame: ...
 
     def window_bounds(
         self, since: TimeLike = None, until: TimeLike = None
@@ -167,7 +167,7 @@ def _newest_snapshot(history: Ledger, at: pd.Timestamp | None) -> pd.Timestamp |
 
     if at is None:  # the one definition of the newest instant every window uses (both tables)
         return history.window_bounds(timedelta(0))[0]
-    found = history.sql(
+    found = history._sql(
         "SELECT max(observed_at) AS t FROM pods WHERE observed_at <= $at",
         {"at": at.to_pydatetime()},
     )
@@ -230,7 +230,7 @@ def burn_rates(history: Ledger, now: pd.Timestamp) -> pd.Series:
 
     from ccanalytics.history.queries._accounting import snapshot_instants  # DuckDB: on first use
 
-    rates = history.sql(
+    rates = history._sql(
         f"""
         WITH {snapshot_instants()},
         latest AS (

@@ -202,9 +202,9 @@ def rolled_days(
 def write_rollup(store: Location, day: str, pods: PurePath, snapshots: PurePath | None) -> PurePath:
     """Write ``day``'s rollup of the files ``pods`` and ``snapshots`` (unless it exists),
     then remove the day's other rollups (stale: other files or definitions)."""
-    import duckdb
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
+    from ccanalytics.history.store._duckdb import connect
     from ccanalytics.history.store._schema import empty_table
     from ccanalytics.history.store._write import write_parquet
 
@@ -212,9 +212,9 @@ def write_rollup(store: Location, day: str, pods: PurePath, snapshots: PurePath 
     name = rollup_name(day, pods.name, snapshots.name if snapshots is not None else None)
     existing = list_rollups(store)
     if name not in existing:
-        con = duckdb.connect(":memory:")
+        lease = connect()  # reads only the tables registered on it
+        con = lease.con
         try:
-            con.execute("SET TimeZone = 'UTC'")
             for table, path in (("pods", pods), ("snapshots", snapshots)):
                 con.register(f"_empty_{table}", empty_table(table))
                 union = f"SELECT * FROM _empty_{table}"
@@ -223,12 +223,12 @@ def write_rollup(store: Location, day: str, pods: PurePath, snapshots: PurePath 
                     union += f" UNION ALL BY NAME SELECT * FROM _file_{table}"
                 # The store's own time type, as History's views read it.
                 con.execute(
-                    f"CREATE VIEW _day_{table} AS SELECT * REPLACE "
+                    f"CREATE TEMP VIEW _day_{table} AS SELECT * REPLACE "
                     f"(CAST(observed_at AS TIMESTAMPTZ) AS observed_at) FROM ({union})"
                 )
             rows = con.sql(_ROLLUP_SQL, params=rollup_params()).to_arrow_table()
         finally:
-            con.close()
+            lease.release()
         store.make_dirs(folder)
         # FileExistsError: another compaction of the day wrote the same rollup.
         with contextlib.suppress(FileExistsError):
