@@ -183,3 +183,34 @@ def test_an_idle_database_keeps_one_thread_and_a_new_reader_gets_every_core(
     with History(store) as h:
         assert h._lease.database is database
         assert h._con.execute(threads).fetchall() == default
+
+
+def _fatal(database: object) -> None:
+    raise duckdb.FatalException("database has been invalidated because of a previous fatal error")
+
+
+def test_a_database_broken_while_idle_is_replaced_by_a_fresh_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(tmp_path / "s")
+    with History(store) as h:
+        broken = h._lease.database
+        rows = h.pods()
+    monkeypatch.setattr(_duckdb._Database, "wake", _fatal)
+    with History(store) as h:
+        assert h._lease.database is not broken
+        assert h.pods().equals(rows)
+    with pytest.raises(duckdb.ConnectionException):
+        broken.con.execute("SELECT 1")
+
+
+def test_a_database_that_cannot_rest_is_closed_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(tmp_path / "s")
+    monkeypatch.setattr(_duckdb._Database, "rest", _fatal)
+    with History(store) as h:
+        broken = h._lease.database
+    assert _duckdb._IDLE == {} and _duckdb._SHARED == {}
+    with pytest.raises(duckdb.ConnectionException):
+        broken.con.execute("SELECT 1")

@@ -19,6 +19,7 @@ database may read its folders and its own spill folder and nothing else
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -89,7 +90,8 @@ class _Database:
 
 
 def _close(con: duckdb.DuckDBPyConnection, spill: Path) -> None:
-    con.close()
+    with contextlib.suppress(Exception):  # one DuckDB invalidated may refuse even this
+        con.close()
     shutil.rmtree(spill, ignore_errors=True)
 
 
@@ -155,20 +157,35 @@ def connect(readable: Sequence[str] = ()) -> Lease:
     its trailing separator) and nothing else: one kept from an earlier reader of the same
     folders, or a new one."""
     key = tuple(readable)
+    stale = None
     with _LOCK:
         database = _SHARED.get(key)
+        if _IDLE.pop(key, None) is not None and not _woken(database):
+            stale, database = database, None  # broken while idle: a fresh one instead
         if database is None:
             database = _SHARED[key] = _Database(key)
-        if _IDLE.pop(key, None) is not None:
-            database.wake()
         con = database.con.cursor()
         database.users += 1
+    if stale is not None:
+        stale.close()
     try:
         return Lease(database, con)
     except BaseException:
         con.close()
         _release(database, touched=False)
         raise
+
+
+def _woken(database: _Database | None) -> bool:
+    """Whether an idle ``database`` could be readied for a new reader (a database that
+    DuckDB invalidated after a fatal error refuses every statement)."""
+    if database is None:
+        return False
+    try:
+        database.wake()
+    except Exception:
+        return False
+    return True
 
 
 def _release(database: _Database, *, touched: bool) -> None:
@@ -182,8 +199,10 @@ def _release(database: _Database, *, touched: bool) -> None:
         if database.users == 0:
             if not database.kept:
                 closing.append(database)
+            elif not _rested(database):
+                del _SHARED[database.readable]
+                closing.append(database)
             else:
-                database.rest()
                 _IDLE[database.readable] = database
                 _IDLE.move_to_end(database.readable)
                 while len(_IDLE) > IDLE_DATABASES:
@@ -192,3 +211,11 @@ def _release(database: _Database, *, touched: bool) -> None:
                     closing.append(oldest)
     for old in closing:  # outside the lock: closing joins DuckDB's threads
         old.close()
+
+
+def _rested(database: _Database) -> bool:
+    try:
+        database.rest()
+    except Exception:  # invalidated by a fatal error: not worth keeping
+        return False
+    return True
