@@ -214,3 +214,45 @@ def test_a_database_that_cannot_rest_is_closed_not_kept(
     assert _duckdb._IDLE == {} and _duckdb._SHARED == {}
     with pytest.raises(duckdb.ConnectionException):
         broken.con.execute("SELECT 1")
+
+
+def test_a_connection_released_twice_counts_once(tmp_path: Path) -> None:
+    lease = _duckdb.connect([f"{tmp_path}/"])
+    database = lease.database
+    lease.release()
+    lease.release()
+    assert database.users == 0
+    assert list(_duckdb._IDLE.values()) == [database]
+    again = _duckdb.connect([f"{tmp_path}/"])
+    assert again.database is database and database.users == 1
+    again.release()
+
+
+def test_a_connection_that_cannot_be_set_up_leaves_its_database_unused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(lease: object, database: object, con: object) -> None:
+        raise duckdb.InvalidInputException("no time zone here")
+
+    monkeypatch.setattr(_duckdb.Lease, "__init__", refuse)
+    with pytest.raises(duckdb.InvalidInputException):
+        _duckdb.connect([f"{tmp_path}/"])
+    (database,) = _duckdb._SHARED.values()
+    assert database.users == 0
+    assert list(_duckdb._IDLE.values()) == [database]
+
+
+def test_after_a_fork_the_parents_databases_are_forgotten_never_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the child runs after a fork (os.register_at_fork), run here on a copy of the
+    state: the child above only shows its effect."""
+    monkeypatch.setattr(_duckdb, "_INHERITED", [])
+    lease = _duckdb.connect([f"{tmp_path}/"])
+    database = lease.database
+    _duckdb._forget_inherited()
+    assert _duckdb._SHARED == {} and _duckdb._IDLE == {}
+    database.close()  # detached: a no-op, as at the child's exit
+    assert database.con.execute("SELECT 1").fetchall() == [(1,)]
+    lease.con.close()
+    database.con.close()

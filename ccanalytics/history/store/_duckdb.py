@@ -160,7 +160,7 @@ def connect(readable: Sequence[str] = ()) -> Lease:
     stale = None
     with _LOCK:
         database = _SHARED.get(key)
-        if _IDLE.pop(key, None) is not None and not _woken(database):
+        if _IDLE.pop(key, None) is not None and database is not None and not _woken(database):
             stale, database = database, None  # broken while idle: a fresh one instead
         if database is None:
             database = _SHARED[key] = _Database(key)
@@ -176,11 +176,9 @@ def connect(readable: Sequence[str] = ()) -> Lease:
         raise
 
 
-def _woken(database: _Database | None) -> bool:
+def _woken(database: _Database) -> bool:
     """Whether an idle ``database`` could be readied for a new reader (a database that
     DuckDB invalidated after a fatal error refuses every statement)."""
-    if database is None:
-        return False
     try:
         database.wake()
     except Exception:
