@@ -140,6 +140,11 @@ class History:
     :meth:`coverage`). Stores written before it (no ``snapshots`` folder, or days
     without it) still read: their instants are their pod rows' ``observed_at``, so an
     empty listing there reads as unobserved and :meth:`coverage` counts no failure.
+
+    Each History has a DuckDB connection of its own. Its in-memory database outlives
+    :meth:`close`, for the next History of the same store in this process (at most
+    four are kept; starting a database costs more than most questions), unless SQL of
+    your own ran in it (:meth:`sql`, :attr:`connection`): that one is closed with it.
     """
 
     def __init__(self, store: str | PathLike[str] | Location) -> None:
