@@ -5,12 +5,13 @@ reader's own in them, and never read outside their store."""
 from __future__ import annotations
 
 import multiprocessing
+from datetime import timedelta
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from ccanalytics.history import History, compact
+from ccanalytics.history import History, check_policy, check_store, compact, parse_policy
 from ccanalytics.history.store import _duckdb
 from tests.history_helpers import pod_row, write_store
 
@@ -256,3 +257,20 @@ def test_after_a_fork_the_parents_databases_are_forgotten_never_closed(
     assert database.con.execute("SELECT 1").fetchall() == [(1,)]
     lease.con.close()
     database.con.close()
+
+
+def test_the_packages_own_questions_leave_the_database_to_be_handed_on(tmp_path: Path) -> None:
+    """Only SQL of the user's own keeps a database from the next History: every question
+    of the package runs through History._sql, whichever module asks it."""
+    store = _store(tmp_path / "s")
+    with History(store) as h:
+        database = h._lease.database
+        h.spend(by=None)
+        h.idle_cost(by="pod")
+        h.stragglers()
+        h.pods()
+        h.coverage()
+    policy = parse_policy('[[rule]]\nname = "b"\nclusters = "cl-*"\nmax_spend = { month = 1 }\n')
+    check_policy(store, policy)
+    check_store(store, window=timedelta(hours=1), max_idle_cost=0)
+    assert database.kept and list(_duckdb._IDLE.values()) == [database]

@@ -23,7 +23,8 @@ tables. The views always have at least the columns a file written now would have
 their types: an empty or missing store gives empty frames with the right columns, and a
 column that older files lack reads as null in their rows.
 
-Queries over history belong here, as methods that call :meth:`History.sql`.
+Queries over history belong here, as methods that call ``History._sql`` (:meth:`History.sql`
+is the user's own SQL: a History that ran it does not hand its database on).
 """
 
 from __future__ import annotations
