@@ -172,8 +172,8 @@ def test_a_forked_child_opens_a_database_of_its_own(tmp_path: Path) -> None:
 def test_an_idle_database_keeps_one_thread_and_a_new_reader_gets_every_core(
     tmp_path: Path,
 ) -> None:
-    """Memory a query freed stays with DuckDB's worker threads until they end (3.9 GB
-    kept after 30 days of a busy store's rows, 0.86 GB with one thread)."""
+    """Memory a query freed stays with DuckDB's worker threads until they end (3.9 GiB
+    held after 30 days of a busy store's rows, 0.84 GiB with one thread)."""
     threads = "SELECT current_setting('threads')"
     default = duckdb.connect().execute(threads).fetchall()
     store = _store(tmp_path / "s")
