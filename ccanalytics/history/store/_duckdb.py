@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     import duckdb
 
@@ -102,7 +102,7 @@ _SHARED: dict[tuple[str, ...], _Database] = {}
 #: The databases no one uses, least recently released first.
 _IDLE: OrderedDict[tuple[str, ...], _Database] = OrderedDict()
 #: In a forked child, the parent's databases: kept, never used or closed there.
-_INHERITED: list[object] = []
+_INHERITED: list[_Database] = []
 
 
 def _forget_inherited() -> None:
@@ -112,9 +112,9 @@ def _forget_inherited() -> None:
     query there may wait on them for ever); closing the parent's databases here would
     join those threads too, and their spill folders are the parent's to remove.
     """
-    for database in _SHARED.values():
+    for database in _SHARED.values():  # the idle ones among them
         database.detach()
-    _INHERITED.append((dict(_SHARED), OrderedDict(_IDLE)))
+    _INHERITED.extend(_SHARED.values())
     _SHARED.clear()
     _IDLE.clear()
 
@@ -161,8 +161,9 @@ def connect(readable: Sequence[str] = ()) -> Lease:
     stale = None
     with _LOCK:
         database = _SHARED.get(key)
-        if _IDLE.pop(key, None) is not None and database is not None and not _woken(database):
-            stale, database = database, None  # broken while idle: a fresh one instead
+        idle = _IDLE.pop(key, None)  # database itself, when no one uses it
+        if idle is not None and not _refused_nothing(idle.wake):
+            stale, database = idle, None  # broken while idle: a fresh one instead
         if database is None:
             database = _SHARED[key] = _Database(key)
         con = database.con.cursor()
@@ -177,11 +178,11 @@ def connect(readable: Sequence[str] = ()) -> Lease:
         raise
 
 
-def _woken(database: _Database) -> bool:
-    """Whether an idle ``database`` could be readied for a new reader (a database that
-    DuckDB invalidated after a fatal error refuses every statement)."""
+def _refused_nothing(statement: Callable[[], object]) -> bool:
+    """Whether ``statement`` (readying a database, or resting it) ran: a database that
+    DuckDB invalidated after a fatal error refuses every statement, and is not kept."""
     try:
-        database.wake()
+        statement()
     except Exception:
         return False
     return True
@@ -191,14 +192,13 @@ def _release(database: _Database, *, touched: bool) -> None:
     closing = []
     with _LOCK:
         database.users -= 1
-        if touched and database.kept:
+        if touched and database.kept:  # a kept database is its folders' shared one
             database.kept = False
-            if _SHARED.get(database.readable) is database:
-                del _SHARED[database.readable]
+            del _SHARED[database.readable]
         if database.users == 0:
             if not database.kept:
                 closing.append(database)
-            elif not _rested(database):
+            elif not _refused_nothing(database.rest):
                 del _SHARED[database.readable]
                 closing.append(database)
             else:
@@ -210,11 +210,3 @@ def _release(database: _Database, *, touched: bool) -> None:
                     closing.append(oldest)
     for old in closing:  # outside the lock: closing joins DuckDB's threads
         old.close()
-
-
-def _rested(database: _Database) -> bool:
-    try:
-        database.rest()
-    except Exception:  # invalidated by a fatal error: not worth keeping
-        return False
-    return True
