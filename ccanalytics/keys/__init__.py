@@ -21,7 +21,7 @@ parses and prints, streaming entries through :func:`iter_rows` into an
 ``AUDIT_WRITERS`` writer (no pandas: it must start fast); :func:`iter_rows`
 yields a line with nothing to say as a bare ``PlainEntry`` (most lines of a large file).
 
-It imports only the standard library, :mod:`ccanalytics.errors` and ``_visible`` (pandas inside
+It imports only the standard library, :mod:`ccanalytics.errors`, ``_visible`` and ``_csv`` (pandas inside
 ``audit_keys``, ``cryptography`` on the first certificate whose signature is checked); the API client imports ``_api_rule`` from here, never the reverse.
 """
 
