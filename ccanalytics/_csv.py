@@ -101,7 +101,7 @@ def _text_column(column: pd.Series[Any]) -> pd.Series[Any] | None:
 
     if isinstance(column.dtype, pd.CategoricalDtype):
         column = column.astype(object)
-    elif column.dtype != object and not isinstance(column.dtype, pd.StringDtype):
+    elif not pd.api.types.is_string_dtype(column.dtype):  # object, string, Arrow strings
         return None
     try:
         column.str  # noqa: B018 - pandas refuses the accessor on a column without text

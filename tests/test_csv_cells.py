@@ -8,6 +8,7 @@ spreadsheet would read as a formula gets a single quote in front.
 from __future__ import annotations
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 from csv_cells import HOSTILE, assert_inert, rows
 
@@ -36,6 +37,7 @@ def test_a_frame_keeps_its_numbers_and_neutralises_its_text() -> None:
             "refund": [-3.5] * len(HOSTILE) + [-0.25, None],
             "count": pd.array([-1] * len(HOSTILE) + [2, None], dtype="Int64"),
             "kind": pd.Categorical(["-x"] * (len(names) - 1) + [None]),
+            "arrow": pd.Series(names, dtype=pd.ArrowDtype(pa.string())),
         }
     )
     written = rows(frame_csv(frame))
@@ -44,6 +46,7 @@ def test_a_frame_keeps_its_numbers_and_neutralises_its_text() -> None:
     assert [row["refund"] for row in written] == ["-3.5"] * len(HOSTILE) + ["-0.25", ""]
     assert [row["count"] for row in written] == ["-1"] * len(HOSTILE) + ["2", ""]
     assert [row["kind"] for row in written] == ["'-x"] * (len(names) - 1) + [""]
+    assert_inert([row["arrow"] for row in written], [*HOSTILE, "plain", ""])
     assert frame["name"].iloc[0] == HOSTILE[0]  # the caller's frame is left as it was
 
 
