@@ -16,7 +16,7 @@ import io
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import BinaryIO, TypeAlias
 
 from ccanalytics._visible import visible
@@ -65,8 +65,16 @@ __all__ = [
 ]
 
 
-#: A path, the text of a file, its bytes, or the lines themselves.
-KeySource: TypeAlias = str | os.PathLike[str] | bytes | bytearray | Iterable[str | bytes]
+#: A path, a list or tuple of paths, the text of a file, its bytes, or the lines themselves
+#: (which a ``str`` or a list is: :func:`key_files`).
+KeySource: TypeAlias = (
+    str
+    | os.PathLike[str]
+    | bytes
+    | bytearray
+    | Iterable[str | bytes]
+    | Sequence[str | os.PathLike[str]]
+)
 
 
 # --------------------------------------------------------------------------- private keys

@@ -81,7 +81,7 @@ def test_a_tilde_is_the_home_folder_as_ssh_reads_it(
 def test_a_directory_is_a_key_file_error(tmp_path: Path) -> None:
     for spelling in (str(tmp_path), tmp_path, [str(tmp_path)]):
         with pytest.raises(KeyFileError, match="Is a directory"):
-            audit_keys(spelling)  # type: ignore[arg-type]
+            audit_keys(spelling)
 
 
 def test_an_unreadable_file_is_a_key_file_error(tmp_path: Path) -> None:
