@@ -8,7 +8,7 @@ a command (OWASP, "CSV Injection"). As OWASP recommends, such a cell is written 
 single quote in front, which spreadsheets take as "this is text" and do not show as
 part of the value. Every cell holding a comma, a double quote or a line break is quoted
 (the quotes inside doubled), so no cell's text reaches the next cell or row: a carriage
-return too, which Python 3.11's ``csv`` leaves bare when rows end in ``"\n"`` (a reader
+return too, which ``csv`` before Python 3.13 leaves bare when rows end in ``"\n"`` (a reader
 then starts a new row there, with whatever formula follows), so a CSV holding one is
 written by a writer whose rows end in ``"\r\n"``, then given the caller's ends again.
 
@@ -16,7 +16,7 @@ Only text is touched: numbers stay numbers (``-3.5`` in a float column is ``-3.5
 so does text that is a plain number, which no spreadsheet runs. Parquet and JSON keep
 every value as it is: only CSV is opened by spreadsheets.
 
-Imports nothing heavy: pandas only inside :func:`safe_text`, for a frame the caller has.
+Imports nothing heavy: pandas only when given a frame (the key audit's writer needs none).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def safe_cell(text: str) -> str:
 
 
 def safe_text(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with every text cell made safe by :func:`safe_cell` (a copy if one was).
+    """``frame`` with every text cell made safe by :func:`safe_cell` (a copy, if one changed).
 
     Text is what object, string and categorical columns hold as ``str``; numbers,
     times, booleans and missing values are left as they are.

@@ -211,7 +211,8 @@ class _CsvWriter(AuditWriter):
         return ""
 
     def write_row(self, cells: Sequence[object]) -> None:
-        """A row, a cell holding a carriage return quoted (``csv_row``: this writer would not)."""
+        """A row, a cell holding a carriage return quoted (``csv_row``: this writer would not
+        before Python 3.13)."""
         if any(isinstance(cell, str) and "\r" in cell for cell in cells):
             self.buffer.write(csv_row(cells))
         else:
