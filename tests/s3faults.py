@@ -11,8 +11,8 @@ network or a busy S3 would:
   and half its body, then close the connection;
 - ``"reset-body"``: the same, then reset the connection instead of closing it.
 
-A fault matches a request's method and a prefix of its path (``/bucket/key``: the
-clients here address S3 by path), for its first ``times`` matches (``None``: all).
+A fault matches a request's method and a prefix of its path (``/bucket/key``, unquoted:
+the clients here address S3 by path), for its first ``times`` matches (``None``: all).
 Point a store at it with ``?endpoint_url=`` (:attr:`FaultProxy.endpoint`). Every
 request is logged in :attr:`FaultProxy.log` with what the proxy did to it.
 
@@ -32,7 +32,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
@@ -45,7 +45,12 @@ _ERROR_BODY = (
     "<Message>{message}</Message><RequestId>fault-proxy</RequestId></Error>"
 )
 _ANSWERS = {
-    "500-after": (500, "Internal Server Error", "InternalError", "We encountered an internal error"),
+    "500-after": (
+        500,
+        "Internal Server Error",
+        "InternalError",
+        "We encountered an internal error",
+    ),
     "503": (503, "Slow Down", "SlowDown", "Please reduce your request rate"),
 }
 
@@ -109,9 +114,7 @@ class FaultProxy:
         self._server.server_close()
         self._thread.join()
 
-    def add(
-        self, method: str, prefix: str, action: Action, *, times: int | None = None
-    ) -> Fault:
+    def add(self, method: str, prefix: str, action: Action, *, times: int | None = None) -> Fault:
         """Fault the next ``times`` requests (``None``: every one) with ``method`` under ``prefix``."""
         fault = Fault(method, prefix, action, times)
         with self._lock:
@@ -158,7 +161,7 @@ class FaultProxy:
         if lower.get("expect", "").lower() == "100-continue":
             conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
         body = self._body(reader, lower)
-        path = target.split("?", 1)[0]
+        path = unquote(target.split("?", 1)[0])  # the key as the store names it
         fault = self._fault(method, path)
         action = fault.action if fault is not None else None
         if action == "503":
@@ -208,7 +211,7 @@ class FaultProxy:
 
     def _record(self, method: str, target: str, outcome: str) -> None:
         with self._lock:
-            self.log.append(Logged(method, target.split("?", 1)[0], outcome))
+            self.log.append(Logged(method, unquote(target.split("?", 1)[0]), outcome))
 
     def _forward(
         self, method: str, target: str, headers: list[tuple[str, str]], body: bytes
@@ -225,11 +228,11 @@ class FaultProxy:
             upstream.endheaders(body)
             reply = upstream.getresponse()
             answer = reply.read()
-            kept = [
-                (name, value)
-                for name, value in reply.getheaders()
-                if name.lower() not in ("content-length", "transfer-encoding", "connection")
-            ]
+            # A HEAD's Content-Length is the object's size, not this answer's: kept.
+            dropped = ("transfer-encoding", "connection")
+            if method != "HEAD":
+                dropped += ("content-length",)
+            kept = [(k, v) for k, v in reply.getheaders() if k.lower() not in dropped]
             return reply.status, reply.reason, kept, answer
         finally:
             upstream.close()
@@ -246,7 +249,8 @@ class FaultProxy:
     ) -> None:
         lines = [f"HTTP/1.1 {status} {reason}"]
         lines += [f"{name}: {value}" for name, value in headers]
-        lines.append(f"Content-Length: {len(body) if length is None else length}")
+        if not any(name.lower() == "content-length" for name, _ in headers):
+            lines.append(f"Content-Length: {len(body) if length is None else length}")
         head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
         conn.sendall(head + body)
 
