@@ -8,7 +8,9 @@ S3 server (not through the proxy, nor through the store's own readers).
 from __future__ import annotations
 
 import io
-from datetime import UTC, datetime
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -19,8 +21,10 @@ from s3server import new_bucket
 
 from ccanalytics import History, collect
 from ccanalytics.errors import StoreError
+from ccanalytics.history import verify
 from ccanalytics.history.store import _fs
 from ccanalytics.history.store._fs import open_store
+from ccanalytics.history.store._layout import snapshot_of
 from ccanalytics.sandbox import EXEMPT_KEY, Sandbox, SandboxApp, SimulatedClock
 
 CLUSTERS = ["cl-infer-prod", "cl-llama70b-train"]
@@ -148,3 +152,132 @@ def test_a_data_file_that_never_downloads_whole_is_a_store_error_naming_it(
     assert f"s3://{bucket}/{key}" in str(caught.value)
     # Bounded: a few tries, not botocore's five per try nor for ever.
     assert len(fault_proxy.outcomes("GET", f"/{bucket}/{key}")) == _fs.READ_ATTEMPTS
+
+
+# --------------------------------------------------------------------------- failed snapshots
+
+
+def instants(h: History) -> dict[str, set[Any]]:
+    """The snapshot instants each of History's tables holds."""
+    return {
+        "pods": set(h.pods()["observed_at"]),
+        "gpus": set(h.gpus()["observed_at"]),
+        "snapshots": set(h.snapshots()["observed_at"]),
+    }
+
+
+def assert_only_the_first(store: str, first: Any) -> None:
+    with History(store) as h:
+        when = {pd_ts(t) for t in first.observed_at.values()}
+        assert instants(h) == {"pods": when, "gpus": when, "snapshots": when}
+        assert len(h.pods()) == first.pod_rows and len(h.gpus()) == first.gpu_rows
+        assert list(h.snapshots()["outcome"]) == ["ok"] * len(CLUSTERS)
+
+
+def pd_ts(value: datetime) -> Any:
+    import pandas as pd
+
+    return pd.Timestamp(value)
+
+
+@pytest.mark.parametrize("deletes", ["work", "fail"])
+def test_an_s3_snapshot_reported_failed_is_invisible(
+    fault_proxy: FaultProxy, s3_endpoint: str, clock: SimulatedClock, deletes: str
+) -> None:
+    bucket = new_bucket(s3_endpoint)
+    store = through(fault_proxy, bucket)
+    first = collect_at(clock, store)
+    clock.advance(timedelta(minutes=5))
+    fault_proxy.add("PUT", f"/{bucket}/store/gpus/", "503")
+    if deletes == "fail":  # the writer cannot take back what it wrote: readers ignore it
+        fault_proxy.add("DELETE", f"/{bucket}/store/", "503")
+    with pytest.raises(StoreError, match="gpus"):
+        collect_at(clock, store)
+    fault_proxy.clear()
+    pods = stored(s3_endpoint, bucket, "pods")
+    assert len(pods) == (1 if deletes == "work" else 2)
+    assert len(stored(s3_endpoint, bucket, "gpus")) == 1
+    assert len(stored(s3_endpoint, bucket, "snapshots")) == 1
+    # Nothing of the first snapshot lost: its objects read back whole.
+    assert min(t.num_rows for t in pods.values()) == first.pod_rows
+    assert rows(stored(s3_endpoint, bucket, "gpus")) == first.gpu_rows
+    assert_only_the_first(store, first)
+
+
+def a_failing_gpus_day(store: Path, day: str) -> None:
+    """The store's gpus partition of ``day`` is a file, not a folder: no GPU file can be
+    written there (as a full or broken disk would refuse it)."""
+    (store / "gpus").mkdir(parents=True, exist_ok=True)
+    (store / "gpus" / f"date={day}").write_bytes(b"")
+
+
+@pytest.mark.parametrize("deletes", ["work", "fail"])
+def test_a_folder_snapshot_reported_failed_is_invisible(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, deletes: str
+) -> None:
+    clock = SimulatedClock(datetime(2026, 11, 20, 23, 55, tzinfo=UTC))
+    store = tmp_path / "store"
+    first = collect_at(clock, str(store))
+    clock.advance(timedelta(minutes=5))
+    a_failing_gpus_day(store, "2026-11-21")
+    if deletes == "fail":
+
+        def refuse(self: Any, path: Any) -> None:
+            raise PermissionError(13, "Permission denied", str(path))
+
+        monkeypatch.setattr(type(open_store(store)), "delete", refuse)
+    with pytest.raises(StoreError, match="gpus"):
+        collect_at(clock, str(store))
+    monkeypatch.undo()
+    left = sorted((store / "pods").rglob("*.parquet"))
+    assert len(left) == (1 if deletes == "work" else 2)
+    assert pq.read_table(left[0]).num_rows == first.pod_rows  # the first's, whole
+    assert_only_the_first(str(store), first)
+    report = verify(store)
+    assert report.uncommitted == (() if deletes == "work" else (left[1],))
+    assert report.ok == (deletes == "work")
+
+
+def test_compaction_keeps_what_was_committed_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ccanalytics.history import compact
+
+    clock = SimulatedClock(datetime(2026, 11, 20, 10, tzinfo=UTC))
+    store = tmp_path / "store"
+    first = collect_at(clock, str(store))
+    clock.advance(timedelta(minutes=5))
+    kind = type(open_store(store))
+    real_create = kind.create
+
+    def refuse_gpus(self: Any, path: Any, write: Any) -> None:
+        if "gpus" in path.parts:
+            raise OSError(28, "No space left on device", str(path))
+        real_create(self, path, write)
+
+    monkeypatch.setattr(kind, "create", refuse_gpus)
+    monkeypatch.setattr(kind, "delete", lambda self, path: None)  # nothing taken back
+    with pytest.raises(StoreError, match="No space left"):
+        collect_at(clock, str(store))
+    monkeypatch.undo()
+    clock.advance(timedelta(minutes=5))
+    third = collect_at(clock, str(store))
+    compact(store, "2026-11-20")
+    day = store / "pods" / "date=2026-11-20"
+    # The failed snapshot's file is left out, and left alone while it might be a write
+    # in progress; the merged file has a name of no snapshot.
+    (failed,) = [p for p in day.glob("*.parquet") if snapshot_of(p.name) is not None]
+    (merged,) = [p for p in day.glob("*.parquet") if snapshot_of(p.name) is None]
+    kept = pq.read_table(merged)
+    assert kept.num_rows == first.pod_rows + third.pod_rows
+    assert set(kept.column("observed_at").to_pylist()) == {
+        *first.observed_at.values(),
+        *third.observed_at.values(),
+    }
+    with History(store) as h:
+        assert len(h.pods()) == kept.num_rows
+        assert len(h.gpus()) == first.gpu_rows + third.gpu_rows
+    hour_ago = failed.stat().st_mtime - 3600
+    os.utime(failed, (hour_ago, hour_ago))
+    assert failed in compact(store, "2026-11-20").removed_temporary
+    assert sorted(day.glob("*.parquet")) == [merged]
