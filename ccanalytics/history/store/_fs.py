@@ -160,9 +160,8 @@ class Location:
         return False
 
     def read_bytes(self, path: PurePath) -> bytes:
-        """The file's bytes; ``FileNotFoundError`` when it is gone, ``OSError`` when it
-        cannot be read (on S3, :class:`StoreError` once a download cut short was tried
-        again and again)."""
+        """The file's bytes; ``FileNotFoundError`` when it is gone; when it cannot be
+        read, ``OSError`` locally, a :class:`StoreError` naming it on S3 (after retries)."""
         raise NotImplementedError
 
     def key(self, path: PurePath) -> FileKey:
@@ -669,26 +668,27 @@ class S3Location(Location):
         return [PurePosixPath(i.path) for i in infos if i.type == pafs.FileType.File]
 
     def read_bytes(self, path: PurePath) -> bytes:
-        """The object's bytes; ``FileNotFoundError`` when it is gone.
+        """The object's bytes; ``FileNotFoundError`` when it is gone, else a
+        :class:`StoreError` naming it when it cannot be read.
 
-        botocore retries a request that fails, not a body cut short after its answer
-        began (a truncated or reset download): such a read is tried again, up to
-        :data:`READ_ATTEMPTS` times in all, then it is a :class:`StoreError` naming the
-        object. S3's refusals (a 4xx, or a 5xx botocore already retried) are not.
+        botocore retries a request that fails (5 attempts), not a body cut short after
+        its answer began (a truncated or reset download): such a read is tried again,
+        up to :data:`READ_ATTEMPTS` times in all, with a pause doubling from
+        :data:`READ_PAUSE_SECONDS`.
         """
         where = self.show(path)
         attempt = 1
         while True:
             try:
                 reply = self.client.get_object(Bucket=self.bucket, Key=self._object(path))
+            except Exception as err:  # botocore retried it already
+                raise _read_error(err, where) from None
+            try:
                 data: bytes = reply["Body"].read()
                 return data
             except Exception as err:
-                if _answered(err):
-                    raise _os_error(err, where) from None
                 if attempt >= READ_ATTEMPTS:
-                    reason = f"{_aws_reason(err)} ({attempt} tries)"
-                    raise StoreError(f"cannot read {where}: {reason}", where) from None
+                    raise _read_error(err, where, tries=attempt) from None
             time.sleep(READ_PAUSE_SECONDS * 2 ** (attempt - 1))
             attempt += 1
 
@@ -888,10 +888,14 @@ def _aws_reason(err: Exception) -> str:
     return " ".join(str(err).split()) or type(err).__name__
 
 
-def _answered(err: Exception) -> bool:
-    """Whether ``err`` is S3's answer (a botocore ClientError: a refusal, or a 5xx after
-    botocore's own retries), not a connection or a body that broke off."""
-    return isinstance(getattr(err, "response", None), dict)
+def _read_error(err: Exception, where: str, *, tries: int = 1) -> Exception:
+    """A failed read of ``where``: ``FileNotFoundError`` when the object is gone (a
+    reader lists again), else the :class:`StoreError` naming it."""
+    gone = _os_error(err, where)
+    if isinstance(gone, FileNotFoundError):
+        return gone
+    reason = _aws_reason(err) + (f" ({tries} tries)" if tries > 1 else "")
+    return StoreError(f"cannot read {where}: {reason}", where)
 
 
 def _os_error(err: Exception, where: str) -> OSError:
