@@ -281,3 +281,20 @@ def test_compaction_keeps_what_was_committed_and_nothing_else(
     os.utime(failed, (hour_ago, hour_ago))
     assert failed in compact(store, "2026-11-20").removed_temporary
     assert sorted(day.glob("*.parquet")) == [merged]
+
+
+def test_a_data_file_s3_refuses_to_serve_is_a_store_error_naming_it(
+    fault_proxy: FaultProxy, s3_endpoint: str, clock: SimulatedClock
+) -> None:
+    bucket = new_bucket(s3_endpoint)
+    collect_at(clock, through(fault_proxy, bucket))
+    (key,) = stored(s3_endpoint, bucket, "pods")
+    fault_proxy.add("GET", f"/{bucket}/store/pods/", "503")
+    with (
+        pytest.raises(StoreError, match="SlowDown") as caught,
+        History(through(fault_proxy, bucket)) as h,
+    ):
+        h.pods()
+    assert caught.value.path == f"s3://{bucket}/{key}"
+    # botocore's own tries only (the request and its 5 retries), none on top of them.
+    assert fault_proxy.outcomes("GET", f"/{bucket}/{key}") == ["503"] * 6

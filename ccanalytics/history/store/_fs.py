@@ -671,7 +671,7 @@ class S3Location(Location):
         """The object's bytes; ``FileNotFoundError`` when it is gone, else a
         :class:`StoreError` naming it when it cannot be read.
 
-        botocore retries a request that fails (5 attempts), not a body cut short after
+        botocore retries a request that fails (5 retries), not a body cut short after
         its answer began (a truncated or reset download): such a read is tried again,
         up to :data:`READ_ATTEMPTS` times in all, with a pause doubling from
         :data:`READ_PAUSE_SECONDS`.
