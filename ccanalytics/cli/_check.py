@@ -75,7 +75,8 @@ def add_parser(sub: Any) -> None:
         type=duration,
         default=timedelta(hours=1),
         metavar="DURATION",
-        help="how far back from the newest snapshot the flags judge (default: 1h)",
+        help="how far back from the newest snapshot the flags judge "
+        "(units s, m, h, d, w; default: 1h)",
     )
     check.add_argument(
         "--max-idle-cost",

@@ -80,7 +80,10 @@ def add_parser(sub: Any) -> None:
         "--store", required=True, metavar="STORE", help="the store: a folder or s3://bucket/prefix"
     )
     collect.add_argument(
-        "--every", type=duration, metavar="DURATION", help="repeat every DURATION (30s, 5m, 1h)"
+        "--every",
+        type=duration,
+        metavar="DURATION",
+        help="repeat every DURATION (units s, m, h, d, w: 30s, 5m, 1h)",
     )
     collect.add_argument(
         "--count", type=positive_int, metavar="N", help="with --every: stop after N snapshots"

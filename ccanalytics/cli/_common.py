@@ -228,7 +228,8 @@ def cluster_id(text: str) -> str:
 
 
 def duration(text: str) -> timedelta:
-    """A positive duration: ``30s``, ``5m``/``5min``, ``1h``, ``2d`` or a sum like ``1h30m``."""
+    """A positive duration: ``30s``, ``5m``/``5min``, ``1h``, ``2d``, ``1w``, ``7 days`` or a
+    sum like ``1h30m`` (:func:`~ccanalytics._durations.parse_duration`)."""
     try:
         return timedelta(seconds=parse_duration(text))
     except ValueError as err:

@@ -240,7 +240,8 @@ def _add_arguments(parser: argparse.ArgumentParser, query: Query) -> None:
             "--window",
             type=duration,
             metavar="DURATION",
-            help="how far back from the newest snapshot (7d, 24h, 1h30m; default: all)",
+            help="how far back from the newest snapshot (units s, m, h, d, w: 24h, 7d, 1w, "
+            "1h30m; default: all)",
         )
         span.add_argument("--since", metavar="TIME", help="from TIME (ISO 8601, UTC if naive)")
     if UNTIL in kinds:
