@@ -4,9 +4,9 @@ Opens and checks every FILE first (standard input for ``-`` or none; only regula
 files otherwise, never binary ones), then judges entry by entry with
 ``keys.iter_rows`` and prints each as it comes (``keys.AUDIT_WRITERS``: table, CSV
 or JSON),
-so memory does not grow with the file. Exit status: 0 when every key is fine, 1 on
-warnings with ``--strict``, 2 on any error, including an input that cannot be read
-(one line on stderr, nothing on stdout, never a traceback).
+so memory does not grow with the file. Exit status (``_exits``): 0 when every key is
+fine, 1 on warnings with ``--strict``, 5 when a key has errors, 2 for an input that
+cannot be read (one line on stderr, nothing on stdout, never a traceback) or bad usage.
 
 It imports neither pandas nor matplotlib nor httpx (``tests/keys/test_keys_cli.py``
 checks), so it starts fast and audits faster than ``ssh-keygen -lf`` fingerprints.
@@ -23,14 +23,17 @@ import sys
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from ccanalytics.cli._common import EXIT_USAGE
+from ccanalytics.cli._exits import EXIT_KEY_ERRORS
 from ccanalytics.errors import KeyFileError
 from ccanalytics.keys import AUDIT_WRITERS, AuditWriter, is_utf16, open_regular, shown_name
 
-__all__ = ["EXIT_ERRORS", "EXIT_OK", "EXIT_WARNINGS", "add_parser", "run"]
+__all__ = ["EXIT_ERRORS", "EXIT_OK", "EXIT_UNREADABLE", "EXIT_WARNINGS", "add_parser", "run"]
 
 EXIT_OK = 0
 EXIT_WARNINGS = 1  # only with --strict
-EXIT_ERRORS = 2
+EXIT_UNREADABLE = EXIT_USAGE  # a file that cannot be read: bad input, nothing audited
+EXIT_ERRORS = EXIT_KEY_ERRORS
 
 _PROG = "ccanalytics audit-keys"
 _HELP = "check SSH public keys (authorized_keys lines) before uploading them"
@@ -45,9 +48,6 @@ _EPILOG = (
     "  ccanalytics audit-keys ~/.ssh/authorized_keys\n"
     "  ccanalytics audit-keys --format json keys.txt > audit.json\n"
     "  cat ~/.ssh/id_ed25519.pub | ccanalytics audit-keys --strict -\n"
-    "\n"
-    "exit status: 0 every key is fine; 1 warnings (with --strict only);\n"
-    "2 errors, or a file that cannot be read"
 )
 
 
@@ -160,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"{_PROG}: {problem}", file=sys.stderr)
     if problems:
-        return EXIT_ERRORS
+        return EXIT_UNREADABLE
     counts = {"ok": 0, "warning": 0, "error": 0}
     writer = AUDIT_WRITERS[args.format](sys.stdout, several=len(inputs) > 1)
     try:

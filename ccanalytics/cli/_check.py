@@ -30,15 +30,12 @@ from ccanalytics.cli._common import (
     non_negative_int,
     rule_params,
 )
+from ccanalytics.cli._exits import EXIT_BREACHED, EXIT_SNOOZED
 
 if TYPE_CHECKING:
     from ccanalytics.history import CheckRun
 
 __all__ = ["EXIT_BREACHED", "EXIT_SNOOZED", "add_parser", "run"]
-
-EXIT_BREACHED = 3
-#: Breached, but every breach belongs to a snoozed rule: cron stays quiet, a script can tell.
-EXIT_SNOOZED = 4
 
 
 def add_parser(sub: Any) -> None:
@@ -47,12 +44,8 @@ def add_parser(sub: Any) -> None:
         help="judge budgets, idle cost and stragglers over recent history; exit 3 when breached",
         formatter_class=Formatter,
         description="Judge thresholds over the window that ends at the store's newest "
-        "snapshot, from flags or a policy file. Exit 0: fine; 3: breached (one sentence per "
-        "breach on stdout); 4: breached but every breach snoozed; 1: the store cannot be "
-        "read, is empty, the alert state or the textfile cannot be saved, or a notification "
-        "cannot be posted (the breaches still print: the alert reached no one); 2: bad "
-        "usage or a bad policy. A budget's warn_at warning is posted, but is not a breach "
-        "(exit 0).",
+        "snapshot, from flags or a policy file. A budget's warn_at warning is posted, but "
+        "is not a breach (exit 0).",
         epilog="Examples (cron, every 10 minutes):\n"
         "  */10 * * * *  ccanalytics check --store /data/cc --window 1h "
         "--max-idle-cost 50 --max-stragglers 0\n"

@@ -59,8 +59,6 @@ _DESCRIPTION = "\n\n".join(
         "from the first response) and names the shortest interval that fits; it finishes each "
         "snapshot before sleeping, goes on after a failed one, and stops cleanly on SIGTERM "
         "or Ctrl-C. One line per snapshot goes to stderr.",
-        "Exit status: 0 every snapshot complete; 1 a cluster or the store failed in some "
-        "snapshot; 2 bad usage, or a schedule over budget (nothing written).",
     )
 )
 

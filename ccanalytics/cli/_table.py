@@ -48,12 +48,13 @@ def format_table(frame: pd.DataFrame) -> str:
     names = [str(name) for name in frame.columns]
     units = [_unit(frame[name]) for name in names]
     cells = [
-        [_formatter(frame[name], unit)(v) for v in frame[name]] for name, unit in zip(names, units)
+        [_formatter(frame[name], unit)(v) for v in frame[name]]
+        for name, unit in zip(names, units, strict=True)
     ]
     right = [_is_numeric(frame[name]) for name in names]
     header = [names, units] if any(units) else [names]
     lines = []
-    for row in [*header, *zip(*cells)]:
+    for row in [*header, *zip(*cells, strict=True)]:
         parts = []
         for i, text in enumerate(row):
             width = max(len(names[i]), len(units[i]), *(len(c) for c in cells[i]))
