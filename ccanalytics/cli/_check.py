@@ -94,6 +94,15 @@ def add_parser(sub: Any) -> None:
         metavar="PATH",
         help="with --policy: write the judged figures for node_exporter's textfile collector",
     )
+    check.add_argument(
+        "--textfile-label",
+        dest="textfile_labels",
+        type=_label,
+        action="append",
+        metavar="NAME=VALUE",
+        help="a label on every sample of the textfile, naming its source; repeatable "
+        "(default: store=the store's folder name, so two stores' files never collide)",
+    )
     check.add_argument("--snooze", metavar="RULE", help="silence a policy rule (with --for)")
     check.add_argument(
         "--for", dest="snooze_for", type=duration, metavar="DURATION", help="how long to snooze"
@@ -132,6 +141,14 @@ def _check_usage(args: argparse.Namespace) -> None:
     # spelled with these flags by main).
 
 
+def _label(text: str) -> tuple[str, str]:
+    """``NAME=VALUE`` (the name's rules are the library's, ``source_labels``)."""
+    name, equals, value = text.partition("=")
+    if not equals or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, such as store=prod, not {text!r}")
+    return name, value
+
+
 def _snooze(args: argparse.Namespace) -> int:
     from ccanalytics.history import load_policy, snooze
 
@@ -153,6 +170,7 @@ def _judge(args: argparse.Namespace) -> int:
         policy=args.policy,
         notify=args.notify,
         textfile=args.textfile,
+        textfile_labels=dict(args.textfile_labels or ()),
         params=rule_params(args),
     )
     _print_outcome(outcome, verbose=args.verbose)
