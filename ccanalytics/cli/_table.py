@@ -2,7 +2,7 @@
 
 ``--format table`` (the default on a terminal or without ``--output``) prints this;
 CSV, JSON and Parquet keep the raw numbers for programs. The unit of a column is the
-measure registry's (History's answers) or the pod field table's (the pods frame), so a
+measure registry's (History's answers) or the pods frame's documented one, so a
 table says what the docs say; a share (0-1) is shown in percent. Text from the API or a
 store is made visible (:func:`ccanalytics._visible.visible`): a pod name cannot move
 the terminal's cursor.
@@ -37,7 +37,12 @@ _SHORT_UNITS = {
     "robust z": "z",
 }
 # The field table's prose units, by how they start.
-_PROSE_UNITS = (("integer percent", "%"), ("integer seconds", "s"), ("USD per hour", "USD/h"))
+_PROSE_UNITS = (
+    ("integer percent", "%"),
+    ("integer seconds", "s"),
+    ("USD per hour", "USD/h"),
+    ("GB", "GB"),
+)
 
 
 def format_table(frame: pd.DataFrame) -> str:
@@ -77,8 +82,6 @@ def column_unit(name: str) -> str:
     for prefix, short in _PROSE_UNITS:
         if field_unit.startswith(prefix):
             return short
-    if field_unit:
-        return field_unit
     return _unit_by_name(name)
 
 
@@ -103,9 +106,15 @@ def _unit(series: pd.Series) -> str:
 
 @functools.cache
 def _field_units() -> dict[str, str]:
-    from ccanalytics.api._podfields import POD_TABLE
+    """Each pods-frame column's unit, as its documented meaning states it after the
+    source (``"cost, USD per hour; ..."``: the field table writes them so)."""
+    from ccanalytics.frames import POD_COLUMNS
 
-    return {field.column: field.unit for field in POD_TABLE if field.column}
+    units = {}
+    for name, spec in POD_COLUMNS.items():
+        source = spec.meaning.split(";", 1)[0]
+        units[name] = source.split(", ", 1)[1] if ", " in source else ""
+    return units
 
 
 def _is_numeric(series: pd.Series) -> bool:
