@@ -7,12 +7,29 @@ it failed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Protocol
 
 from ccanalytics._show import html_table
 
-if TYPE_CHECKING:
-    from ccanalytics.history.collector._collect import CollectResult
+
+class CollectResult(Protocol):
+    """What is read of the result (a protocol: its module imports this one)."""
+
+    @property
+    def observed_at(self) -> Mapping[str, datetime]: ...
+    @property
+    def clusters(self) -> tuple[str, ...]: ...
+    @property
+    def pod_rows(self) -> int: ...
+    @property
+    def gpu_rows(self) -> int: ...
+    @property
+    def errors(self) -> Mapping[str, Exception]: ...
+    @property
+    def files(self) -> tuple[object, ...]: ...
+
 
 __all__ = ["result_html", "result_repr"]
 

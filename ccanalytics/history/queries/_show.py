@@ -10,12 +10,22 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ccanalytics._show import html_table, human_bytes
 
 if TYPE_CHECKING:
-    from ccanalytics.history.queries._history import History
+    import pandas as pd
+
+
+class History(Protocol):
+    """What is read of the History (a protocol: History's module imports this one)."""
+
+    @property
+    def store(self) -> Path | str: ...
+    def sql(self, query: str, params: Any = None) -> pd.DataFrame: ...
+    def coverage(self) -> pd.DataFrame: ...
+
 
 __all__ = ["history_html"]
 
