@@ -20,10 +20,11 @@ import gc
 import io
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from ccanalytics.cli._common import EXIT_USAGE
+from ccanalytics.cli._common import EXIT_USAGE, add_quiet_option, shows_progress
 from ccanalytics.cli._exits import EXIT_KEY_ERRORS
 from ccanalytics.errors import KeyFileError
 from ccanalytics.keys import AUDIT_WRITERS, AuditWriter, is_utf16, open_regular, shown_name
@@ -67,6 +68,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict", action="store_true", help="exit with status 1 when any key has warnings"
     )
+    add_quiet_option(parser, "progress bar while a large file written elsewhere is read")
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -163,8 +165,12 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_UNREADABLE
     counts = {"ok": 0, "warning": 0, "error": 0}
     writer = AUDIT_WRITERS[args.format](sys.stdout, several=len(inputs) > 1)
+    # A bar only when the rows go elsewhere (a file, a pipe): on the terminal they are
+    # the progress, and a bar would be drawn between them.
+    bar = _progress(inputs) if shows_progress(args) and not sys.stdout.isatty() else None
     try:
-        _audit_inputs(inputs, writer, counts)
+        with bar or contextlib.nullcontext():
+            _audit_inputs(inputs, writer, counts)
         writer.finish(counts)
         sys.stdout.flush()
     except BrokenPipeError:  # e.g. piped into head: stop quietly
@@ -178,6 +184,59 @@ def run(args: argparse.Namespace) -> int:
     if args.strict and counts["warning"]:
         return EXIT_WARNINGS
     return EXIT_OK
+
+
+#: A file smaller than this is read before a bar would be worth drawing.
+_PROGRESS_MIN_BYTES = 1 << 20
+
+
+@contextlib.contextmanager
+def _progress(inputs: list[_Input]) -> Iterator[None]:
+    """A tqdm bar of the bytes read from the inputs, on stderr, kept by a thread that
+    reads each file's offset: the audit's loop itself pays nothing for it."""
+    sizes = [_size(usable) for usable in inputs]
+    if sum(sizes) < _PROGRESS_MIN_BYTES:
+        yield
+        return
+    import threading
+
+    from tqdm import tqdm
+
+    done = threading.Event()
+    name = shown_name(inputs[0].name) if len(inputs) == 1 else f"{len(inputs)} files"
+    bar = tqdm(total=sum(sizes), desc=name, unit="B", unit_scale=True, file=sys.stderr)
+
+    def follow() -> None:
+        while not done.wait(0.2):
+            bar.update(_read_so_far(inputs, sizes) - bar.n)
+
+    watcher = threading.Thread(target=follow, name="audit-progress", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
+        bar.update(sum(sizes) - bar.n)
+        bar.close()
+
+
+def _size(usable: _Input) -> int:
+    with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+        return os.fstat(usable.file.fileno()).st_size
+    return 0
+
+
+def _read_so_far(inputs: list[_Input], sizes: list[int]) -> int:
+    """Bytes read so far: the sizes of the files done, and the offset in the one being read."""
+    total = 0
+    for usable, size in zip(inputs, sizes, strict=True):
+        if usable.file.closed:
+            total += size
+            continue
+        with contextlib.suppress(OSError, ValueError):
+            total += min(size, os.lseek(usable.file.fileno(), 0, os.SEEK_CUR))
+    return total
 
 
 _BYTES_PER_KEY = 100  # an Ed25519 line and its comment; other keys' lines are longer

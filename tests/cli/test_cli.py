@@ -284,7 +284,7 @@ WRONG_ARGUMENTS = {
         ["sandbox", "--quota-window", "3"],
         "--quota and --quota-window go together",
     ),
-    "no command": ([], "COMMAND"),
+    # No command at all lists the commands (exit 2): tests/cli/test_exit_statuses.py.
     "unknown command": (["serve"], "invalid choice: 'serve'"),
 }
 

@@ -52,7 +52,7 @@ No webhook URL or other secret is ever a label.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -183,14 +183,15 @@ class _Collector:
                     self._add(family, _rule_labels(j), value)
             yield family
         yield from self._thresholds(judgements, rule_labels)
-        for name, doc, value_of in (
+        flags: list[tuple[str, str, Callable[[Judgement], float]]] = [
             ("breached", "1 when the figure is over its limit", lambda j: float(j.breached)),
             (
                 "snoozed",
                 "1 when the rule is snoozed for this cluster",
                 lambda j: float(j.key in self.snoozed),
             ),
-        ):
+        ]
+        for name, doc, value_of in flags:
             family = self._gauge(name, doc, rule_labels)
             for j in judgements:
                 self._add(family, _rule_labels(j), value_of(j))
