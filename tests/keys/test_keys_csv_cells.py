@@ -25,7 +25,7 @@ def test_comments_and_file_names_are_inert(tmp_path: Path) -> None:
         [sys.executable, "-m", "ccanalytics", "audit-keys", "--format", "csv", keys.name],
         capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
     )  # fmt: skip
-    assert done.returncode == 2, done.stderr  # options the API cannot store: an error
+    assert done.returncode == 5, done.stderr  # options the API cannot store: a key error
     written = rows(done.stdout)
     assert_inert([row["comment"] for row in written], COMMENTS)
     assert {row["file"] for row in written} == {"'+cmd.pub"}
