@@ -33,7 +33,7 @@ from ccanalytics.cli._common import (
     rule_params,
 )
 
-__all__ = ["BY_WORDS", "QUERIES", "Query", "add_parser", "run"]
+__all__ = ["BY_WORDS", "DIMENSION_WORDS", "QUERIES", "Query", "add_parser", "run"]
 
 # How a parameter is given. WINDOW: --window DURATION or --since TIME (since=); UNTIL:
 # --until TIME; CLUSTERS: CLUSTER_ID ... (cluster_ids=); RULES: the rule thresholds
@@ -51,6 +51,12 @@ WINDOW, UNTIL, CLUSTERS, RULES, COVERED, DEPRECATED = (
 BY, MAX_GAP, FREQ, AT, QUERY, NOT_GIVEN = "by", "max_gap", "freq", "at", "query", "not given"
 GPU_TYPES, HEADROOM, LIMIT, WEEKS, Z = "gpu_types", "headroom", "limit", "weeks", "z"
 TEAMS = "teams"
+# NAMES: MEASURE ... (names=); BY_MANY: --by given once per dimension.
+NAMES, BY_MANY = "names", "by many"
+#: The dimensions' names (ccanalytics.measures._dimensions.DIMENSIONS, which the command
+#: does not import to start: the measures load pandas); tests/measures/test_dimensions.py
+#: holds the two equal.
+DIMENSION_WORDS = ("cluster", "team", "gpu_type", "pod", "rank", "day", "hour")
 
 
 @dataclass(frozen=True)
@@ -157,6 +163,18 @@ QUERIES: dict[str, Query] = {
         },
         by=("hour", "day"),
     ),
+    "measures": Query(
+        "any of the registry's sums and shares, split by any dimensions (--by, repeated)",
+        {
+            NAMES: NAMES,
+            **_SPAN,
+            "by": BY_MANY,
+            "params": RULES,
+            "max_gap": MAX_GAP,
+            "teams": TEAMS,
+        },
+        by=(*DIMENSION_WORDS, "none"),
+    ),
     "sql": Query(
         "any SQL over the store's views (pods, gpus, snapshots)",
         {"query": QUERY, "params": NOT_GIVEN},  # $name parameters: write values in the query
@@ -223,6 +241,10 @@ def _add_arguments(parser: argparse.ArgumentParser, query: Query) -> None:
     kinds = set(query.given.values())
     if QUERY in kinds:
         parser.add_argument("sql_query", metavar="QUERY", help="the SQL to run")
+    if NAMES in kinds:
+        parser.add_argument(
+            "names", nargs="+", metavar="MEASURE", help="measure names (docs: the measures page)"
+        )
     if CLUSTERS in kinds:
         parser.add_argument(
             "cluster_ids",
@@ -252,6 +274,13 @@ def _add_arguments(parser: argparse.ArgumentParser, query: Query) -> None:
     if BY in kinds:
         parser.add_argument(
             "--by", choices=query.by, help="one row per: %(choices)s (none: the whole window)"
+        )
+    if BY_MANY in kinds:
+        parser.add_argument(
+            "--by",
+            choices=query.by,
+            action="append",
+            help="split by: %(choices)s, once per dimension (default: cluster; none: no split)",
         )
     if FREQ in kinds:
         parser.add_argument(
@@ -319,6 +348,8 @@ def _arguments(args: argparse.Namespace, query: Query) -> tuple[list[Any], dict[
     keywords: dict[str, Any] = {}
     if QUERY in kinds:
         positional.append(args.sql_query)
+    if NAMES in kinds:
+        positional.append(args.names)
     if CLUSTERS in kinds and args.cluster_ids:
         keywords[kinds[CLUSTERS]] = args.cluster_ids
     if WINDOW in kinds and (args.window is not None or args.since is not None):
@@ -338,6 +369,8 @@ def _arguments(args: argparse.Namespace, query: Query) -> tuple[list[Any], dict[
             keywords[kinds[kind]] = getattr(args, dest)
     if BY in kinds and args.by is not None:
         keywords[kinds[BY]] = BY_WORDS.get(args.by, args.by)
+    if BY_MANY in kinds and args.by is not None:
+        keywords[kinds[BY_MANY]] = None if args.by == ["none"] else list(args.by)
     if LIMIT in kinds and args.limit is not None:
         keywords[kinds[LIMIT]] = _limits(args.limit)
     if RULES in kinds:

@@ -36,11 +36,14 @@ from ccanalytics.history.store._rollup import (
     rollup_params,
     snapshot_instants,
 )
-from ccanalytics.measures import MEASURES, Params
+from ccanalytics.measures import MEASURES, Measure, Params
+from ccanalytics.measures._dimensions import Dimension, columns_of, dimensions
 
 __all__ = [
     "IDLE_COST_COLUMNS",
+    "IDLE_COST_KEYS",
     "UTIL_WEIGHT",
+    "answers",
     "idle_cost",
     "idle_cost_since",
     "pod_lifetimes",
@@ -64,12 +67,24 @@ IDLE_COST_COLUMNS = (
     "unobserved_hours",
 )
 _BY = ("cluster", "day", "pod", None)
+#: The dimensions this module answers alone, each with its key columns
+#: (:data:`~ccanalytics.measures._dimensions.DIMENSIONS`' own).
 _KEYS: dict[str | None, dict[str, str]] = {
-    "cluster": {"cluster_id": "string"},
-    "day": {"day": "datetime64[ns, UTC]"},
-    "pod": {"cluster_id": "string", "pod_id": "string", "name": "string", "rank": "Int64"},
-    None: {},
+    name: columns_of(dimensions(name)) for name in ("cluster", "day", "pod", None)
 }
+#: The key columns of :meth:`History.idle_cost` per ``by`` (a pod: its name and rank).
+IDLE_COST_KEYS: dict[str | None, tuple[str, ...]] = {
+    **{name: tuple(keys) for name, keys in _KEYS.items()},
+    "pod": ("cluster_id", "pod_id", "name", "rank"),
+}
+
+
+def answers(chosen: Sequence[Measure], by: Sequence[Dimension]) -> bool:
+    """Whether :func:`idle_cost` answers ``chosen`` split ``by``: sums and shares by
+    cluster, day, pod or nothing (where its time accounting and the rollups apply)."""
+    kinds = all(m.kind in ("sum", "share") for m in chosen)
+    return kinds and len(by) <= 1 and all(d.name in ("cluster", "day", "pod") for d in by)
+
 
 # One row per cluster snapshot instant with the sums the idle-cost measures need (per
 # hour): the instants, and the sums over each instant's pod rows from one file; an

@@ -8,12 +8,13 @@ is: it resolves the window on fresh views and runs one of this package's queries
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from ccanalytics.measures import Params, renamed
+from ccanalytics.measures import MEASURES, Params, renamed
 from ccanalytics.measures.rules import RIGHTSIZING_HEADROOM
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from os import PathLike
 
     import pandas as pd
@@ -23,13 +24,97 @@ if TYPE_CHECKING:
     from ccanalytics.history.queries._window import DurationLike, TimeLike
     from ccanalytics.measures import GpuTypes
 
-__all__ = ["Questions"]
+__all__ = ["IDLE_COST_MEASURES", "Questions"]
+
+
+#: The measures of :meth:`Questions.idle_cost`: the registry's sums and shares.
+IDLE_COST_MEASURES = tuple(m.name for m in MEASURES if m.kind in ("sum", "share"))
 
 
 class Questions:
     """History's answers over a window (see :class:`~ccanalytics.history.History`)."""
 
     _catalog: Catalog
+
+    def measures(
+        self,
+        names: str | Sequence[str],
+        since: TimeLike = None,
+        until: TimeLike = None,
+        *,
+        by: Literal["cluster", "team", "gpu_type", "pod", "rank", "day", "hour"]
+        | list[str]
+        | None = "cluster",
+        params: Params | None = None,
+        max_gap: DurationLike | None = None,
+        teams: Teams | str | PathLike[str] | None = None,
+    ) -> pd.DataFrame:
+        """Any of the registry's measures in the window, split by any declared dimensions.
+
+        ``h.measures(["idle_cost", "idle_cost_share"], "7d", by=["gpu_type", "day"])``.
+
+        Parameters
+        ----------
+        names
+            Measure names of :data:`ccanalytics.measures.MEASURES` whose kind is a sum
+            over pod rows (``total_cost``, ``idle_cost``, ``memory_risk_pod_hours``, the
+            waste classes, ...) or a share of two (``idle_cost_share``); a name it does
+            not know, or a measure of another kind (``stragglers``: :meth:`stragglers`),
+            is a ValueError saying so.
+        since, until, max_gap, params
+            As for :meth:`idle_cost`.
+        by
+            Dimension names (:data:`ccanalytics.measures._dimensions.DIMENSIONS`:
+            ``cluster``, ``team``, ``gpu_type``, ``pod``, ``rank``, ``day``, ``hour``),
+            one or several (at most one of ``day`` and ``hour``), or ``None``: one row.
+        teams
+            The team mapping ``team`` splits by (as for :meth:`showback`); without one,
+            ``by="team"`` is an :class:`~ccanalytics.errors.ArgumentsError`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The dimensions' columns, ``observed_hours``, then each measure (Float64: USD,
+            hours or a 0-1 share, <NA> over no denominator). Split by nothing but
+            ``cluster``, ``day`` or ``pod``, ``observed_hours`` is the time the snapshots
+            cover (a cluster's hours; a pod's hours seen) and ``unobserved_hours`` follows
+            (what :meth:`idle_cost` shows); split otherwise, ``observed_hours`` is the
+            pod-hours the rows stand for. Every split of one measure sums to the same total.
+        """
+        from ccanalytics.history.queries import _measures, _queries
+        from ccanalytics.history.queries._showback import resolve_teams
+        from ccanalytics.measures._dimensions import columns_of, dimensions
+
+        chosen = _measures.resolve(names)
+        split = dimensions(by)
+        mapping = resolve_teams(teams)  # a bad file fails before any query
+        judged_by = params if params is not None else Params()
+        con = self._catalog.con
+        if _queries.answers(chosen, split):
+            columns = [*columns_of(split), "observed_hours", *(m.name for m in chosen)]
+
+            def query(start: Any, end: Any) -> pd.DataFrame:
+                by_one = split[0].name if split else None
+                frame = _queries.idle_cost(
+                    con, start, end, by=by_one, params=judged_by, max_gap=max_gap
+                )
+                return frame[[*columns, "unobserved_hours"]]
+
+        else:
+
+            def query(start: Any, end: Any) -> pd.DataFrame:
+                return _measures.measures(
+                    con,
+                    start,
+                    end,
+                    chosen=chosen,
+                    by=split,
+                    params=judged_by,
+                    max_gap=max_gap,
+                    teams=mapping,
+                )
+
+        return self._catalog.answer(query, since, until)
 
     def coverage(self, since: TimeLike = None, until: TimeLike = None) -> pd.DataFrame:
         """Per cluster: snapshots taken, failed and missing against its schedule, and why
@@ -53,24 +138,25 @@ class Questions:
     ) -> pd.DataFrame:
         """Spend, idle spend and unused-GPU spend in the window, per ``by`` value.
 
-        See :func:`ccanalytics.history.queries._queries.idle_cost` for the columns (USD,
+        A view of :meth:`measures`: the registry's sums and shares
+        (``measures(IDLE_COST_MEASURES, by=by)``), between ``observed_hours`` and
+        ``unobserved_hours``. See :func:`ccanalytics.history.queries._queries.idle_cost` for the columns (USD,
         hours, the registry's shares) and the time accounting; ``by`` is ``"cluster"``,
         ``"day"``, ``"pod"`` or ``None``. ``idle_threshold`` (percent, default 10) is the
         live rule's; ``params`` (:class:`ccanalytics.measures.Params`) gives every
         threshold at once; ``threshold=`` is the old spelling of ``idle_threshold=``
         (DeprecationWarning). With no covered time the sums are 0.
         """
-        from ccanalytics.history.queries import _queries
+        from ccanalytics.history.queries._queries import IDLE_COST_COLUMNS, IDLE_COST_KEYS
 
+        if by not in IDLE_COST_KEYS:
+            raise ValueError(f"by must be one of 'cluster', 'day', 'pod' or None, not {by!r}")
         idle = renamed("threshold", "idle_threshold", threshold, idle_threshold)
         judged_by = Params.of(params, idle_threshold=idle)
-        return self._catalog.answer(
-            lambda start, end: _queries.idle_cost(
-                self._catalog.con, start, end, by=by, params=judged_by, max_gap=max_gap
-            ),
-            since,
-            until,
+        frame = self.measures(
+            IDLE_COST_MEASURES, since, until, by=by, params=judged_by, max_gap=max_gap
         )
+        return frame[[*IDLE_COST_KEYS[by], *IDLE_COST_COLUMNS]]
 
     def waste(
         self,
@@ -90,18 +176,18 @@ class Questions:
         at most (:mod:`ccanalytics.measures.rules`), so ``idle_empty_cost +
         idle_loaded_cost`` is :meth:`idle_cost`'s ``idle_cost``. ``params`` judges
         (idle, memory and low-compute lines, straggler ``z`` and ``min_gap``). See
-        :func:`ccanalytics.history.queries._waste.waste`.
+        :mod:`ccanalytics.history.queries._waste`. A view of :meth:`measures`: the
+        classes and ``total_cost`` by ``by``, with their sum and share added.
         """
-        from ccanalytics.history.queries import _waste
+        from ccanalytics.history.queries._waste import WASTE_KEYS, WASTE_MEASURES, with_waste
 
+        if by not in WASTE_KEYS:
+            raise ValueError(f"by must be one of 'cluster', 'pod' or None, not {by!r}")
         judged_by = params if params is not None else Params()
-        return self._catalog.answer(
-            lambda start, end: _waste.waste(
-                self._catalog.con, start, end, by=by, params=judged_by, max_gap=max_gap
-            ),
-            since,
-            until,
+        frame = self.measures(
+            WASTE_MEASURES, since, until, by=by, params=judged_by, max_gap=max_gap
         )
+        return with_waste(frame, WASTE_KEYS[by])
 
     def rightsizing(
         self,
