@@ -28,6 +28,7 @@ MAX_FUNCTION_LINES = 100
 KNOWN_LONG: dict[str, str] = {
     "analysis.py": "module",
     "history/store/_fs.py": "module",
+    "keys/_source.py": "module",
     "report/_writer.py:write_report": "function",
     "sandbox/_data.py:make_data": "function",
 }

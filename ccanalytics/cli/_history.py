@@ -232,12 +232,6 @@ def _example(method: str, query: Query) -> str:
 
 
 def _add_arguments(parser: argparse.ArgumentParser, query: Query) -> None:
-    from ccanalytics.measures.rules import (
-        RIGHTSIZING_HEADROOM,
-        SPEND_ANOMALY_Z,
-        SPEND_BASELINE_WEEKS,
-    )
-
     kinds = set(query.given.values())
     if QUERY in kinds:
         parser.add_argument("sql_query", metavar="QUERY", help="the SQL to run")
@@ -293,6 +287,21 @@ def _add_arguments(parser: argparse.ArgumentParser, query: Query) -> None:
             metavar="DURATION",
             help="a longer gap between snapshots is unobserved time",
         )
+    _add_value_options(parser, kinds)
+    add_output_options(parser, FORMATS)
+    parser.add_argument("--force", action="store_true", help="replace --output FILE if it exists")
+    if RULES in kinds:
+        add_rule_options(parser)
+
+
+def _add_value_options(parser: argparse.ArgumentParser, kinds: set[str]) -> None:
+    """The options that each give one value of a query's own (files, figures)."""
+    from ccanalytics.measures.rules import (
+        RIGHTSIZING_HEADROOM,
+        SPEND_ANOMALY_Z,
+        SPEND_BASELINE_WEEKS,
+    )
+
     if GPU_TYPES in kinds:
         parser.add_argument(
             "--gpu-types",
@@ -335,10 +344,6 @@ def _add_arguments(parser: argparse.ArgumentParser, query: Query) -> None:
             metavar="Z",
             help=f"an hour is unusual above this robust z (default: {SPEND_ANOMALY_Z:g})",
         )
-    add_output_options(parser, FORMATS)
-    parser.add_argument("--force", action="store_true", help="replace --output FILE if it exists")
-    if RULES in kinds:
-        add_rule_options(parser)
 
 
 def _arguments(args: argparse.Namespace, query: Query) -> tuple[list[Any], dict[str, Any]]:
