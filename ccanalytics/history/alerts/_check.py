@@ -9,7 +9,7 @@ check and a report over the same window agree to the cent.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from os import PathLike
@@ -269,6 +269,7 @@ def check(
     policy: Policy | str | PathLike[str] | None = None,
     notify: str | None = None,
     textfile: str | PathLike[str] | None = None,
+    textfile_labels: Mapping[str, str] | None = None,
     now: datetime | None = None,
     post: Callable[[str, str], str | None] | None = None,
     params: Params | None = None,
@@ -280,7 +281,8 @@ def check(
     CLI's ``--idle-threshold``, ``--straggler-z``, ``--min-gap``, ``--chronic-share``; a
     policy's rules set theirs in the file); ``policy`` (a :class:`Policy` or a
     TOML file) by :func:`check_policy`. ``textfile`` (with a policy) receives the judged
-    figures for node_exporter; a textfile that cannot be written is kept in
+    figures for node_exporter, each sample labelled with its source (``textfile_labels``,
+    by default ``store=`` the store's name: :func:`~._textfile.source_labels`); a textfile that cannot be written is kept in
     :attr:`CheckRun.textfile_error` rather than raised, so that the alerts still go out.
     Every alert with a route (the rule's webhook, else ``notify``) is posted by
     :func:`notify_on_change` when its state changed; ``now`` and ``post`` are passed to
@@ -293,7 +295,7 @@ def check(
     from ccanalytics.errors import CheckOutputError
     from ccanalytics.history.alerts._alerts import notify_on_change
     from ccanalytics.history.alerts._policy import Policy, load_policy
-    from ccanalytics.history.alerts._textfile import write_textfile
+    from ccanalytics.history.alerts._textfile import source_labels, write_textfile
 
     check_arguments(
         max_idle_cost=max_idle_cost,
@@ -302,6 +304,7 @@ def check(
         notify=notify,
         textfile=textfile,
     )
+    labels = source_labels(store, textfile_labels)
     flags = max_idle_cost is not None or max_stragglers is not None
     rules = policy if isinstance(policy, Policy) or policy is None else load_policy(policy)
 
@@ -322,7 +325,7 @@ def check(
         judged = check_policy(store, rules, now=now)
         if textfile is not None:
             try:
-                write_textfile(textfile, judged, judged.snoozed)
+                write_textfile(textfile, judged, judged.snoozed, labels)
             except CheckOutputError as err:
                 textfile_error = err
         alerts += judged.alerts(rules, notify)

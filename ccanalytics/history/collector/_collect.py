@@ -79,6 +79,16 @@ class CollectResult:
         )
         return MappingProxyType({cid: str(err) for cid, err in self.errors.items()})
 
+    def __repr__(self) -> str:
+        from ccanalytics.history.collector._show import result_repr
+
+        return result_repr(self)
+
+    def _repr_html_(self) -> str:
+        from ccanalytics.history.collector._show import result_html
+
+        return result_html(self)
+
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # A result crosses process boundaries (a collect in a ProcessPoolExecutor), but
         # a read-only mapping does not pickle: send plain dicts, wrap them again here.

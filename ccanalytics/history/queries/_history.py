@@ -113,6 +113,11 @@ class History(Questions):
     def __repr__(self) -> str:
         return f"History({self._catalog.location.show(self._catalog.root)!r})"
 
+    def _repr_html_(self) -> str:
+        from ccanalytics.history.queries._show import history_html
+
+        return history_html(self)
+
     @property
     def store(self) -> Path | str:
         """The store's folder (absolute), or its ``s3://bucket/prefix`` address."""
