@@ -152,15 +152,6 @@ class _Located(Exception):
     url: str | None
     host: str | None
 
-    def _locate(
-        self,
-        method: str | None,
-        path: str | None,
-        url: str | None = None,
-        host: str | None = None,
-    ) -> None:
-        self.method, self.path, self.url, self.host = method, path, url, host
-
     def __str__(self) -> str:
         text = str(self.args[0]) if self.args else ""
         target = self.url or self.path
@@ -196,13 +187,9 @@ class ApiError(_Located, CCAnalyticsError):
         self.title = title
         self.detail = detail
         self.errors = list(errors)
-        self._keep_headers(headers or {})
-        self._locate(method, path, url, host)
+        keep_headers(self, headers or {})
+        locate(self, method, path, url, host)
         super().__init__(_one_line(message or self._default_message()))
-
-    def _keep_headers(self, headers: Mapping[str, str]) -> None:
-        """Keep the response headers that help support (request id, rate limits), no others."""
-        self.headers = {k.lower(): v for k, v in headers.items() if k.lower() in _SAFE_HEADERS}
 
     def _default_message(self) -> str:
         text = f"{self.status} {self.title}".rstrip()
@@ -275,7 +262,7 @@ class ApiConnectionError(_Located, CCAnalyticsError):
         url: str | None = None,
         host: str | None = None,
     ) -> None:
-        self._locate(method, path, url, host)
+        locate(self, method, path, url, host)
         super().__init__(_one_line(message))
 
 
@@ -483,3 +470,19 @@ class ExportOutputError(CCAnalyticsError, OSError):
     def __init__(self, message: str, path: Any = None) -> None:
         super().__init__(message)
         self.path = path
+
+
+def locate(
+    err: _Located,
+    method: str | None,
+    path: str | None,
+    url: str | None = None,
+    host: str | None = None,
+) -> None:
+    """Say where the request that failed went (the client knows it only once it failed)."""
+    err.method, err.path, err.url, err.host = method, path, url, host
+
+
+def keep_headers(err: ApiError, headers: Mapping[str, str]) -> None:
+    """Keep the response headers that help support (request id, rate limits), no others."""
+    err.headers = {k.lower(): v for k, v in headers.items() if k.lower() in _SAFE_HEADERS}

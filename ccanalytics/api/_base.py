@@ -48,6 +48,8 @@ from ccanalytics.errors import (
     MalformedResponseError,
     RateLimitError,
     ResponseTooLargeError,
+    keep_headers,
+    locate,
 )
 
 __all__ = ["Shape", "_BaseClient", "_Call", "construction_error"]
@@ -237,7 +239,7 @@ class _BaseClient:
         data = decode_json(content, headers.get("content-type", "no content type"), status)
         result = data if isinstance(data, MalformedResponseError) else call.shape(data)
         if isinstance(result, MalformedResponseError):
-            result._keep_headers(headers)  # a request id helps support; _finished scrubs them
+            keep_headers(result, headers)  # a request id helps support; _finished scrubs them
         return result
 
     def _transport_error(self, exc: Exception, call: _Call) -> ApiConnectionError:
@@ -320,7 +322,7 @@ class _BaseClient:
             err.errors = [self._scrub(e) for e in err.errors]
             err.headers = {k: self._scrub(v) for k, v in err.headers.items()}
         if isinstance(err, ApiError | ApiConnectionError):
-            err._locate(method, path, self.base_url + path, self._host)
+            locate(err, method, path, self.base_url + path, self._host)
         err.__cause__ = err.__context__ = None
         err.__suppress_context__ = True
         return err

@@ -32,7 +32,7 @@ from ccanalytics.cli._common import (
     rule_params,
 )
 
-__all__ = ["BY_WORDS", "QUERIES", "Query", "add_parser", "run"]
+__all__ = ["BY_WORDS", "DIMENSION_WORDS", "QUERIES", "Query", "add_parser", "run"]
 
 # How a parameter is given. WINDOW: --window DURATION or --since TIME (since=); UNTIL:
 # --until TIME; CLUSTERS: CLUSTER_ID ... (cluster_ids=); RULES: the rule thresholds
@@ -50,6 +50,12 @@ WINDOW, UNTIL, CLUSTERS, RULES, COVERED, DEPRECATED = (
 BY, MAX_GAP, FREQ, AT, QUERY, NOT_GIVEN = "by", "max_gap", "freq", "at", "query", "not given"
 GPU_TYPES, HEADROOM, LIMIT, WEEKS, Z = "gpu_types", "headroom", "limit", "weeks", "z"
 TEAMS = "teams"
+# NAMES: MEASURE ... (names=); BY_MANY: --by given once per dimension.
+NAMES, BY_MANY = "names", "by many"
+#: The dimensions' names (ccanalytics.measures._dimensions.DIMENSIONS, which the command
+#: does not import to start: the measures load pandas); tests/measures/test_dimensions.py
+#: holds the two equal.
+DIMENSION_WORDS = ("cluster", "team", "gpu_type", "pod", "rank", "day", "hour")
 
 
 @dataclass(frozen=True)
@@ -156,6 +162,18 @@ QUERIES: dict[str, Query] = {
         },
         by=("hour", "day"),
     ),
+    "measures": Query(
+        "any of the registry's sums and shares, split by any dimensions (--by, repeated)",
+        {
+            NAMES: NAMES,
+            **_SPAN,
+            "by": BY_MANY,
+            "params": RULES,
+            "max_gap": MAX_GAP,
+            "teams": TEAMS,
+        },
+        by=(*DIMENSION_WORDS, "none"),
+    ),
     "sql": Query(
         "any SQL over the store's views (pods, gpus, snapshots)",
         {"query": QUERY, "params": NOT_GIVEN},  # $name parameters: write values in the query
@@ -206,15 +224,13 @@ def _example(method: str, query: Query) -> str:
 
 
 def _add_arguments(parser: argparse.ArgumentParser, query: Query) -> None:
-    from ccanalytics.measures.rules import (
-        RIGHTSIZING_HEADROOM,
-        SPEND_ANOMALY_Z,
-        SPEND_BASELINE_WEEKS,
-    )
-
     kinds = set(query.given.values())
     if QUERY in kinds:
         parser.add_argument("sql_query", metavar="QUERY", help="the SQL to run")
+    if NAMES in kinds:
+        parser.add_argument(
+            "names", nargs="+", metavar="MEASURE", help="measure names (docs: the measures page)"
+        )
     if CLUSTERS in kinds:
         parser.add_argument(
             "cluster_ids",
@@ -246,6 +262,13 @@ def _add_arguments(parser: argparse.ArgumentParser, query: Query) -> None:
         parser.add_argument(
             "--by", choices=query.by, help="one row per: %(choices)s (none: the whole window)"
         )
+    if BY_MANY in kinds:
+        parser.add_argument(
+            "--by",
+            choices=query.by,
+            action="append",
+            help="split by: %(choices)s, once per dimension (default: cluster; none: no split)",
+        )
     if FREQ in kinds:
         parser.add_argument(
             "--freq", type=duration, metavar="DURATION", help="bucket length (default: 1h)"
@@ -257,6 +280,21 @@ def _add_arguments(parser: argparse.ArgumentParser, query: Query) -> None:
             metavar="DURATION",
             help="a longer gap between snapshots is unobserved time",
         )
+    _add_value_options(parser, kinds)
+    add_output_options(parser, FORMATS)
+    parser.add_argument("--force", action="store_true", help="replace --output FILE if it exists")
+    if RULES in kinds:
+        add_rule_options(parser)
+
+
+def _add_value_options(parser: argparse.ArgumentParser, kinds: set[str]) -> None:
+    """The options that each give one value of a query's own (files, figures)."""
+    from ccanalytics.measures.rules import (
+        RIGHTSIZING_HEADROOM,
+        SPEND_ANOMALY_Z,
+        SPEND_BASELINE_WEEKS,
+    )
+
     if GPU_TYPES in kinds:
         parser.add_argument(
             "--gpu-types",
@@ -299,10 +337,6 @@ def _add_arguments(parser: argparse.ArgumentParser, query: Query) -> None:
             metavar="Z",
             help=f"an hour is unusual above this robust z (default: {SPEND_ANOMALY_Z:g})",
         )
-    add_output_options(parser, FORMATS)
-    parser.add_argument("--force", action="store_true", help="replace --output FILE if it exists")
-    if RULES in kinds:
-        add_rule_options(parser)
 
 
 def _arguments(args: argparse.Namespace, query: Query) -> tuple[list[Any], dict[str, Any]]:
@@ -312,6 +346,8 @@ def _arguments(args: argparse.Namespace, query: Query) -> tuple[list[Any], dict[
     keywords: dict[str, Any] = {}
     if QUERY in kinds:
         positional.append(args.sql_query)
+    if NAMES in kinds:
+        positional.append(args.names)
     if CLUSTERS in kinds and args.cluster_ids:
         keywords[kinds[CLUSTERS]] = args.cluster_ids
     if WINDOW in kinds and (args.window is not None or args.since is not None):
@@ -331,6 +367,8 @@ def _arguments(args: argparse.Namespace, query: Query) -> tuple[list[Any], dict[
             keywords[kinds[kind]] = getattr(args, dest)
     if BY in kinds and args.by is not None:
         keywords[kinds[BY]] = BY_WORDS.get(args.by, args.by)
+    if BY_MANY in kinds and args.by is not None:
+        keywords[kinds[BY_MANY]] = None if args.by == ["none"] else list(args.by)
     if LIMIT in kinds and args.limit is not None:
         keywords[kinds[LIMIT]] = _limits(args.limit)
     if RULES in kinds:

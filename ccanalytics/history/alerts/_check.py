@@ -114,7 +114,7 @@ def check_store(
     import pandas as pd
 
     from ccanalytics.errors import StoreError
-    from ccanalytics.history.queries._history import History
+    from ccanalytics.history.queries._history import History, catalog_of
 
     if window <= timedelta(0):
         raise ValueError("the window must be a positive duration")
@@ -124,10 +124,14 @@ def check_store(
             raise StoreError(f"the store {history.store} holds no snapshot", history.store)
         judged_by = params if params is not None else Params()
         totals = history.idle_cost(window, by=None, params=judged_by).iloc[0]
-        first = history._sql(
-            "SELECT min(observed_at) AS t FROM pods WHERE observed_at >= $start",
-            {"start": start.to_pydatetime()},
-        )["t"].iloc[0]
+        first = (
+            catalog_of(history)
+            .query(
+                "SELECT min(observed_at) AS t FROM pods WHERE observed_at >= $start",
+                {"start": start.to_pydatetime()},
+            )["t"]
+            .iloc[0]
+        )
         per_cluster = history.idle_cost(window, by="cluster", params=judged_by)
         slow = history.stragglers(window, min_share=judged_by.chronic_share, params=judged_by)
     end = start + window  # the newest snapshot
@@ -208,10 +212,10 @@ def check_policy(
     from ccanalytics.errors import StoreError
     from ccanalytics.history.alerts._alerts import read_state
     from ccanalytics.history.alerts._judge import judge_policy
-    from ccanalytics.history.queries._history import History
+    from ccanalytics.history.queries._history import History, catalog_of
 
     # Opened for this check: its opening listing is the one the judgements read.
-    with History(store) as history, history._one_listing(listed=True):
+    with History(store) as history, catalog_of(history).one_listing(listed=True):
         report = judge_policy(policy, history, at=at)
         folder = history.store
     if report.now is None:

@@ -118,7 +118,9 @@ class PolicyReport:
 
 def judge_policy(policy: Policy, history: History, *, at: Any = None) -> PolicyReport:
     """Judge every threshold of ``policy`` for every cluster of the store it matches."""
-    with history._one_listing():  # every threshold judged on the same files
+    from ccanalytics.history.queries._history import catalog_of
+
+    with catalog_of(history).one_listing():  # every threshold judged on the same files
         answers = _Answers(history, at)
         clusters = answers.clusters()
         judgements: list[Judgement] = []

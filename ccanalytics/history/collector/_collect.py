@@ -256,8 +256,8 @@ def snapshot_rows(snapshot: Snapshot, first_seen: Mapping[Any, Any]) -> pd.DataF
         "http_status": [getattr(err, "status", None) for err in failures],
         "observed_at": [first_seen.get(cid, when) for cid in ids],
     }
-    # Each column made in its dtype at once: a frame of rows cast afterwards took 2.7 ms
-    # of a collect (the sandbox fleet), this 1.2 ms.
+    # Each column made in its dtype at once: a frame of rows cast afterwards costs twice
+    # as much, on every collect.
     return pd.DataFrame(
         {name: pd.Series(values[name], dtype=dtype) for name, dtype in SNAPSHOT_COLUMNS.items()}
     )
@@ -316,9 +316,8 @@ def _append_both(root: Location, snapshot: Snapshot, snapshot_id: str) -> list[P
 
     On S3 the two uploads go at once: each is a request of tens of milliseconds that
     two can wait out together. In a folder, one after the other: a local write is
-    mostly Arrow conversion and Parquet encoding, which hold the GIL, and its fsync took
-    0.4 ms here; two threads cost more than they overlapped (the sandbox fleet's
-    snapshot: 14.5-14.9 ms one after the other, 19.5-20.2 ms in two threads).
+    mostly Arrow conversion and Parquet encoding, which hold the GIL, and its fsync is
+    short: two threads cost more than they overlap (docs/performance.md).
     """
     if root.local:
         return [

@@ -72,7 +72,7 @@ IDLE = IDLE_SQL
 #: CTEs ``instant_files`` and ``pods_once``: the pod rows of each cluster snapshot
 #: instant read from one file only (the first by name), however many files hold that
 #: instant (two collects within the ``Date`` header's second). By file and not by pod:
-#: a DISTINCT over every pod row took the year benchmark from 2.6 s to 20 s.
+#: a DISTINCT over every pod row costs several times the whole query (docs/performance.md).
 INSTANT_FILES = """instant_files AS (
         SELECT cluster_id, observed_at, min(file_index) AS file_index
         FROM pods GROUP BY cluster_id, observed_at

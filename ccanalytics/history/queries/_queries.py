@@ -1,4 +1,4 @@
-"""Answers over time: idle cost, utilization, pod lifetimes, in DuckDB SQL over the store.
+"""Answers over time: idle cost and pod lifetimes, in DuckDB SQL over the store.
 
 Each function takes the History's DuckDB connection (views ``pods`` and ``gpus``) and
 a window already resolved to timestamps, runs one query, and returns a small pandas
@@ -18,18 +18,15 @@ import pandas as pd
 
 from ccanalytics.history.queries._accounting import (
     IDLE,
-    JUDGED,
     POD_ROWS_ONCE,
     US_PER_DAY,
     US_PER_HOUR,
-    duration_us,
     interval_ctes,
     max_gap_us,
     one_file_per_instant,
     rolled_days,
     run,
     split_sql,
-    to_utc,
     window_us,
 )
 from ccanalytics.history.store._rollup import (
@@ -39,18 +36,18 @@ from ccanalytics.history.store._rollup import (
     rollup_params,
     snapshot_instants,
 )
-from ccanalytics.history.store._schema import OK
-from ccanalytics.measures import MEASURES, Params
+from ccanalytics.measures import MEASURES, Measure, Params
+from ccanalytics.measures._dimensions import Dimension, columns_of, dimensions
 
 __all__ = [
     "IDLE_COST_COLUMNS",
+    "IDLE_COST_KEYS",
     "UTIL_WEIGHT",
-    "coverage",
+    "answers",
     "idle_cost",
     "idle_cost_since",
     "pod_lifetimes",
     "pod_rows_ctes",
-    "utilization",
 ]
 
 #: The weight of a pod row in a mean of ``gpu_util_mean`` over time: its GPUs reporting
@@ -70,12 +67,24 @@ IDLE_COST_COLUMNS = (
     "unobserved_hours",
 )
 _BY = ("cluster", "day", "pod", None)
+#: The dimensions this module answers alone, each with its key columns
+#: (:data:`~ccanalytics.measures._dimensions.DIMENSIONS`' own).
 _KEYS: dict[str | None, dict[str, str]] = {
-    "cluster": {"cluster_id": "string"},
-    "day": {"day": "datetime64[ns, UTC]"},
-    "pod": {"cluster_id": "string", "pod_id": "string", "name": "string", "rank": "Int64"},
-    None: {},
+    name: columns_of(dimensions(name)) for name in ("cluster", "day", "pod", None)
 }
+#: The key columns of :meth:`History.idle_cost` per ``by`` (a pod: its name and rank).
+IDLE_COST_KEYS: dict[str | None, tuple[str, ...]] = {
+    **{name: tuple(keys) for name, keys in _KEYS.items()},
+    "pod": ("cluster_id", "pod_id", "name", "rank"),
+}
+
+
+def answers(chosen: Sequence[Measure], by: Sequence[Dimension]) -> bool:
+    """Whether :func:`idle_cost` answers ``chosen`` split ``by``: sums and shares by
+    cluster, day, pod or nothing (where its time accounting and the rollups apply)."""
+    kinds = all(m.kind in ("sum", "share") for m in chosen)
+    return kinds and len(by) <= 1 and all(d.name in ("cluster", "day", "pod") for d in by)
+
 
 # One row per cluster snapshot instant with the sums the idle-cost measures need (per
 # hour): the instants, and the sums over each instant's pod rows from one file; an
@@ -250,8 +259,8 @@ def _per_window(
     )
     frame["unobserved_hours"] = (frame["window_us"] - frame["observed_us"]) / US_PER_HOUR
     frame["observed_hours"] = frame["observed_us"] / US_PER_HOUR
-    # Shares and dtypes once for every window, then split: done per window they took
-    # 11 ms of each spend (and so of each policy check), 4.5 ms once.
+    # Shares and dtypes once for every window, then split: pandas' cost is per call, not
+    # per row, and a spend (so each policy check) asks three windows.
     window_ids = frame["window_id"].to_numpy()
     typed = _typed(_shares(frame)[[*_KEYS["cluster"], *IDLE_COST_COLUMNS]], "cluster")
     return [typed[window_ids == number].reset_index(drop=True) for number in range(len(starts_us))]
@@ -426,150 +435,3 @@ def pod_lifetimes(
     return out.sort_values(
         ["idle_cost", "total_cost", "cluster_id", "pod_id"], ascending=[False, False, True, True]
     ).reset_index(drop=True)
-
-
-_UTIL_KEYS: dict[str, dict[str, str]] = {
-    "cluster": {"cluster_id": "string"},
-    "rank": {"cluster_id": "string", "rank": "Int64"},
-    "pod": {"cluster_id": "string", "pod_id": "string", "rank": "Int64"},
-}
-
-
-def utilization(
-    con: Any,
-    start: Any,
-    end: Any,
-    *,
-    freq: Any = "1h",
-    by: str = "cluster",
-    max_gap: Any = None,
-) -> pd.DataFrame:
-    """GPU utilization over time in long format, one row per bucket and ``by`` value.
-
-    Columns: ``time`` (bucket start, UTC; buckets are ``freq`` wide, aligned to the
-    Unix epoch, so daily and hourly buckets start at UTC midnight and on the hour),
-    ``cluster_id`` (plus ``rank`` for ``by="rank"``, ``pod_id, rank`` for ``by="pod"``),
-    ``gpu_util_mean`` (percent: the mean over the bucket of running GPU pods'
-    ``gpu_util_mean``, weighted by time and by reporting GPUs; <NA> when nothing was
-    observed, so plots show gaps) and ``observed_hours`` (for a cluster, the hours of
-    the bucket its snapshots cover; for a rank or pod, the hours it was seen).
-    Every bucket of the window appears for every cluster (rank, pod) seen in it.
-    """
-    if by not in _UTIL_KEYS:
-        raise ValueError(f"by must be 'cluster', 'rank' or 'pod', not {by!r}")
-    width = duration_us(freq, "freq")
-    keys = list(_UTIL_KEYS[by])
-    dtypes = {"time": "datetime64[ns, UTC]", **_UTIL_KEYS[by]}
-    dtypes |= {"gpu_util_mean": "Float64", "observed_hours": "Float64"}
-    window = window_us(con, start, end)
-    if window is None or window[0] == window[1]:
-        return pd.DataFrame(columns=list(dtypes)).astype(dtypes)
-    params = {
-        "start_us": window[0],
-        "end_us": window[1],
-        "max_gap_us": max_gap_us(max_gap),
-        **Params().sql(),  # the pod rows carry an idle flag, unused here
-    }
-    frame = run(con, _utilization_sql(by, width), params)
-    frame["time"] = pd.to_datetime(frame["k"] * width, unit="us", utc=True)
-    frame["observed_hours"] = frame["observed_us"] / US_PER_HOUR
-    out = frame[list(dtypes)].astype(dtypes)
-    return out.sort_values([*keys, "time"]).reset_index(drop=True)
-
-
-def _utilization_sql(by: str, width: int) -> str:
-    key = {"cluster": "cluster_id", "rank": "cluster_id, rank", "pod": "cluster_id, pod_id"}[by]
-    weight = UTIL_WEIGHT
-    # A cluster's observed time comes from its snapshots, a rank's or pod's from its rows.
-    observed_from = "(SELECT * FROM timed WHERE in_window)" if by == "cluster" else "pod_rows"
-    extra = ", arg_max(rank, t) AS rank" if by == "pod" else ""
-    key_filter = " WHERE rank IS NOT NULL" if by == "rank" else ""
-    return f"""{pod_rows_ctes()},
-    buckets AS (SELECT unnest(range($start_us // {width}, ($end_us - 1) // {width} + 1)) AS k),
-    seen AS (SELECT {key}{extra} FROM pod_rows{key_filter} GROUP BY {key}),
-    observed AS (
-        SELECT {key}, k, sum(piece_us) AS observed_us
-        FROM {split_sql(observed_from, width)} GROUP BY {key}, k
-    ),
-    util AS (
-        SELECT {key}, k,
-               sum(gpu_util_mean * {weight} * piece_us) / sum({weight} * piece_us)
-                 AS gpu_util_mean
-        FROM {split_sql(f"(SELECT * FROM pod_rows WHERE {JUDGED})", width)}
-        GROUP BY {key}, k HAVING sum({weight} * piece_us) > 0
-    )
-    SELECT seen.*, buckets.k, util.gpu_util_mean,
-           coalesce(observed.observed_us, 0) AS observed_us
-    FROM seen CROSS JOIN buckets
-    LEFT JOIN observed USING ({key}, k)
-    LEFT JOIN util USING ({key}, k)"""
-
-
-_COVERAGE_DTYPES = {
-    "cluster_id": "string",
-    "first_snapshot": "datetime64[ns, UTC]",
-    "last_snapshot": "datetime64[ns, UTC]",
-    "interval": "timedelta64[ns]",
-    "taken": "Int64",
-    "failed": "Int64",
-    "missing": "Int64",
-    "last_error": "string",
-}
-
-_COVERAGE_SQL = f"""WITH {snapshot_instants()},
-    spaced AS (
-        SELECT *, lead(t) OVER (PARTITION BY cluster_id ORDER BY t) - t AS spacing
-        FROM snapshot_instants
-    ),
-    step AS (
-        SELECT cluster_id, CAST(median(spacing) AS BIGINT) AS interval_us
-        FROM spaced GROUP BY cluster_id
-    ),
-    per AS (
-        SELECT cluster_id, min(t) AS first_us, max(t) AS last_us,
-               count(*) FILTER (WHERE ok) AS taken, count(*) FILTER (WHERE NOT ok) AS failed
-        FROM snapshot_instants
-        WHERE ($start_us IS NULL OR t >= $start_us) AND ($end_us IS NULL OR t < $end_us)
-        GROUP BY cluster_id
-    ),
-    last_error AS (
-        SELECT cluster_id,
-               arg_max(outcome || coalesce(' (HTTP ' || http_status || ')', ''), observed_at)
-                 AS last_error
-        FROM snapshots
-        WHERE outcome <> '{OK}'
-          AND ($start_us IS NULL OR epoch_us(observed_at) >= $start_us)
-          AND ($end_us IS NULL OR epoch_us(observed_at) < $end_us)
-        GROUP BY cluster_id
-    )
-    SELECT per.*, step.interval_us, last_error.last_error
-    FROM per JOIN step USING (cluster_id) LEFT JOIN last_error USING (cluster_id)
-    ORDER BY cluster_id"""
-
-
-def coverage(con: Any, start: Any, end: Any) -> pd.DataFrame:
-    """Per cluster: the snapshots taken, failed and missing against its schedule.
-
-    Columns: ``cluster_id``, ``first_snapshot``/``last_snapshot`` (UTC, in the window),
-    ``interval`` (the schedule: the median spacing of the cluster's snapshots in the
-    whole store, as the time accounting takes it), ``taken`` (snapshots whose listing
-    answered, empty ones included), ``failed`` (listings that failed: unobserved time),
-    ``missing`` (ticks of the schedule between the first and the last snapshot with no
-    record at all: the collector did not run) and ``last_error`` (the latest failure's
-    exception class and HTTP status; <NA> when none). ``start``/``end`` ``None``: open.
-    A store written before the snapshots table counts its pod rows' instants as taken
-    and knows of no failure.
-    """
-    params = {
-        "start_us": None if start is None else int(to_utc(start).value // 1000),
-        "end_us": None if end is None else int(to_utc(end).value // 1000),
-    }
-    frame = run(con, _COVERAGE_SQL, params)
-    recorded = frame["taken"] + frame["failed"]
-    step = frame["interval_us"].where(frame["interval_us"] > 0)
-    expected = ((frame["last_us"] - frame["first_us"]) / step).round() + 1
-    frame["missing"] = (expected.fillna(recorded) - recorded).clip(lower=0)
-    frame["first_snapshot"] = pd.to_datetime(frame["first_us"], unit="us", utc=True)
-    frame["last_snapshot"] = pd.to_datetime(frame["last_us"], unit="us", utc=True)
-    frame["interval"] = pd.to_timedelta(frame["interval_us"], unit="us")
-    return frame[list(_COVERAGE_DTYPES)].astype(_COVERAGE_DTYPES).reset_index(drop=True)

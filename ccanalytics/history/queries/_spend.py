@@ -24,18 +24,19 @@ growing).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ccanalytics.history.queries._window import DurationLike, TimeLike
+    from ccanalytics.history.queries._window import TimeLike
 
 __all__ = ["PERIODS", "SPEND_COLUMNS", "Ledger", "breach_instant", "period_bounds", "spend"]
 
 Period = Literal["day", "week", "month"]
+_T = TypeVar("_T")
 
 #: The periods a budget can be set for, each starting at a UTC boundary.
 PERIODS: Final[tuple[Period, ...]] = ("day", "week", "month")
@@ -62,20 +63,18 @@ Limit = float | Mapping[str, float] | None
 
 
 class Ledger(Protocol):
-    """What spend reads of a :class:`~ccanalytics.history.History`.
+    """What spend reads of a History's catalog (:class:`~ccanalytics.history.queries._catalog.Catalog`).
 
-    A protocol, not the class: History calls this module, so this module may not import it.
+    A protocol, not the class: spend needs its queries and windows only.
     """
 
-    def _sql(self, query: str, params: Any = None) -> pd.DataFrame: ...
+    def query(self, sql: str, params: Any = None) -> pd.DataFrame: ...
 
     def window_bounds(
         self, since: TimeLike = None, until: TimeLike = None
     ) -> tuple[pd.Timestamp | None, pd.Timestamp | None]: ...
 
-    def _idle_cost_since(
-        self, starts: Sequence[pd.Timestamp], until: pd.Timestamp, max_gap: DurationLike | None
-    ) -> list[pd.DataFrame]: ...
+    def fresh(self, action: Callable[[Any], _T]) -> _T: ...
 
 
 def period_bounds(now: pd.Timestamp, period: Period) -> tuple[pd.Timestamp, pd.Timestamp]:
@@ -105,13 +104,17 @@ def spend(
     """Spent so far and projected per period (and cluster): see the module's method."""
     import pandas as pd
 
+    from ccanalytics.history.queries._queries import idle_cost_since
+
     now = _newest_snapshot(history, at)
     if now is None:
         return _empty(by)
     rates = burn_rates(history, now)
     bounds = [period_bounds(now, period) for period in PERIODS]
     # Every period's spend in one query: the pod rows are read once, not once a period.
-    costs = history._idle_cost_since([start for start, _ in bounds], now, max_gap)
+    costs = history.fresh(
+        lambda con: idle_cost_since(con, [start for start, _ in bounds], now, max_gap=max_gap)
+    )
     parts = [
         _period_rows(period, bound, now, cost, rates)
         for period, bound, cost in zip(PERIODS, bounds, costs, strict=True)
@@ -167,7 +170,7 @@ def _newest_snapshot(history: Ledger, at: pd.Timestamp | None) -> pd.Timestamp |
 
     if at is None:  # the one definition of the newest instant every window uses (both tables)
         return history.window_bounds(timedelta(0))[0]
-    found = history._sql(
+    found = history.query(
         "SELECT max(observed_at) AS t FROM pods WHERE observed_at <= $at",
         {"at": at.to_pydatetime()},
     )
@@ -196,8 +199,8 @@ def _period_rows(
         """``values`` (by cluster) for each of ``clusters`` in turn, 0 where it has none."""
         return values.astype("Float64").reindex(clusters).fillna(0.0).reset_index(drop=True)
 
-    # Built in one go from whole columns: a column at a time (assign, map, astype) took
-    # 5 ms of pandas a period, three periods a spend; now 2 ms.
+    # Built in one go from whole columns: pandas' cost is per call (assign, map, astype),
+    # and a spend builds three periods.
     hours_left = (end - now) / pd.Timedelta(hours=1)
     spent_usd = per_cluster(costs["total_cost"])
     burn_rate = per_cluster(rates)
@@ -230,7 +233,7 @@ def burn_rates(history: Ledger, now: pd.Timestamp) -> pd.Series:
 
     from ccanalytics.history.queries._accounting import snapshot_instants  # DuckDB: on first use
 
-    rates = history._sql(
+    rates = history.query(
         f"""
         WITH {snapshot_instants()},
         latest AS (

@@ -10,17 +10,23 @@ live summary's USD/h (:func:`ccanalytics.analysis.cluster_summary`) integrated o
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 
-from ccanalytics.frames import POD_COLUMNS
-from ccanalytics.history.queries._accounting import US_PER_HOUR, max_gap_us, run, window_us
+from ccanalytics.history.queries._accounting import US_PER_HOUR
 from ccanalytics.history.queries._queries import pod_rows_ctes
-from ccanalytics.measures import Params, waste_classes
+from ccanalytics.measures import waste_classes
+from ccanalytics.measures._dimensions import columns_of, dimensions
 from ccanalytics.measures.rules import straggler_ctes, waste_ctes
 
-__all__ = ["WASTE_COLUMNS", "class_sums", "waste", "waste_cost", "waste_rows_ctes"]
+__all__ = [
+    "WASTE_COLUMNS",
+    "WASTE_KEYS",
+    "WASTE_MEASURES",
+    "class_sums",
+    "waste_cost",
+    "waste_rows_ctes",
+    "with_waste",
+]
 
 _CLASSES = waste_classes()
 #: The measures of :func:`waste`, after its ``by`` column(s).
@@ -31,14 +37,11 @@ WASTE_COLUMNS = (
     "waste_cost",
     "waste_share",
 )
-#: Each ``by``'s key columns, in the pods frame's own dtypes (frames.POD_COLUMNS).
-_KEYS: dict[str | None, dict[str, str]] = {
-    by: {name: POD_COLUMNS[name].dtype for name in names}
-    for by, names in (
-        ("cluster", ("cluster_id",)),
-        ("pod", ("cluster_id", "pod_id", "name", "rank", "gpu_type", "gpu_count")),
-        (None, ()),
-    )
+#: What :meth:`History.waste` asks :meth:`History.measures` for: the cost and each class.
+WASTE_MEASURES = ("total_cost", *(m.name for m in _CLASSES))
+#: The key columns of :meth:`History.waste` per ``by``: the dimensions' own.
+WASTE_KEYS: dict[str | None, tuple[str, ...]] = {
+    by: tuple(columns_of(dimensions(by))) for by in ("cluster", "pod", None)
 }
 _SNAPSHOT_POD = "cluster_id, observed_at, pod_id"
 #: The GPU rows of the window's snapshots only (the gpus view holds the whole store).
@@ -78,70 +81,12 @@ def waste_cost(frame: pd.DataFrame) -> pd.Series:
     return sum((frame[m.name] for m in _CLASSES), pd.Series(0.0, index=frame.index))
 
 
-def _waste_sql(by: str | None) -> str:
-    h = US_PER_HOUR
-    if by == "pod":
-        keys = "cluster_id, pod_id"
-        extra = (
-            "arg_max(name, t) AS name, arg_max(rank, t) AS rank, "
-            "arg_max(gpu_type, t) AS gpu_type, arg_max(gpu_count, t) AS gpu_count, "
-        )
-    else:
-        keys = "cluster_id" if by == "cluster" else ""
-        extra = ""
-    group = f" GROUP BY {keys} ORDER BY {keys}" if keys else ""
-    select = f"{keys}, " if keys else ""
-    return f"""{waste_rows_ctes()}
-    SELECT {select}{extra}
-           coalesce(sum(covered_us), 0) AS observed_us,
-           coalesce(sum(coalesce(cost, 0) * covered_us), 0) / {h} AS total_cost,
-           {class_sums("covered_us")}
-    FROM pod_waste{group}"""
-
-
-_SQL = {by: _waste_sql(by) for by in _KEYS}
-
-
-def waste(
-    con: Any,
-    start: Any,
-    end: Any,
-    *,
-    by: str | None = "cluster",
-    params: Params | None = None,
-    max_gap: Any = None,
-) -> pd.DataFrame:
-    """What each waste class cost over ``[start, end)``, per ``by`` value, USD.
-
-    ``by``: ``"cluster"``, ``"pod"`` (with ``name, rank, gpu_type, gpu_count`` as last
-    seen) or ``None`` (one row). Columns: the ``by`` column(s), ``observed_hours``
-    (pod-hours seen), ``total_cost`` (Σ cost·Δt, USD: idle_cost's), one column per class
-    (:func:`ccanalytics.measures.waste_classes`: ``idle_empty_cost``,
-    ``idle_loaded_cost``, ``straggler_cost``, ``idle_gpus_cost``, ``low_compute_cost``),
-    ``waste_cost`` (their sum: a pod row is in one class at most, so nothing is counted
-    twice) and ``waste_share`` (waste over total cost, 0-1; <NA> over no cost).
-    """
-    if by not in _KEYS:
-        raise ValueError(f"by must be one of 'cluster', 'pod' or None, not {by!r}")
-    judged_by = params if params is not None else Params()
-    window = window_us(con, start, end)
-    if window is None:
-        frame = pd.DataFrame(columns=[*_KEYS[by], "observed_us", "total_cost"])
-        if by is None:
-            frame = pd.DataFrame([{"observed_us": 0, "total_cost": 0.0}])
-        for m in _CLASSES:
-            frame[m.name] = 0.0
-    else:
-        sql_params = {
-            "start_us": window[0],
-            "end_us": window[1],
-            "max_gap_us": max_gap_us(max_gap),
-            **judged_by.sql(),
-        }
-        frame = run(con, _SQL[by], sql_params)
-    frame["observed_hours"] = frame["observed_us"] / US_PER_HOUR
+def with_waste(frame: pd.DataFrame, keys: tuple[str, ...]) -> pd.DataFrame:
+    """:meth:`History.waste`'s frame from the classes' and ``total_cost``'s answer
+    (:meth:`History.measures`): their sum ``waste_cost`` and its share of the cost."""
     frame["waste_cost"] = waste_cost(frame)
     total = frame["total_cost"].astype("float64")
     frame["waste_share"] = frame["waste_cost"].astype("float64") / total.where(total > 0)
-    dtypes = {**_KEYS[by], **dict.fromkeys(WASTE_COLUMNS, "Float64")}
+    dtypes = {key: str(frame[key].dtype) for key in keys}
+    dtypes |= dict.fromkeys(WASTE_COLUMNS, "Float64")
     return frame[list(dtypes)].astype(dtypes).reset_index(drop=True)

@@ -3,15 +3,14 @@ still being written from one file per block of its files.
 
 A collector that does not compact (``compact_closed_days=False``, ``--no-compact``)
 leaves 288 small files per table per day of 5-minute snapshots. DuckDB pays a fixed
-cost per file it opens (its footer: about 0.3 ms for a pods file, whatever the
-settings), so a month of them took seconds per query where the compacted month takes
-half a second. A reader that finds such a day keeps a merged copy of it here::
+cost per file it opens (its footer, whatever the settings), so a month of them takes
+seconds per query where the compacted month takes a fraction of one. A reader that finds such a day keeps a merged copy of it here::
 
     STORE/.day-cache/v1/<table>/date=YYYY-MM-DD/<digest>.parquet
 
 and the views read that one file in place of the day's files. The copy is
-exactly those files' rows, read by the History's DuckDB (about 0.3 ms a file against pyarrow's
-1.8 ms) and merged by :func:`~ccanalytics.history.store._merge.first_copies`, the rule
+exactly those files' rows, read by the History's DuckDB (several times faster than
+pyarrow a file) and merged by :func:`~ccanalytics.history.store._merge.first_copies`, the rule
 :func:`compact` merges by, so every answer is the same as from the files
 themselves. ``digest`` names the exact files it was made from (each one's name, size,
 times and inode, or an object's ETag: :meth:`~ccanalytics.history.store._fs.Location.key`), so a file added,
@@ -28,9 +27,8 @@ own, made once when the run is complete, and the newest files (fewer than a bloc
 from themselves. A block's copy holds its files' rows merged by the same rule and sits
 where its files were in the listing, so an instant a later file holds again still
 counts from the earlier file; a file that lands inside a finished block (a late
-collector's) changes that block's digest and those after it, which are copied again.
-A ``check`` at 23:55 on the sandbox's fleet took 2.3 s reading 288 files per table and
-0.5-0.6 s reading 9 block copies (measured side by side, on a busy machine). A store
+collector's) changes that block's digest and those after it, which are copied again
+(what a late ``check`` saves so: docs/performance.md). A store
 the reader may not write (read-only, another user's, a full disk) simply has no
 copies: its files are read as they are. A copy that cannot be read, or names other
 files than its digest says, is made again. Copies no view has used for

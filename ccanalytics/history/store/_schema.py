@@ -113,7 +113,7 @@ def empty_table(table: str) -> pa.Table:
     """A table with no rows and exactly the columns a file written now would have.
 
     Built once per table and process (an Arrow table cannot be changed): each History
-    opened registers all three, and building them took ~20 ms of every open.
+    opened registers all three, and building them costs more than the open itself.
     """
     import pandas as pd
 

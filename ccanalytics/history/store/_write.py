@@ -50,10 +50,9 @@ __all__ = [
 
 #: The codec of every file the store writes, appended or compacted.
 COMPRESSION = "zstd"
-#: A file of fewer rows stores its values plainly, without dictionary pages. A
-#: snapshot's pods file (54 rows, 50 columns) took 2.13 ms to write with dictionaries
-#: and 1.43 ms without, and came out smaller (19.4 -> 17.8 KB); from about 500 rows on
-#: the dictionaries pay (500 rows: 23.5 KB against 24.1; 10,544: 88 KB against 156).
+#: A file of fewer rows stores its values plainly, without dictionary pages: a
+#: snapshot's small file is faster to write and smaller so, and from about this many
+#: rows on the dictionaries pay (the sizes: docs/performance.md).
 DICTIONARY_FROM_ROWS = 500
 
 

@@ -16,7 +16,7 @@ from ccanalytics import History, collect
 from ccanalytics.history import compact
 from ccanalytics.history.queries import _queries
 from ccanalytics.history.queries._accounting import ONE_FILE_VIEW, one_file_per_instant
-from ccanalytics.history.queries._history import _spans_disjoint
+from ccanalytics.history.queries._views import spans_disjoint
 from ccanalytics.history.store._write import append_frame
 from ccanalytics.sandbox import EXEMPT_KEY, Sandbox, SandboxApp, SimulatedClock
 
@@ -104,7 +104,7 @@ def test_an_instant_in_two_files_takes_the_general_form(small_files: Path, tmp_p
     ],
 )
 def test_spans_disjoint(spans: list[Any], disjoint: bool) -> None:
-    assert _spans_disjoint(spans) is disjoint
+    assert spans_disjoint(spans) is disjoint
 
 
 def test_a_connection_without_the_view_takes_the_general_form() -> None:

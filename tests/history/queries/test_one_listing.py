@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from history_helpers import pod_row, write_store
 
-import ccanalytics.history.queries._history as history_module
+import ccanalytics.history.queries._catalog as catalog_module
 from ccanalytics import History
 from ccanalytics.history import check_policy, compact, parse_policy
 from ccanalytics.history.alerts._judge import judge_policy
@@ -42,13 +42,13 @@ def _hours(store: Path, day: str, hours: range, cluster: str = "cl-a") -> None:
 def listings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Each listing of the store History makes, counted."""
     made: list[int] = []
-    real = history_module.list_tables
+    real = catalog_module.list_tables
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         made.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(history_module, "list_tables", counted)
+    monkeypatch.setattr(catalog_module, "list_tables", counted)
     return made
 
 
@@ -77,7 +77,7 @@ def test_a_policys_judgements_and_spend_each_list_the_store_once(
 def test_a_snapshot_written_during_a_question_waits_for_the_next(tmp_path: Path) -> None:
     _hours(tmp_path, "2026-11-02", range(3))
     with History(tmp_path) as h:
-        with h._one_listing():
+        with h._catalog.one_listing():
             before = len(h.pods())
             _hours(tmp_path, "2026-11-02", range(3, 4))
             assert len(h.pods()) == before
@@ -92,7 +92,7 @@ def test_a_compaction_during_a_question_is_listed_again_and_counts_each_row_once
     with History(tmp_path) as h:
         whole = h.idle_cost(by="pod")
         listings.clear()
-        with h._one_listing():
+        with h._catalog.one_listing():
             assert len(h.pods()) == 8
             compact(tmp_path, "2026-11-02")  # the six files listed are gone now
             assert len(h.pods()) == 8
@@ -120,19 +120,19 @@ def test_a_file_gone_while_the_views_are_defined_is_listed_again_inside_a_questi
     since the listing raises FileNotFoundError there, not in DuckDB. Injected once here."""
     _hours(tmp_path, "2026-11-02", range(4))
     with History(tmp_path) as h:
-        real = History._define
+        real = catalog_module.Catalog._define
         failed: list[str] = []
 
-        def gone_once(self: History, name: str, *args: Any) -> None:
+        def gone_once(self: catalog_module.Catalog, name: str, *args: Any) -> None:
             if not failed:
                 failed.append(name)
                 raise FileNotFoundError(2, "No such file", name)
             real(self, name, *args)
 
         _hours(tmp_path, "2026-11-02", range(4, 5))  # new files: the views are defined again
-        monkeypatch.setattr(History, "_define", gone_once)
+        monkeypatch.setattr(catalog_module.Catalog, "_define", gone_once)
         listings.clear()
-        with h._one_listing():
+        with h._catalog.one_listing():
             assert len(h.pods()) == 5
             assert len(h.pods()) == 5
         assert failed and len(listings) == 2  # the listing that failed, and one more

@@ -489,7 +489,7 @@ def test_duckdb_reads_s3_without_touching_any_file(
         with pytest.raises(Exception, match=r"[Pp]ermission|disabled"):
             h.connection.sql(f"SELECT * FROM read_parquet('{outside}')").fetchall()
         allowed = h.connection.sql("SELECT current_setting('allowed_directories')").fetchall()
-        assert [str(d) for d in allowed[0][0]] == [f"{h._spill}/"]  # no store folder at all
+        assert [str(d) for d in allowed[0][0]] == [f"{h._catalog.spill}/"]  # no store folder at all
 
 
 def test_no_python_runs_on_arrows_threads_while_duckdb_scans_an_s3_store(
@@ -576,7 +576,7 @@ def test_small_objects_held_past_their_bound_are_read_by_pyarrow_instead(
     with History(s3_store) as h:
         for _ in range(2):
             pd.testing.assert_frame_equal(h.pods(), unbounded)
-            held = h._location._held
+            held = h._catalog.location._held
             assert 0 < len(held) < len(sizes)
             assert sum(buffer.size for _, buffer in held.values()) <= bound
 

@@ -17,6 +17,7 @@ import pytest
 from history_helpers import pod_row, pods_table
 
 from ccanalytics import History
+from ccanalytics.history.queries._catalog import Catalog
 from ccanalytics.history.store import _daycache
 from ccanalytics.history.store._write import append_frame
 
@@ -129,7 +130,7 @@ def test_a_quiet_day_is_read_from_one_copy_with_the_same_answers(
 def test_the_views_read_the_copies_not_the_days_files(store: Path) -> None:
     _answers(store)  # makes the copies
     with History(store) as h:
-        # The list of files the pods view reads (History._view_sql keeps it there).
+        # The list of files the pods view reads (the catalog's _view_sql keeps it there).
         (listed,) = h.connection.sql("SELECT getvariable('_files_pods_0')").fetchall()[0]
     assert [Path(p) for p in listed] == _copies(store)
 
@@ -259,7 +260,7 @@ def test_a_block_whose_files_go_while_it_is_copied_is_read_from_its_files(
     _age(store, 0)
     want = _uncached(store, monkeypatch)
     # As if a file vanished: the History reads no rows for a copy.
-    monkeypatch.setattr(History, "_read_files", lambda self, paths, by_name: None)
+    monkeypatch.setattr(Catalog, "_read_files", lambda self, paths, by_name: None)
     _assert_same(_answers(store), want)
     assert not _copies(store)
 
@@ -270,13 +271,13 @@ def test_a_read_only_cache_folder_is_not_read_for_nothing(
     want = _uncached(store, monkeypatch)
     (store / _daycache.CACHE_DIR).write_text("not a folder")  # mkdir fails, as read-only
     reads: list[int] = []
-    real = History._read_files
+    real = Catalog._read_files
 
-    def counted(self: History, paths: list[Path], by_name: bool) -> object:
+    def counted(self: Catalog, paths: list[Path], by_name: bool) -> object:
         reads.append(len(paths))
         return real(self, paths, by_name)
 
-    monkeypatch.setattr(History, "_read_files", counted)
+    monkeypatch.setattr(Catalog, "_read_files", counted)
     _assert_same(_answers(store), want)
     assert reads == []  # the folder refused before a day's files were read
 

@@ -34,13 +34,13 @@ def _no_kept_databases(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_next_history_of_a_store_reads_in_the_first_ones_database(tmp_path: Path) -> None:
     store = _store(tmp_path / "s")
     with History(store) as first:
-        database = first._lease.database
+        database = first._catalog.lease.database
         rows = first.pods()
     with History(store) as second:
-        assert second._lease.database is database
+        assert second._catalog.lease.database is database
         assert second.pods().equals(rows)
     with History(_store(tmp_path / "other")) as other:
-        assert other._lease.database is not database  # it may read another folder
+        assert other._catalog.lease.database is not database  # it may read another folder
 
 
 def test_two_histories_at_once_each_keep_their_own_views(tmp_path: Path) -> None:
@@ -48,15 +48,15 @@ def test_two_histories_at_once_each_keep_their_own_views(tmp_path: Path) -> None
     closing, or reading a store grown since, leaves the other's answers as they were."""
     store = _store(tmp_path / "s")
     first = History(store)
-    with first._one_listing():  # first keeps the listing it made now
+    with first._catalog.one_listing():  # first keeps the listing it made now
         before = first.pods()
         write_store(store, [pod_row("cl-a", "2026-11-03T00:00", "p9")])
         with History(store) as second:
-            assert second._lease.database is first._lease.database
+            assert second._catalog.lease.database is first._catalog.lease.database
             assert len(second.pods()) == len(before) + 1
         assert first.pods().equals(before)
     assert len(first.pods()) == len(before) + 1  # a fresh listing: the new file too
-    database = first._lease.database
+    database = first._catalog.lease.database
     first.close()
     # Nothing a reader defined outlives its connection: the next one starts bare.
     fresh = database.con.cursor()
@@ -72,12 +72,12 @@ def test_a_table_the_user_made_is_never_seen_by_the_next_history(tmp_path: Path)
         mine.sql("SET memory_limit = '123MB'")
         limit = "SELECT current_setting('memory_limit') AS m"
         set_here = mine.sql(limit)["m"].iloc[0]
-        used = mine._lease.database
+        used = mine._catalog.lease.database
         assert mine.sql("SELECT answer FROM notes")["answer"].tolist() == [42]
     with pytest.raises(duckdb.ConnectionException):
         used.con.execute("SELECT 1")  # closed with its last reader, not kept
     with History(store) as next_one:
-        assert next_one._lease.database is not used
+        assert next_one._catalog.lease.database is not used
         with pytest.raises(duckdb.CatalogException, match="notes"):
             next_one.sql("SELECT * FROM notes")
         assert next_one.sql(limit)["m"].iloc[0] != set_here
@@ -89,11 +89,11 @@ def test_a_history_whose_connection_was_handed_out_does_not_hand_on_its_database
     store = _store(tmp_path / "s")
     with History(store) as h:
         h.connection.execute("CREATE MACRO twice(x) AS x * 2")
-        used = h._lease.database
+        used = h._catalog.lease.database
     with History(store) as next_one:
-        assert next_one._lease.database is not used
+        assert next_one._catalog.lease.database is not used
         with pytest.raises(duckdb.CatalogException, match="twice"):
-            next_one._con.execute("SELECT twice(1)")
+            next_one._catalog.con.execute("SELECT twice(1)")
 
 
 def test_a_kept_database_still_reads_only_its_own_store(tmp_path: Path) -> None:
@@ -114,7 +114,7 @@ def test_at_most_a_few_idle_databases_are_kept_and_the_others_closed(tmp_path: P
     used = []
     for store in stores:
         with History(store) as h:
-            used.append(h._lease.database)
+            used.append(h._catalog.lease.database)
     kept = used[-_duckdb.IDLE_DATABASES :]
     assert list(_duckdb._IDLE.values()) == kept
     for database in used[: -_duckdb.IDLE_DATABASES]:
@@ -131,7 +131,7 @@ def test_a_database_in_use_is_not_closed_when_more_idle_ones_are_kept(tmp_path: 
             with History(_store(tmp_path / f"s{i}", pods=1)):
                 pass
         assert len(busy.pods()) == 6
-    assert busy._lease.database in _duckdb._IDLE.values()
+    assert busy._catalog.lease.database in _duckdb._IDLE.values()
 
 
 def test_a_compaction_writes_its_rollup_in_a_kept_database_too(tmp_path: Path) -> None:
@@ -147,7 +147,7 @@ def test_a_compaction_writes_its_rollup_in_a_kept_database_too(tmp_path: Path) -
 
 def _open_in_child(store: str, parent_spill: str, answer: multiprocessing.SimpleQueue) -> None:
     with History(store) as h:
-        answer.put((str(h._spill) != parent_spill, len(h.pods())))
+        answer.put((str(h._catalog.spill) != parent_spill, len(h.pods())))
 
 
 def test_a_forked_child_opens_a_database_of_its_own(tmp_path: Path) -> None:
@@ -155,7 +155,7 @@ def test_a_forked_child_opens_a_database_of_its_own(tmp_path: Path) -> None:
     ever on threads the fork did not copy."""
     store = _store(tmp_path / "s")
     with History(store) as h:
-        spill = str(h._spill)
+        spill = str(h._catalog.spill)
     context = multiprocessing.get_context("fork")
     answer = context.SimpleQueue()
     child = context.Process(target=_open_in_child, args=(str(store), spill, answer))
@@ -178,12 +178,12 @@ def test_an_idle_database_keeps_one_thread_and_a_new_reader_gets_every_core(
     default = duckdb.connect().execute(threads).fetchall()
     store = _store(tmp_path / "s")
     with History(store) as h:
-        assert h._con.execute(threads).fetchall() == default
-        database = h._lease.database
+        assert h._catalog.con.execute(threads).fetchall() == default
+        database = h._catalog.lease.database
     assert database.con.execute(threads).fetchall() == [(1,)]
     with History(store) as h:
-        assert h._lease.database is database
-        assert h._con.execute(threads).fetchall() == default
+        assert h._catalog.lease.database is database
+        assert h._catalog.con.execute(threads).fetchall() == default
 
 
 def _fatal(database: object) -> None:
@@ -195,11 +195,11 @@ def test_a_database_broken_while_idle_is_replaced_by_a_fresh_one(
 ) -> None:
     store = _store(tmp_path / "s")
     with History(store) as h:
-        broken = h._lease.database
+        broken = h._catalog.lease.database
         rows = h.pods()
     monkeypatch.setattr(_duckdb._Database, "wake", _fatal)
     with History(store) as h:
-        assert h._lease.database is not broken
+        assert h._catalog.lease.database is not broken
         assert h.pods().equals(rows)
     with pytest.raises(duckdb.ConnectionException):
         broken.con.execute("SELECT 1")
@@ -211,7 +211,7 @@ def test_a_database_that_cannot_rest_is_closed_not_kept(
     store = _store(tmp_path / "s")
     monkeypatch.setattr(_duckdb._Database, "rest", _fatal)
     with History(store) as h:
-        broken = h._lease.database
+        broken = h._catalog.lease.database
     assert _duckdb._IDLE == {} and _duckdb._SHARED == {}
     with pytest.raises(duckdb.ConnectionException):
         broken.con.execute("SELECT 1")
@@ -261,10 +261,10 @@ def test_after_a_fork_the_parents_databases_are_forgotten_never_closed(
 
 def test_the_packages_own_questions_leave_the_database_to_be_handed_on(tmp_path: Path) -> None:
     """Only SQL of the user's own keeps a database from the next History: every question
-    of the package runs through History._sql, whichever module asks it."""
+    of the package runs through its catalog's query(), whichever module asks it."""
     store = _store(tmp_path / "s")
     with History(store) as h:
-        database = h._lease.database
+        database = h._catalog.lease.database
         h.spend(by=None)
         h.idle_cost(by="pod")
         h.stragglers()

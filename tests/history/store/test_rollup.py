@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -16,6 +17,8 @@ from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from ccanalytics.frames import POD_COLUMNS
 from ccanalytics.history import History, compact
+from ccanalytics.history.queries._history import catalog_of
+from ccanalytics.history.queries._queries import idle_cost_since
 from ccanalytics.history.store._rollup import ROLLUP_DIR, SUMMED
 from ccanalytics.history.store._schema import OK, SNAPSHOT_COLUMNS
 from ccanalytics.history.store._write import append_frame
@@ -259,7 +262,7 @@ def test_windows_asked_at_once_answer_as_each_asked_alone(
         for day in compacted:
             compact(store, (T0 + pd.Timedelta(days=day)).date())
         with History(store) as h:
-            together = h._idle_cost_since(since, until, max_gap)
+            together = _idle_cost_since(h, since, until, max_gap)
             alone = [h.idle_cost(start, until, by="cluster", max_gap=max_gap) for start in since]
             totals = [h.idle_cost(start, until, by=None, max_gap=max_gap) for start in since]
     assert len(together) == len(alone) == len(totals)
@@ -275,9 +278,14 @@ def test_windows_over_a_store_without_snapshots_are_each_idle_costs_empty_frame(
 ) -> None:
     """An open end on an empty store: no window to time, one empty frame per start."""
     with History(tmp_path) as h:
-        together = h._idle_cost_since([T0, T0 + pd.Timedelta(days=1)], None, None)
+        together = _idle_cost_since(h, [T0, T0 + pd.Timedelta(days=1)], None, None)
         alone = h.idle_cost(T0, None, by="cluster")
     assert len(together) == 2
     for frame in together:
         assert frame.empty
         pd.testing.assert_frame_equal(frame, alone)
+
+
+def _idle_cost_since(h: History, starts: Any, until: Any, max_gap: Any) -> list[pd.DataFrame]:
+    """What History.spend asks: idle cost by cluster from each start, in one query."""
+    return catalog_of(h).fresh(lambda con: idle_cost_since(con, starts, until, max_gap=max_gap))

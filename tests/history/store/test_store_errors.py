@@ -16,7 +16,7 @@ from history_helpers import pod_row, pods_table, write_store
 
 from ccanalytics import History, StoreError
 from ccanalytics.history import compact, verify
-from ccanalytics.history.queries import _history
+from ccanalytics.history.queries import _catalog
 from ccanalytics.history.store._write import append_frame
 
 DAY = "2026-11-20"
@@ -148,16 +148,16 @@ def test_a_query_whose_files_keep_vanishing_is_a_store_error(
 ) -> None:
     write_store(tmp_path, _rows())
     ghost = tmp_path / "pods" / f"date={DAY}" / "ghost.parquet"  # listed, never there
-    real = _history.list_tables
+    real = _catalog.list_tables
 
     def listing_with_a_ghost(store: Path, tables: list[str], **options: Any) -> Any:
         found = real(store, tables, **options)
         pods = found["pods"]
         return {**found, "pods": type(pods)((*pods.files, ghost), pods.temporary, pods.markers)}
 
-    monkeypatch.setattr(_history, "RETRY_PAUSE_SECONDS", 0.0)
+    monkeypatch.setattr(_catalog, "RETRY_PAUSE_SECONDS", 0.0)
     with History(tmp_path) as h:
-        monkeypatch.setattr(_history, "list_tables", listing_with_a_ghost)
+        monkeypatch.setattr(_catalog, "list_tables", listing_with_a_ghost)
         with pytest.raises(StoreError, match="kept changing") as caught:
             h.idle_cost(by=None)
     assert caught.value.path == tmp_path.resolve()

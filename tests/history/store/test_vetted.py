@@ -19,7 +19,7 @@ from history_helpers import pod_row, pods_table
 
 from ccanalytics import History, StoreError
 from ccanalytics.history import verify
-from ccanalytics.history.queries import _history
+from ccanalytics.history.queries import _vetting, _views
 from ccanalytics.history.queries._window import BOUNDS_SQL
 from ccanalytics.history.store import _vetted
 from ccanalytics.history.store._write import append_frame
@@ -43,13 +43,13 @@ def _answers(store: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
 def vets(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The files History reads a footer of, in order."""
     seen: list[Path] = []
-    real = _history.vet_file  # type: ignore[attr-defined]
+    real = _vetting.vet_file
 
     def counting(path: Path, table: str) -> Any:
         seen.append(path)
         return real(path, table)
 
-    monkeypatch.setattr(_history, "vet_file", counting)
+    monkeypatch.setattr(_vetting, "vet_file", counting)
     return seen
 
 
@@ -225,9 +225,9 @@ def test_files_of_two_schemas_interleaved_read_as_one_view(tmp_path: Path) -> No
         assert pods["gpus_reporting"].isna().tolist() == [False, True] * 3
         indexes = h.sql("SELECT file_index FROM pods ORDER BY observed_at")["file_index"]
         assert indexes.tolist() == list(range(6))
-    original = _history.MAX_SCHEMA_RUNS
+    original = _views.MAX_SCHEMA_RUNS
     try:
-        _history.MAX_SCHEMA_RUNS = 2
+        _views.MAX_SCHEMA_RUNS = 2
         with History(tmp_path) as h:
             pd.testing.assert_frame_equal(h.pods(), pods)
             view = h.connection.execute(
@@ -235,4 +235,4 @@ def test_files_of_two_schemas_interleaved_read_as_one_view(tmp_path: Path) -> No
             ).fetchall()[0][0]
             assert "union_by_name" in view
     finally:
-        _history.MAX_SCHEMA_RUNS = original
+        _views.MAX_SCHEMA_RUNS = original

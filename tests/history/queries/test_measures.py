@@ -1,0 +1,158 @@
+"""History.measures: any registry sum or share, split by any declared dimensions.
+
+The store is :mod:`waste_store`'s (two hours, each snapshot standing for one hour); every
+figure below is computed by hand from its docstring:
+
+- spend per hour: cl-a 21.00 (empty 2, loaded 4, half 6, low 3, busy 5, silent 1, gone
+  0), cl-b 40.00 (five ranks at 8): 61.00 an hour, 122.00 over the two hours;
+- by GPU type over the two hours: L40S (empty, silent, gone) 2 x 3.00 = 6.00, A100
+  (loaded, low) 2 x 7.00 = 14.00, H100 (half, busy, cl-b's ranks) 2 x 51.00 = 102.00;
+- idle (busiest GPU below 10 %): empty 2 x 2.00 = 4.00 (L40S), loaded 2 x 4.00 = 8.00
+  (A100); so idle_cost_share is 4/6 for L40S, 8/14 for A100, 0 for H100;
+- straggler_cost: cl-b's rank 4 only, 2 x 8 x 40/100 = 6.40.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from waste_store import A100, H100, L40S, write_waste_store
+
+from ccanalytics.errors import ArgumentsError
+from ccanalytics.history import History, parse_teams
+from ccanalytics.measures import MEASURES
+from ccanalytics.measures._dimensions import DIMENSIONS
+
+TEAMS = parse_teams(
+    '[[team]]\nname = "research"\nclusters = "cl-a"\npods = ["empty", "loaded"]\n'
+    '[[team]]\nname = "training"\nclusters = "cl-b"\n'
+)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_waste_store(tmp_path_factory.mktemp("measures"))
+
+
+def test_by_gpu_type_by_hand(store: Path) -> None:
+    with History(store) as h:
+        got = h.measures(["total_cost", "idle_cost", "idle_cost_share"], by="gpu_type")
+    assert list(got.columns) == [
+        "gpu_type",
+        "observed_hours",
+        "total_cost",
+        "idle_cost",
+        "idle_cost_share",
+    ]
+    rows = got.set_index("gpu_type")
+    assert rows["total_cost"].to_dict() == pytest.approx({A100: 14.0, H100: 102.0, L40S: 6.0})
+    assert rows["idle_cost"].to_dict() == pytest.approx({A100: 8.0, H100: 0.0, L40S: 4.0})
+    assert rows.loc[L40S, "idle_cost_share"] == pytest.approx(4 / 6)
+    assert rows.loc[A100, "idle_cost_share"] == pytest.approx(8 / 14)
+    assert rows.loc[H100, "idle_cost_share"] == 0.0
+    assert str(got["gpu_type"].dtype) == "string"
+    assert all(str(got[c].dtype) == "Float64" for c in got.columns[1:])
+
+
+def test_by_gpu_type_and_hour_cuts_each_hour(store: Path) -> None:
+    with History(store) as h:
+        got = h.measures("total_cost", by=["hour", "gpu_type"])
+    assert list(got.columns[:2]) == ["gpu_type", "hour"]  # the registry's order of dimensions
+    assert got["hour"].dtype == "datetime64[ns, UTC]"
+    per_hour = got.groupby("hour")["total_cost"].sum()
+    assert per_hour.index.tolist() == [
+        pd.Timestamp("2026-11-20 10:00", tz="UTC"),
+        pd.Timestamp("2026-11-20 11:00", tz="UTC"),
+    ]
+    assert per_hour.tolist() == pytest.approx([61.0, 61.0])
+
+
+def test_a_waste_class_by_rank(store: Path) -> None:
+    with History(store) as h:
+        got = h.measures("straggler_cost", by="rank")
+    flagged = got[got["straggler_cost"] > 0]
+    assert flagged[["cluster_id", "rank"]].values.tolist() == [["cl-b", 4]]
+    assert flagged["straggler_cost"].iloc[0] == pytest.approx(6.40)
+
+
+def test_by_team_sums_each_team_and_takes_its_share_of_its_sums(store: Path) -> None:
+    with History(store) as h:
+        got = h.measures(["total_cost", "idle_cost", "idle_cost_share"], by="team", teams=TEAMS)
+    rows = got.set_index("team")
+    # research: empty and loaded, 2 x 6.00 all idle; training: cl-b, 80.00;
+    # unallocated: the rest of cl-a, 2 x 15.00.
+    assert rows["total_cost"].to_dict() == pytest.approx(
+        {"research": 12.0, "training": 80.0, "unallocated": 30.0}
+    )
+    assert rows["idle_cost"].to_dict() == pytest.approx(
+        {"research": 12.0, "training": 0.0, "unallocated": 0.0}
+    )
+    assert rows.loc["research", "idle_cost_share"] == 1.0
+
+
+def test_the_views_are_measures(store: Path) -> None:
+    """idle_cost and waste are measures' frames: the same numbers, column for column."""
+    with History(store) as h:
+        idle = h.idle_cost(by="cluster")
+        same = h.measures(
+            [
+                c
+                for c in idle.columns
+                if c not in ("cluster_id", "observed_hours", "unobserved_hours")
+            ],
+            by="cluster",
+        )
+        waste = h.waste(by="pod")
+        classes = [m.name for m in MEASURES if m.kind == "waste"]
+        parts = h.measures(["total_cost", *classes], by="pod")
+    pd.testing.assert_frame_equal(idle, same)
+    pd.testing.assert_frame_equal(waste[parts.columns], parts)
+
+
+@pytest.mark.parametrize(
+    "by",
+    [
+        list(combo)
+        for size in (1, 2)
+        for combo in itertools.combinations([d.name for d in DIMENSIONS], size)
+        if not {"day", "hour"} <= set(combo)
+    ],
+)
+def test_every_split_sums_to_the_whole(store: Path, by: list[str]) -> None:
+    names = [m.name for m in MEASURES if m.kind in ("sum", "waste")]
+    with History(store) as h:
+        whole = h.measures(names, by=None).iloc[0]
+        split = h.measures(names, by=by, teams=TEAMS)
+    assert whole["total_cost"] == pytest.approx(122.0)
+    for name in names:
+        assert float(split[name].sum()) == pytest.approx(float(whole[name]), abs=1e-9), name
+
+
+def test_no_split_over_an_empty_store_is_one_row_of_zeros(tmp_path: Path) -> None:
+    with History(tmp_path) as h:
+        whole = h.measures(["straggler_cost", "idle_cost_share"], by=None)
+        split = h.measures("straggler_cost", by="gpu_type")
+    assert whole["straggler_cost"].tolist() == [0.0]
+    assert whole["idle_cost_share"].isna().all()  # no spend: no share
+    assert split.empty and list(split.columns) == ["gpu_type", "observed_hours", "straggler_cost"]
+
+
+@pytest.mark.parametrize(
+    ("names", "by", "error", "match"),
+    [
+        ("no_such_measure", "cluster", ValueError, "no measure 'no_such_measure'"),
+        ("stragglers", "cluster", ValueError, "History.stragglers answers it"),
+        ("total_cost", "weekday", ValueError, "no dimension 'weekday'"),
+        ("total_cost", ["day", "hour"], ArgumentsError, "one time dimension"),
+        ("total_cost", "team", ArgumentsError, "needs a team mapping: teams="),
+        ([], "cluster", ValueError, "names no measure"),
+    ],
+)
+def test_bad_arguments_say_what_is_wrong(
+    store: Path, names: object, by: object, error: type[Exception], match: str
+) -> None:
+    with History(store) as h, pytest.raises(error, match=match):
+        h.measures(names, by=by)  # type: ignore[arg-type]
