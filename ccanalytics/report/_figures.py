@@ -139,7 +139,15 @@ def _one_cluster(r: _Report, cid: str, n_ranks: int) -> Markup:
         [
             block("subheading", cid),
             figure(
-                Plot("utilization_by_rank", pods, cluster_id=cid, stragglers=slow),
+                # Every threshold of the report's, the idle line among them: the plot marks
+                # the ranks the tables name, and only those.
+                Plot(
+                    "utilization_by_rank",
+                    pods,
+                    cluster_id=cid,
+                    stragglers=slow,
+                    params=r.findings.params,
+                ),
                 (10.0, 4.4),
                 f"{cid}: utilization by rank",
                 "Bars: mean GPU utilization per rank, with the range over its GPUs; "
