@@ -1,4 +1,4 @@
-"""Every plot of the report is drawn at the report's thresholds, not at the defaults.
+"""Every plot of the report is drawn at the report's thresholds, and its figures agree.
 
 On the sandbox's timeline day, rank 13 of cl-llama70b-train runs at about half speed
 with its busiest GPU at 49 %: a straggler at the default idle line (10 %), an idle pod
@@ -8,7 +8,9 @@ at 50 %. The report at 50 % lists it as idle; its rank plot must draw it idle to
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import matplotlib
 
@@ -17,6 +19,7 @@ matplotlib.use("Agg")
 import pandas as pd
 import pytest
 from matplotlib.axes import Axes
+from sandbox_fleet import fleet_frames
 
 from ccanalytics import plots
 from ccanalytics.analysis import idle_pods
@@ -77,3 +80,37 @@ def test_the_rank_plot_is_drawn_at_the_reports_thresholds(
     at_params, at_defaults = _drawn_directly(pods, params), _drawn_directly(pods, Params())
     assert at_params != at_defaults  # the thresholds change what this plot shows
     assert _rank_plot(document) == at_params
+
+
+def _titles(document_of: Callable[[], str], patch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Each figure's alt text -> the title drawn on it, figures drawn in this process."""
+    drawn: list[str] = []
+    png = _draw._png
+
+    def recording(draw: Callable[[Axes], object], size: tuple[float, float]) -> Any:
+        def and_note(ax: Axes) -> object:
+            out = draw(ax)
+            drawn.append(ax.get_title())
+            return out
+
+        return png(and_note, size)
+
+    patch.setattr(_draw, "MIN_FIGURES_FOR_POOL", 10**6)
+    patch.setattr(_draw, "_png", recording)
+    document = document_of()
+    alts = re.findall(r'<img [^>]*alt="([^"]*)"', document)
+    assert len(alts) == len(drawn)
+    return dict(zip(alts, drawn, strict=True))
+
+
+def test_the_rank_plot_and_the_heatmap_count_the_same_ranks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # cl-bringup: ranks 0 and 1 running, 2 starting (GPUs listed, silent), 5 exited (no
+    # GPU listed), two provisioning pods without a rank yet: four ranks.
+    pods, gpus = fleet_frames()
+    titles = _titles(lambda: render_report(pods, gpus, max_rank_plots=6), monkeypatch)
+    by_rank = titles["cl-bringup: utilization by rank"].splitlines()[-1]
+    per_gpu = titles["cl-bringup: utilization per GPU"].splitlines()[-1]
+    assert by_rank.startswith("4 ranks")
+    assert per_gpu == "4 ranks x 8 GPUs"
