@@ -84,6 +84,13 @@ def add_parser(sub: Any) -> None:
         help="write the report for the clusters that loaded when others fail (exit 1)",
     )
     report.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print only errors: no progress bars (shown on stderr when it is a terminal) "
+        "and no summary",
+    )
+    report.add_argument(
         "--max-rank-plots",
         type=non_negative_int,
         default=MAX_RANK_PLOTS,
@@ -128,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
                 store=args.store,
                 window=args.window,
                 policy=policy,
+                # Progress is for a person watching: never in cron (no terminal) or a pipe.
+                progress=sys.stderr.isatty() and not args.quiet,
             )
         except StoreError as err:  # the store failed, like the API failing: 1
             _fail(" ".join(str(err).split()))
@@ -141,7 +150,8 @@ def run(args: argparse.Namespace) -> int:
         except ReportLoadError as err:
             _fail(f"{_clusters_failed(err.errors, len(cluster_ids))}; no report written")
             return EXIT_FAILURE
-    print(summary, file=sys.stderr if args.output == "-" else sys.stdout)
+    if not args.quiet:
+        print(summary, file=sys.stderr if args.output == "-" else sys.stdout)
     if summary.errors:
         _fail(f"{_clusters_failed(summary.errors, len(cluster_ids))}; the report covers the others")
         return EXIT_FAILURE

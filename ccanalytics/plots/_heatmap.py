@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,7 @@ def gpu_heatmap(
     vmin: float = 0,
     vmax: float = 100,
     cmap: str = "viridis",
+    ranks: Iterable[int] | None = None,
 ) -> Axes:
     """Per-GPU utilization of one cluster as a rank x GPU-index heatmap.
 
@@ -69,6 +71,10 @@ def gpu_heatmap(
         heatmaps compare by colour).
     cmap : str
         A matplotlib colormap name.
+    ranks : iterable of int, optional
+        The cluster's ranks (those of its pods frame, as
+        :func:`utilization_by_rank` counts them): a rank that lists no GPU (an exited
+        pod) is then a row of its own, so both plots count the same ranks.
 
     Returns
     -------
@@ -85,7 +91,7 @@ def gpu_heatmap(
     cells = cluster[cluster["rank"].notna() & cluster["gpu_index"].notna()]
     if cells.empty or cells["util"].isna().all():
         raise NoDataError(f"cluster {cid} has no GPU utilization to draw")
-    grid = _Grid.of(cells)
+    grid = _Grid.of(cells, () if ranks is None else ranks)
     ax = _axes(ax)
 
     colormap = matplotlib.colormaps[cmap].with_extremes(bad=(0.0, 0.0, 0.0, 0.0))
@@ -130,11 +136,17 @@ class _Grid:
     n_gpus: int
 
     @classmethod
-    def of(cls, cells: pd.DataFrame) -> _Grid:
+    def of(cls, cells: pd.DataFrame, more_ranks: Iterable[int] = ()) -> _Grid:
+        """The table of ``cells``, with a row (no GPU listed) for each of ``more_ranks``
+        that has none."""
         n_gpus = int(cells["gpu_index"].max()) + 1
         by_cell = cells.assign(util=_floats(cells["util"])).groupby(["rank", "gpu_index"])
         table = by_cell["util"].mean().unstack("gpu_index").reindex(columns=range(n_gpus))
-        listed = by_cell.size().unstack("gpu_index").reindex(columns=range(n_gpus)).notna()
+        rows = sorted({int(r) for r in table.index} | {int(r) for r in more_ranks})
+        table = table.reindex(index=rows)
+        listed = (
+            by_cell.size().unstack("gpu_index").reindex(index=rows, columns=range(n_gpus)).notna()
+        )
         return cls(
             values=np.ma.masked_invalid(table.to_numpy(dtype=np.float64)),
             listed=listed.to_numpy(dtype=bool),
@@ -168,14 +180,13 @@ def _draw_absent(ax: Axes, grid: _Grid) -> list[Artist]:
             label="_no such GPU",
         )
     )
-    return [
-        Patch(
-            facecolor="white",
-            hatch=_ABSENT_HATCH,
-            edgecolor=_ABSENT_EDGE,
-            label="no such GPU (the pod has fewer)",
-        )
-    ]
+    whole_rows = bool(grid.absent.all(axis=1).any())
+    label = (
+        "no GPU listed (the pod has fewer, or none)"
+        if whole_rows
+        else ("no such GPU (the pod has fewer)")
+    )
+    return [Patch(facecolor="white", hatch=_ABSENT_HATCH, edgecolor=_ABSENT_EDGE, label=label)]
 
 
 def _draw_silent(ax: Axes, grid: _Grid, cells: pd.DataFrame) -> list[Artist]:

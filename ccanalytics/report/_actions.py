@@ -1,4 +1,9 @@
-"""The report's first screen: the headline figures and "What to do".
+"""The report's first screen: one headline figure for waste, then "What to do".
+
+The screen answers "what are we wasting" with one figure, :class:`Headline`: the waste
+classes' total in USD per day, their parts on the line under it, then the actions.
+Every other figure (cost, idle pods, unused capacity, stragglers, ...) is folded under
+them, one click away; a figure with nothing to show (0 pods, no stragglers) is left out.
 
 An action is one plain line naming the pod or rank, the evidence and what acting on
 it saves per day, in USD; :func:`ranked` keeps the :data:`MAX_ACTIONS` that save the
@@ -32,11 +37,51 @@ if TYPE_CHECKING:
     from ccanalytics.report._findings import _Findings
     from ccanalytics.report._window import WindowFindings
 
-__all__ = ["MAX_ACTIONS", "Action", "live_actions", "ranked", "render_first_screen"]
+__all__ = [
+    "MAX_ACTIONS",
+    "Action",
+    "Headline",
+    "live_actions",
+    "ranked",
+    "render_first_screen",
+]
 
 #: Actions listed at most: the ones that save the most per day.
 MAX_ACTIONS: Final = 5
 HOURS_PER_DAY: Final = 24
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The first screen's one figure: what is wasted per day, its parts, and the spend.
+
+    ``parts``: each waste class that wastes anything, (label, USD per day), largest
+    first; ``spend``: the fleet's spend per day, which the share is of; ``basis``: how
+    the day was measured ("at this reading's rate", "over the last 7 days").
+    """
+
+    usd_per_day: float
+    parts: tuple[tuple[str, float], ...]
+    spend: float
+    basis: str
+
+    @classmethod
+    def of(cls, per_class: Iterable[tuple[str, float]], spend: float, basis: str) -> Headline:
+        parts = sorted(((k, v) for k, v in per_class if v > 0), key=lambda kv: -kv[1])
+        return cls(sum(v for _, v in parts), tuple(parts), spend, basis)
+
+    @property
+    def value(self) -> str:
+        return _per_day(self.usd_per_day)
+
+    @property
+    def share(self) -> str:
+        share = self.usd_per_day / self.spend if self.spend > 0 else 0.0
+        return f"{share:.1%} of the {_per_day(self.spend)} spent, {self.basis}"
+
+    @property
+    def lines(self) -> list[str]:
+        return [f"{label} {_per_day(usd)}" for label, usd in self.parts]
 
 
 @dataclass(frozen=True)
@@ -150,10 +195,18 @@ def rightsizing_actions(hints: pd.DataFrame) -> list[Action]:
     return out
 
 
-def render_first_screen(cards: Sequence[_Card], actions: Sequence[Action]) -> Markup:
-    """The headline figures, then "What to do" (or that nothing needs doing).
+def render_first_screen(
+    headline: Headline,
+    actions: Sequence[Action],
+    cards: Sequence[_Card],
+    more: Markup | None = None,
+) -> Markup:
+    """The headline figure and its parts, "What to do" (or that nothing needs doing),
+    then the other figures folded: ``cards`` (those that show something) and ``more``
+    (the reading's paragraph, say).
 
     ``cards`` is a plain list, so a later figure (the month's projection and budget
     status, once budgets exist) is one more card appended by its caller.
     """
-    return block("first_screen", _cards(cards), [a.text for a in actions])
+    folded = _cards(cards) + (more or Markup())
+    return block("first_screen", headline, [a.text for a in actions], folded)

@@ -173,9 +173,11 @@ class Drawers:
     ``expected``: how many figures will be drawn, if known.
     """
 
-    def __init__(self, expected: int | None = None) -> None:
+    def __init__(self, expected: int | None = None, *, progress: bool = False) -> None:
         workers = len(os.sched_getaffinity(0))
         self._workers: ProcessPoolExecutor | None = None
+        #: Whether :meth:`draw` shows a progress bar on standard error.
+        self.progress = progress
         #: Figures sent as their page noted them (:meth:`start`), by their index.
         self._started: dict[int, Future[str]] = {}
         if (
@@ -214,20 +216,41 @@ class Drawers:
 
     def draw(self, jobs: Sequence[_Job]) -> list[str]:
         """Every figure's HTML, in order: by the workers, or here without them."""
+        with _progress_bar(len(jobs), self.progress) as done:
+            return self._draw(jobs, done)
+
+    def _draw(self, jobs: Sequence[_Job], done: Callable[[], object]) -> list[str]:
         started, self._started = self._started, {}
         if self._workers is None or (not started and len(jobs) < MIN_FIGURES_FOR_POOL):
-            return [_figure_now(job) for job in jobs]
+            return [_counted(_figure_now(job), done) for job in jobs]
         # The rest largest first (the figure's area stands for its cost), so that no
         # worker is left with a big figure at the end while the other idles.
         rest = [i for i in range(len(jobs)) if i not in started]
         rest.sort(key=lambda i: -jobs[i].size[0] * jobs[i].size[1])
         try:
             futures = started | {i: self._workers.submit(_figure_now, jobs[i]) for i in rest}
-            return [futures[i].result() for i in range(len(jobs))]
+            return [_counted(futures[i].result(), done) for i in range(len(jobs))]
         except BrokenProcessPool:
             # A worker died (killed, out of memory): the figures are drawn here instead.
             self.close()
             return [_figure_now(job) for job in jobs]
+
+
+def _counted(snippet: str, done: Callable[[], object]) -> str:
+    done()
+    return snippet
+
+
+@contextmanager
+def _progress_bar(total: int, show: bool) -> Iterator[Callable[[], object]]:
+    """A function to call once per figure drawn: a tqdm bar on standard error when shown."""
+    if not show or total == 0:
+        yield lambda: None
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=total, desc="figures", unit="figure", file=sys.stderr) as bar:
+        yield lambda: bar.update()
 
 
 def _other_threads_running() -> bool:

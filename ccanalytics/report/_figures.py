@@ -131,23 +131,46 @@ def _scatter(r: _Report) -> Markup:
     )
 
 
-def _one_cluster(r: _Report, cid: str, n_ranks: int) -> Markup:
+def _rank_caption(r: _Report, cid: str) -> str:
+    """What the rank plot shows, naming stragglers and idle ranks only where it has them."""
+    caption = (
+        "Bars: mean GPU utilization per rank, with the range over its GPUs; "
+        "markers: CPU and memory."
+    )
+    if r.findings.stragglers["cluster_id"].eq(cid).any():
+        caption += " Straggling ranks are vermillion and hatched."
+    if r.findings.idle["cluster_id"].eq(cid).any():
+        caption += " Idle ranks are reddish purple, in a shaded column."
+    return caption
+
+
+def _one_cluster(r: _Report, cid: str) -> Markup:
     slow = r.findings.stragglers
     pods = r.pods[r.pods["cluster_id"].eq(cid).fillna(False)]  # its rows: pickled to a worker
     gpus = r.gpus[r.gpus["cluster_id"].eq(cid).fillna(False)]
+    # The pods' ranks: one that lists no GPU (exited) is a row of the heatmap too, so
+    # both figures count the ranks the cluster has.
+    ranks = sorted(int(rank) for rank in pods["rank"].dropna().unique())
     return Markup("\n").join(
         [
             block("subheading", cid),
             figure(
-                Plot("utilization_by_rank", pods, cluster_id=cid, stragglers=slow),
+                # Every threshold of the report's, the idle line among them: the plot marks
+                # the ranks the tables name, and only those.
+                Plot(
+                    "utilization_by_rank",
+                    pods,
+                    cluster_id=cid,
+                    stragglers=slow,
+                    params=r.findings.params,
+                ),
                 (10.0, 4.4),
                 f"{cid}: utilization by rank",
-                "Bars: mean GPU utilization per rank, with the range over its GPUs; "
-                "markers: CPU and memory. Straggling ranks are vermillion and hatched.",
+                _rank_caption(r, cid),
             ),
             figure(
-                Plot("gpu_heatmap", gpus, cluster_id=cid),
-                (8.0, min(max(2.2 + 0.11 * n_ranks, 3.0), MAX_HEATMAP_HEIGHT)),
+                Plot("gpu_heatmap", gpus, cluster_id=cid, ranks=ranks),
+                (8.0, min(max(2.2 + 0.11 * len(ranks), 3.0), MAX_HEATMAP_HEIGHT)),
                 f"{cid}: utilization per GPU",
                 "One cell per GPU; a dark row is a rank lagging, a dark cell one GPU.",
             ),
@@ -165,8 +188,7 @@ def _plots(r: _Report) -> Markup:
     ]
     ranked = _rank_clusters(r.pods, r.gpus, r.findings)
     drawn = ranked[: max(r.max_rank_plots, 0)]
-    ranks = r.gpus[r.gpus["cluster_id"].isin(drawn)].groupby("cluster_id")["rank"].nunique()
-    parts += [_one_cluster(r, cid, int(ranks.get(cid, 0))) for cid in drawn]
+    parts += [_one_cluster(r, cid) for cid in drawn]
     if len(ranked) > len(drawn):
         rest = ", ".join(ranked[len(drawn) : len(drawn) + MAX_NAMED_UNDRAWN])
         if len(ranked) > len(drawn) + MAX_NAMED_UNDRAWN:

@@ -96,8 +96,15 @@ def _note(text: str) -> Markup:
 _Card = tuple[str, str, str, bool]
 
 
+def _shows_something(card: _Card) -> bool:
+    """A card whose figure is a count or an amount of zero shows nothing."""
+    return card[1].split(" ")[0] not in ("0", "0.0", "0.00")
+
+
 def _cards(cards: Sequence[_Card]) -> Markup:
-    return block("cards", cards)
+    """The cards that show something (none: nothing at all, not an empty row)."""
+    kept = [card for card in cards if _shows_something(card)]
+    return block("cards", kept) if kept else Markup()
 
 
 def _page(title: str, parts: Sequence[Markup]) -> str:

@@ -19,6 +19,7 @@ from markupsafe import Markup
 from ccanalytics.analysis import POD_STATES
 from ccanalytics.measures import waste_classes
 from ccanalytics.measures.rules import DAYS_PER_MONTH
+from ccanalytics.report._actions import Headline
 from ccanalytics.report._findings import (
     HOURS_PER_DAY,
     _Findings,
@@ -30,7 +31,15 @@ from ccanalytics.report._html import _Card, _cards, _columns, _details, _note, _
 from ccanalytics.report._templates import block
 
 # Underscored names are for ``report``, not public API.
-__all__ = ["TEXT_SECTIONS", "_Report", "_Section", "_headline_cards", "live_cards"]
+__all__ = [
+    "TEXT_SECTIONS",
+    "_Report",
+    "_Section",
+    "_headline",
+    "_headline_cards",
+    "live_cards",
+    "live_headline",
+]
 
 
 @dataclass(frozen=True)
@@ -112,13 +121,24 @@ def live_cards(r: _Report) -> list[_Card]:
     return cards
 
 
-def _waste_card(summary: pd.DataFrame) -> _Card:
-    """The waste classes' USD/h over every cluster: the total, and each class that wastes."""
-    per_class = [
+def _waste_per_hour(summary: pd.DataFrame) -> list[tuple[str, float]]:
+    """Each waste class's USD/h over every cluster of the summary, in the classes' order."""
+    return [
         (m.label, float(summary[str(m.live)].fillna(0).sum()))
         for m in waste_classes()
         if m.live in summary.columns
     ]
+
+
+def live_headline(f: _Findings) -> Headline:
+    """The reading's waste per day at its rate: the waste classes' total, and each class."""
+    per_day = [(label, usd * HOURS_PER_DAY) for label, usd in _waste_per_hour(f.summary)]
+    return Headline.of(per_day, f.total_cost * HOURS_PER_DAY, "at this reading's rate")
+
+
+def _waste_card(summary: pd.DataFrame) -> _Card:
+    """The waste classes' USD/h over every cluster: the total, and each class that wastes."""
+    per_class = _waste_per_hour(summary)
     total = sum(value for _, value in per_class)
     note = "; ".join(f"{label} {_usd(value)}" for label, value in per_class if value > 0)
     return ("waste by class", _usd(total), note or "none", total > 0)
@@ -144,15 +164,26 @@ def _notes(r: _Report) -> Markup:
     return Markup("\n").join(parts)
 
 
-def _nav(r: _Report) -> Markup:
-    links = [
-        ("clusters", "Clusters"),
-        ("idle", "Idle pods"),
-        ("stragglers", "Stragglers"),
-        ("gpu-types", "GPU types"),
-        ("no-metrics", "No metrics"),
-        ("not-running", "Not running"),
+def _shown_tables(r: _Report) -> list[tuple[str, str]]:
+    """The table sections the page holds, (anchor, title): one with no row is left out."""
+    f = r.findings
+    tables = [
+        ("clusters", "Clusters", f.summary),
+        ("idle", "Idle pods", f.idle),
+        ("stragglers", "Stragglers", f.stragglers),
+        ("gpu-types", "GPU types", f.by_gpu),
+        ("no-metrics", "No metrics", f.silent),
+        ("not-running", "Not running", f.not_running),
     ]
+    return [(anchor, title) for anchor, title, frame in tables if len(frame)]
+
+
+def _shown(r: _Report, anchor: str) -> bool:
+    return any(a == anchor for a, _ in _shown_tables(r))
+
+
+def _nav(r: _Report) -> Markup:
+    links = _shown_tables(r)
     if r.findings.failed:
         links.append(("could-not-load", "Could not load"))
     links.append(("plots", "Plots"))
@@ -177,6 +208,8 @@ def _states_text(summary: pd.DataFrame) -> pd.Series:
 
 def _clusters(r: _Report) -> Markup:
     """The columns a reader needs first, visible at 1,280 px; the rest folded below."""
+    if not _shown(r, "clusters"):
+        return Markup()  # no row: no section
     summary = r.findings.summary.sort_values("cost_per_hour", ascending=False, kind="stable")
     summary = summary.assign(not_running=_states_text(summary))
     return (
@@ -216,6 +249,8 @@ def _clusters(r: _Report) -> Markup:
 
 def _idle(r: _Report) -> Markup:
     """Which pod, how idle, what it costs now and since it started; ids and uptime below."""
+    if not _shown(r, "idle"):
+        return Markup()  # no row: no section
     idle = r.findings.idle
     return (
         _heading("idle", "Idle pods")
@@ -255,6 +290,8 @@ def _idle(r: _Report) -> Markup:
 
 
 def _stragglers(r: _Report) -> Markup:
+    if not _shown(r, "stragglers"):
+        return Markup()  # no row: no section
     return _heading("stragglers", "Straggling ranks") + _table(
         r.findings.stragglers,
         _columns(
@@ -272,6 +309,8 @@ def _stragglers(r: _Report) -> Markup:
 
 
 def _gpu_types(r: _Report) -> Markup:
+    if not _shown(r, "gpu-types"):
+        return Markup()  # no row: no section
     return (
         _heading("gpu-types", "Cost by GPU type")
         + _note(
@@ -312,12 +351,16 @@ _POD_COLUMNS: Final = (
 
 
 def _no_metrics(r: _Report) -> Markup:
+    if not _shown(r, "no-metrics"):
+        return Markup()  # no row: no section
     return _heading("no-metrics", "Running pods without metrics") + _table(
         r.findings.silent, _columns(*_POD_COLUMNS), "Every running pod reports metrics."
     )
 
 
 def _not_running(r: _Report) -> Markup:
+    if not _shown(r, "not-running"):
+        return Markup()  # no row: no section
     return _heading("not-running", "Pods not running") + _table(
         r.findings.not_running, _columns(*_POD_COLUMNS), "Every pod is running."
     )

@@ -61,13 +61,16 @@ def page(title: str, parts: list[Markup]) -> str:
 def figure_html(data: str, width: int, height: int, alt: str, caption: str) -> Markup:
     """A drawn figure: the PNG (base64, from our own encoder) with its alt text and caption.
 
+    The image is in a scrolling box: on a phone it keeps a size its labels read at and
+    scrolls sideways, as a wide table does.
+
     Built here rather than in a template because the workers that draw figures return it
     as one snippet; ``Markup.format`` escapes each value (each made :func:`text` first,
     the report's one escaping), so it is as safe as a template's output.
     """
     return Markup(
-        '<figure><img src="data:image/png;base64,{}" width="{}" height="{}" '
-        'alt="{}"><figcaption>{}</figcaption></figure>'
+        '<figure><div class="scroll"><img src="data:image/png;base64,{}" width="{}" '
+        'height="{}" alt="{}"></div><figcaption>{}</figcaption></figure>'
     ).format(text(data), width, height, text(alt), text(caption))
 
 

@@ -30,6 +30,7 @@ module puts them together.
 
 from __future__ import annotations
 
+import html
 import os
 import sys
 import warnings
@@ -70,11 +71,14 @@ from ccanalytics.report._output import (
 )
 from ccanalytics.report._sections import (
     TEXT_SECTIONS,
+    _headline,
     _headline_cards,
     _Report,
     _Section,
     live_cards,
+    live_headline,
 )
+from ccanalytics.report._templates import block
 
 if TYPE_CHECKING:
     from ccanalytics.api import AsyncClient, Client
@@ -85,6 +89,7 @@ __all__ = [
     "CSV_FILES",
     "DEFAULT_TITLE",
     "MAX_RANK_PLOTS",
+    "ReportHTML",
     "ReportLoadError",
     "ReportOutputError",
     "ReportSummary",
@@ -117,17 +122,26 @@ class ReportSummary(str):
 
     ``errors`` maps each cluster that could not be loaded (``errors="collect"``) to
     its exception, as a fleet load's ``frame.attrs["errors"]`` does; empty when every
-    cluster loaded.
+    cluster loaded. ``figures`` holds the headline figures, (label, value) in order,
+    which Jupyter shows as a small table (``_repr_html_``).
     """
 
     errors: dict[str, CCAnalyticsError]
+    figures: tuple[tuple[str, str], ...]
 
     def __new__(
-        cls, text: str, errors: Mapping[str, CCAnalyticsError] | None = None
+        cls,
+        text: str,
+        errors: Mapping[str, CCAnalyticsError] | None = None,
+        figures: Sequence[tuple[str, str]] = (),
     ) -> ReportSummary:
         summary = super().__new__(cls, text)
         summary.errors = dict(errors or {})
+        summary.figures = tuple(figures)
         return summary
+
+    def _repr_html_(self) -> str:
+        return str(block("summary_table", self.figures, str(self)))
 
     @property
     def failed(self) -> dict[str, str]:
@@ -141,6 +155,18 @@ class ReportSummary(str):
         return {cid: str(err) for cid, err in self.errors.items()}
 
 
+class ReportHTML(str):
+    """The report as one HTML document: a ``str``, which Jupyter shows inline.
+
+    Shown in an ``iframe`` of its own (``srcdoc``), so the report's styles and the
+    notebook's never mix.
+    """
+
+    def _repr_html_(self) -> str:
+        # The page is ours and whole (newlines and all): escaped for the attribute only.
+        return str(block("inline_report", Markup(html.escape(str(self), quote=True))))
+
+
 def render_report(
     pods: pd.DataFrame,
     gpus: pd.DataFrame,
@@ -152,8 +178,8 @@ def render_report(
     max_rank_plots: int = MAX_RANK_PLOTS,
     failed: Mapping[str, str] | None = None,
     params: Params | None = None,
-) -> str:
-    """The report as one self-contained HTML document (a ``str``).
+) -> ReportHTML:
+    """The report as one self-contained HTML document (a ``str``, shown inline in Jupyter).
 
     Parameters
     ----------
@@ -185,7 +211,8 @@ def render_report(
         Every table, sentence and plot judges with it.
     """
     findings = _findings(pods, Params.of(params, idle_threshold=idle_threshold), failed, gpus)
-    return _render(_Report(pods, gpus, findings, title, generated_at, cluster_ids, max_rank_plots))
+    report = _Report(pods, gpus, findings, title, generated_at, cluster_ids, max_rank_plots)
+    return ReportHTML(_render(report))
 
 
 def _render(
@@ -208,15 +235,23 @@ def _render(
     before the data was loaded (:class:`~ccanalytics.report._draw.Drawers`).
     """
     if window is None:
+        # The reading's own figures and paragraph are folded under its first screen.
         first = render_first_screen(
-            live_cards(report), ranked(live_actions(report.findings, report.pods))
+            live_headline(report.findings),
+            ranked(live_actions(report.findings, report.pods)),
+            live_cards(report),
+            _headline(report),
         )
-        sections = [s for s in sections if s is not _headline_cards]
+        sections = [s for s in sections if s not in (_headline, _headline_cards)]
         window_html = _NOTHING
     else:
         from ccanalytics.report import _window
 
-        first = render_first_screen(_window.window_cards(window), ranked(window_actions(window)))
+        first = render_first_screen(
+            _window.window_headline(window),
+            ranked(window_actions(window)),
+            _window.window_cards(window),
+        )
     with drawn_together(drawers) as figures:
         if window is not None:
             window_html = _window.render_window_section(window)
@@ -230,20 +265,42 @@ def _summary_text(
     findings: _Findings, output: str, errors: Mapping[str, CCAnalyticsError]
 ) -> ReportSummary:
     where = "to standard output" if output == "-" else f"to {output}"
-    return ReportSummary(" ".join([*_sentences(findings), f"Report written {where}."]), errors)
+    text = " ".join([*_sentences(findings), f"Report written {where}."])
+    return ReportSummary(text, errors, _summary_figures(findings, output, errors))
+
+
+def _summary_figures(
+    f: _Findings, output: str, errors: Mapping[str, CCAnalyticsError]
+) -> list[tuple[str, str]]:
+    """The summary's table: the headline figures, what could not be loaded, where it went."""
+    headline = live_headline(f)
+    rows = [
+        ("clusters", f"{f.clusters} ({f.pods} pods)"),
+        ("cost", f"{f.total_cost:,.2f} USD/h"),
+        ("wasted", f"{headline.value} ({headline.share})"),
+        ("idle GPU pods", f"{f.idle_pods} ({f.idle_cost:,.2f} USD/h)"),
+        ("straggling ranks", str(len(f.stragglers))),
+    ]
+    if errors:
+        rows.append(("could not load", ", ".join(errors)))
+    rows.append(("written to", "standard output" if output == "-" else output))
+    return rows
 
 
 def _load(
-    ids: list[str], client: Client | AsyncClient | None, errors: Literal["raise", "collect"]
+    ids: list[str],
+    client: Client | AsyncClient | None,
+    errors: Literal["raise", "collect"],
+    progress: bool,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, CCAnalyticsError]]:
     """Both frames of the clusters, and the clusters that failed (``collect`` only):
     id -> the exception, as the load keeps it in ``attrs["errors"]``."""
     from ccanalytics.frames import load_cluster_frames, load_fleet
 
     if errors == "raise":
-        pods, gpus = load_cluster_frames(ids, client=client, progress=False)
+        pods, gpus = load_cluster_frames(ids, client=client, progress=progress)
         return pods, gpus, {}
-    pods, gpus, failed = load_fleet(ids, client=client, progress=False)
+    pods, gpus, failed = load_fleet(ids, client=client, progress=progress)
     if len(failed) == len(ids):
         raise ReportLoadError(failed)
     return pods, gpus, failed
@@ -264,6 +321,7 @@ def write_report(
     window: timedelta | str | None = None,
     policy: str | os.PathLike[str] | Policy | None = None,
     params: Params | None = None,
+    progress: bool = False,
 ) -> ReportSummary:
     """Fetch ``cluster_ids``, write the HTML report to ``output``, return a summary.
 
@@ -313,6 +371,10 @@ def write_report(
         With ``store``: a ``check`` policy (a TOML file or a parsed
         :class:`ccanalytics.history.Policy`); the report then opens with the budget
         status: the month's spend so far, its projection and each breached rule.
+    progress:
+        Show progress bars on standard error (``tqdm``): the clusters as they load,
+        then the figures as they are drawn. ``ccanalytics report`` shows them when
+        standard error is a terminal and ``--quiet`` is not given.
 
     Returns
     -------
@@ -348,7 +410,7 @@ def write_report(
     csv_target = None if csv_dir is None else _check_csv_dir(csv_dir, CSV_FILES, target)
 
     # The figures' workers start first: they import matplotlib while the data loads.
-    with Drawers() as drawers:
+    with Drawers(progress=progress) as drawers:
         over, budget_html = None, _NOTHING
         window_text: list[str] = []
         if store is not None and rules is not None:
@@ -362,7 +424,7 @@ def write_report(
             over = _window.window_findings(store, span, params=judged_by)
             window_text = [*window_text, *_window.window_sentences(over)]
 
-        pods, gpus, failed = _load(ids, client, errors)
+        pods, gpus, failed = _load(ids, client, errors, progress)
         errors_by_id = {cid: str(err) for cid, err in failed.items()}
         findings = _findings(pods, judged_by, errors_by_id, gpus)
         generated = now if now is not None else datetime.now(UTC)
@@ -375,7 +437,9 @@ def write_report(
         else:
             _write_atomic(target, document)
         summary = _summary_text(findings, os.fspath(output), failed)
-        return ReportSummary(" ".join([*window_text, summary]), failed) if window_text else summary
+        if not window_text:
+            return summary
+        return ReportSummary(" ".join([*window_text, summary]), failed, summary.figures)
 
 
 def check_report_arguments(

@@ -115,8 +115,8 @@ _WRITE = textwrap.dedent(
     started, events = [], []
     start, load = _draw.Drawers.__init__, _writer._load
     send, fill = _draw.Drawers.start, _writer.fill_figures
-    def spy(self, expected=None):
-        start(self, expected)
+    def spy(self, expected=None, **options):
+        start(self, expected, **options)
         started.append(["workers" if self._workers else "none", "matplotlib" in sys.modules])
     def loading(*args):
         started.append("load")

@@ -13,7 +13,8 @@ matplotlib.use("Agg")
 import pandas as pd
 import pytest
 
-from ccanalytics.analysis import idle_pods, stragglers
+from ccanalytics.analysis import cluster_summary, idle_pods, stragglers
+from ccanalytics.measures import waste_classes
 from ccanalytics.report import render_report
 
 
@@ -34,15 +35,58 @@ def _saving(action: str) -> float:
     return float(found.group(1).replace(",", ""))
 
 
-def test_the_page_opens_with_the_figures_then_what_to_do(document: str) -> None:
+def test_the_page_opens_with_one_waste_figure_then_what_to_do(document: str) -> None:
     first = document.index('<section id="first-screen">')
-    assert document.index("<h1>") < first < document.index('class="headline"')
+    assert document.index("<h1>") < first
     screen = document[first : document.index("</section>")]
     labels = re.findall(r'<div class="label">([^<]*)</div>', screen)
-    assert labels[:3] == ["cost per hour", "idle-pod cost", "unused-capacity cost"]
-    assert '<h2 id="what-to-do">What to do</h2>' in screen
+    assert labels[0] == "wasted per day"
+    # The other figures, the reading's paragraph among them, are folded under the actions.
+    folded = screen.index('<details class="figures">')
+    assert screen.index('<div class="waste">') < screen.index('id="what-to-do"') < folded
+    assert labels[1:4] == ["cost per hour", "idle-pod cost", "unused-capacity cost"]
+    assert screen.index('class="headline"') > folded
     # The reading's figures are not repeated further down.
     assert document.count('<div class="label">idle-pod cost</div>') == 1
+    assert document.count('class="headline"') == 1
+
+
+def test_the_waste_figure_is_the_classes_per_day_with_each_part(
+    frames: tuple[pd.DataFrame, pd.DataFrame], document: str
+) -> None:
+    pods, gpus = frames
+    summary = cluster_summary(pods, gpus=gpus)
+    per_day = {
+        m.label: round(float(summary[str(m.live)].sum()) * 24, 2)
+        for m in waste_classes()
+        if float(summary[str(m.live)].sum()) > 0
+    }
+    # The sandbox: idle and empty 5.99, idle with a model 1.96, stragglers 11.08 USD/h.
+    assert set(per_day) == {
+        "idle, empty GPUs",
+        "idle GPUs with a model loaded",
+        "stragglers' shortfall",
+    }
+    block = document[document.index('<div class="waste">') :]
+    value = re.search(r'<div class="value">([\d,.]+) USD/day</div>', block)
+    assert value and float(value.group(1).replace(",", "")) == pytest.approx(
+        sum(per_day.values()), abs=0.01
+    )
+    parts = re.findall(r"<li>([^<]*) ([\d,.]+) USD/day</li>", block.split("</ul>")[0])
+    assert {html.unescape(k): float(v.replace(",", "")) for k, v in parts} == pytest.approx(per_day)
+    spent = float(pods["cost"].sum()) * 24
+    assert f"of the {spent:,.2f} USD/day spent, at this reading&#x27;s rate" in block
+
+
+def test_no_card_and_no_section_shows_nothing(document: str) -> None:
+    values = re.findall(
+        r'<div class="card[^"]*"><div class="label">([^<]*)</div><div class="value">([^<]*)</div>',
+        document,
+    )
+    assert values and all(v.split()[0] not in ("0", "0.00") for _, v in values), values
+    assert "running, no metrics" not in {label for label, _ in values}  # every pod reports
+    # The sandbox's running pods all report: no section, and no link to one.
+    assert 'id="no-metrics"' not in document and 'href="#no-metrics"' not in document
 
 
 def test_at_most_five_actions_ranked_by_saving(document: str) -> None:

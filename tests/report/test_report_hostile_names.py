@@ -22,7 +22,12 @@ from history_helpers import pod_row, ts, write_store
 from ccanalytics.report import render_report
 from ccanalytics.report._actions import ranked, render_first_screen, window_actions
 from ccanalytics.report._budget import budget_section
-from ccanalytics.report._window import render_window_section, window_cards, window_findings
+from ccanalytics.report._window import (
+    render_window_section,
+    window_cards,
+    window_findings,
+    window_headline,
+)
 
 BIDI = "\u202e\u2066\u200f"  # right-to-left override, isolate, mark
 
@@ -126,7 +131,11 @@ def test_the_window_section_and_its_first_screen_are_escaped(tmp_path: Path) -> 
     store = _window_store(tmp_path / "store")
     found = window_findings(store, timedelta(hours=1))
     section = str(render_window_section(found))
-    first = str(render_first_screen(window_cards(found), ranked(window_actions(found))))
+    first = str(
+        render_first_screen(
+            window_headline(found), ranked(window_actions(found)), window_cards(found)
+        )
+    )
     assert_inert(section + first, "storecluster", "idlepod")
 
 
