@@ -124,7 +124,7 @@ def _bytes(setting: str) -> float | None:
     form it may print one day that this does not know (the default is kept then)."""
     number, _, unit = setting.partition(" ")
     try:
-        return float(number) * 1024 ** _UNITS.index(unit)
+        return float(number) * 2.0 ** (10 * _UNITS.index(unit))
     except ValueError:
         return None
 
