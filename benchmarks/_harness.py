@@ -16,16 +16,56 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
-ROWS: list[tuple[str, str, str, str]] = []
+
+class Row(NamedTuple):
+    """One line of the table: what was measured, ours, its baseline, the ratio as text.
+
+    ``value`` is the ratio itself (ours over the baseline: lower is better), by which
+    repeated runs are compared (the worse is published); ``headline`` names the figure
+    in the README's short table, for the few figures that are the issue's targets.
+    """
+
+    figure: str
+    ours: str
+    baseline: str
+    ratio: str
+    value: float | None = None
+    headline: str | None = None
 
 
-def report(figure: str, ours: str, baseline: str, ratio: str) -> None:
-    ROWS.append((figure, ours, baseline, ratio))
+ROWS: list[Row] = []
+
+
+def report(
+    figure: str,
+    ours: str,
+    baseline: str,
+    ratio: str,
+    *,
+    value: float | None = None,
+    headline: str | None = None,
+) -> None:
+    ROWS.append(Row(figure, ours, baseline, ratio, value, headline))
     print(f"  {figure:<52} ours {ours:>12}   baseline {baseline:>12}   {ratio}", flush=True)
+
+
+def worst_of(runs: list[list[Row]]) -> list[Row]:
+    """Each figure's row from the run where its ratio was worst (highest).
+
+    Runs give the same figures in the same order; a figure without a ratio keeps its
+    first run's row. A run that gave other figures (a benchmark skipped itself) is
+    left out rather than matched line by line against the others.
+    """
+    complete = [rows for rows in runs if len(rows) == len(runs[0])]
+    worst = []
+    for rows in zip(*complete, strict=True):
+        measured = [r for r in rows if r.value is not None]
+        worst.append(max(measured, key=lambda r: r.value or 0.0) if measured else rows[0])
+    return worst
 
 
 def script() -> str:
@@ -77,3 +117,24 @@ def child_peak_rss_mb(code: str) -> float:
 
 def verdict(holds: bool) -> str:
     return "target holds" if holds else "target MISSED"
+
+
+#: Rows in the README's table: the headline ratios only (the docs have the rest).
+README_ROWS = 5
+
+
+def headline_table(rows: list[Row], today: str) -> str:
+    """The README's short table: the first README_ROWS headline rows, their ratios."""
+    headlines = [row for row in rows if row.headline][:README_ROWS]
+    lines = [
+        f"From one run of `benchmarks/run.py` on {today} (every figure: docs/performance.md):",
+        "",
+        "| figure | ratio to its baseline |",
+        "| --- | --- |",
+        *(f"| {_cell(row.headline or '')} | {_cell(row.ratio.strip())} |" for row in headlines),
+    ]
+    return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")

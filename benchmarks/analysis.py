@@ -92,6 +92,7 @@ def bench() -> None:
             f"{one['ours'] * 1000:.0f} ms",
             f"{one['before'] * 1000:.0f} ms",
             f"x{ratio:.2f}",
+            value=ratio,
         )
     ratio = times["ours"] / times["before"]
     report(
@@ -99,4 +100,5 @@ def bench() -> None:
         f"{times['ours'] * 1000:.0f} ms",
         f"{times['before'] * 1000:.0f} ms",
         f"x{ratio:.2f} {verdict(ratio <= 1.0)}",
+        value=ratio,
     )

@@ -88,10 +88,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             # A notebook's longest cell (04's month of 720 collects: 21 s, 39 s with the
             # machine busy) is well within the suite's 120 s; the margin is for a slower one.
             item.add_marker(pytest.mark.timeout(600))
+        elif _uses_the_day(item):
+            # Its setup may build the day (50 s on a quiet machine) or wait on the lock
+            # while another worker builds it: past 120 s on a busy one, and the timeout
+            # ended the worker (xdist then failed the run with an internal error).
+            item.add_marker(pytest.mark.timeout(DAY_USER_TIMEOUT_S))
     if hasattr(config, "workerinput"):
         day_users = sorted(item.path for item in items if _uses_the_day(item))
         builder = day_users[0] if day_users else None
         items.sort(key=lambda item: _start_early(item, builder))
+
+
+#: The timeout of a test that uses the simulated day, its setup included.
+DAY_USER_TIMEOUT_S = 600
 
 
 def _uses_the_day(item: pytest.Item) -> bool:

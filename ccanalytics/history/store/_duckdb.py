@@ -58,6 +58,7 @@ class _Database:
         # never rewritten; a cache copy made again holds what its name says), and DuckDB
         # checks the mtime too.
         con.execute("SET parquet_metadata_cache = true")
+        _share_the_process(con)
         con.execute("SET temp_directory = ?", [str(self.spill)])
         con.execute("SET allowed_directories = ?", [[*readable, f"{self.spill}{os.sep}"]])
         con.execute("SET enable_external_access = false")  # cannot be turned back on
@@ -79,8 +80,8 @@ class _Database:
         self.con.execute("SET threads = 1")
 
     def wake(self) -> None:
-        """A worker per core again (DuckDB's default), for a new reader."""
-        self.con.execute("RESET threads")
+        """A worker per core this process may use again, for a new reader."""
+        self.con.execute("SET threads = ?", [_cores()])
 
     def close(self) -> None:
         self._finalizer()
@@ -88,6 +89,51 @@ class _Database:
     def detach(self) -> None:
         """Never close it from this process (a forked child's copy of it)."""
         self._finalizer.detach()
+
+
+#: The share of the memory DuckDB sees (its own default: 80 %) that a database may use
+#: before it spills to its folder.
+MEMORY_SHARE = 0.5
+#: Freed memory DuckDB's allocator keeps in its threads' caches before giving it back
+#: (its own default: 128 MiB).
+ALLOCATOR_FLUSH = "16MiB"
+
+
+def _share_the_process(con: duckdb.DuckDBPyConnection) -> None:
+    """Settings for a database that is one part of a Python process, not the machine's.
+
+    DuckDB's defaults (a thread per core of the machine, 80 % of its memory, freed
+    memory kept by each thread) suit a process of its own. Here pandas frames and
+    the query's results share the process, and the cores may be fewer than the
+    machine's (a CPU affinity, a container). The freed memory given back sooner cost
+    no time and cut a year's peak RSS by a tenth (1,202 -> 1,097 MB).
+    """
+    memory = _bytes(str(con.execute("SELECT current_setting('memory_limit')").fetchone()[0]))  # type: ignore[index]
+    if memory is not None:  # DuckDB's default is 80 % of what it sees
+        con.execute("SET memory_limit = ?", [f"{int(memory / 0.8 * MEMORY_SHARE) // 2**20}MiB"])
+    con.execute("SET threads = ?", [_cores()])
+    con.execute("SET allocator_flush_threshold = ?", [ALLOCATOR_FLUSH])
+    con.execute("SET allocator_background_threads = true")
+
+
+_UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB")
+
+
+def _bytes(setting: str) -> float | None:
+    """A DuckDB memory setting as it prints it (``"18.8 GiB"``), in bytes; None for a
+    form it may print one day that this does not know (the default is kept then)."""
+    number, _, unit = setting.partition(" ")
+    try:
+        return float(number) * 2.0 ** (10 * _UNITS.index(unit))
+    except ValueError:
+        return None
+
+
+def _cores() -> int:
+    """The cores this process may run on (DuckDB counts the machine's)."""
+    if hasattr(os, "sched_getaffinity"):  # not on macOS or Windows
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
 
 
 def _close(con: duckdb.DuckDBPyConnection, spill: Path) -> None:

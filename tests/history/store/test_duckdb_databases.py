@@ -5,6 +5,7 @@ reader's own in them, and never read outside their store."""
 from __future__ import annotations
 
 import multiprocessing
+import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -169,13 +170,36 @@ def test_a_forked_child_opens_a_database_of_its_own(tmp_path: Path) -> None:
             child.kill()
 
 
+def _setting(con: duckdb.DuckDBPyConnection, name: str) -> object:
+    return con.execute("SELECT current_setting(?)", [name]).fetchone()[0]  # type: ignore[index]
+
+
+def test_a_database_runs_on_the_cores_it_may_use_and_half_the_memory(tmp_path: Path) -> None:
+    """DuckDB's own defaults are a thread per core of the machine and 80 % of its memory
+    (as if it were alone there); History's database shares a Python process with pandas
+    frames, and runs on the cores this process may use."""
+    plain = duckdb.connect()
+    with History(_store(tmp_path / "s")) as h:
+        assert _setting(h._con, "threads") == len(os.sched_getaffinity(0))
+        assert _setting(h._con, "allocator_background_threads") is True
+        assert _setting(h._con, "allocator_flush_threshold") == "16MiB"
+        ours = _bytes(str(_setting(h._con, "memory_limit")))
+    # DuckDB's default is 80 % of the memory it sees, printed to 3 digits; ours is half.
+    assert ours == pytest.approx(_bytes(str(_setting(plain, "memory_limit"))) * 0.5 / 0.8, rel=0.01)
+
+
+def _bytes(setting: str) -> float:
+    number, unit = setting.split()
+    return float(number) * 1024 ** ["bytes", "KiB", "MiB", "GiB", "TiB"].index(unit)
+
+
 def test_an_idle_database_keeps_one_thread_and_a_new_reader_gets_every_core(
     tmp_path: Path,
 ) -> None:
     """Memory a query freed stays with DuckDB's worker threads until they end (3.9 GiB
     held after 30 days of a busy store's rows, 0.84 GiB with one thread)."""
     threads = "SELECT current_setting('threads')"
-    default = duckdb.connect().execute(threads).fetchall()
+    default = [(len(os.sched_getaffinity(0)),)]
     store = _store(tmp_path / "s")
     with History(store) as h:
         assert h._catalog.con.execute(threads).fetchall() == default
