@@ -43,6 +43,7 @@ from ccanalytics.measures import (
     query,
     rules,
     sum_where,
+    threshold,
     waste_classes,
 )
 
@@ -66,12 +67,12 @@ def __dir__() -> list[str]:
 
 
 #: A GPU pod is idle when its busiest GPU is below this utilization (percent).
-DEFAULT_IDLE_THRESHOLD: Final = rules.IDLE_THRESHOLD
+DEFAULT_IDLE_THRESHOLD: Final = threshold("idle_threshold").default
 #: A rank straggles when its robust z-score is below minus this...
-DEFAULT_STRAGGLER_Z: Final = rules.STRAGGLER_Z
+DEFAULT_STRAGGLER_Z: Final = threshold("z").default
 #: ...and it is at least this many utilization points below its cluster's median
 #: (so a perfectly uniform cluster, whose MAD is ~0, does not flag noise).
-DEFAULT_STRAGGLER_MIN_GAP: Final = rules.STRAGGLER_MIN_GAP
+DEFAULT_STRAGGLER_MIN_GAP: Final = threshold("min_gap").default
 #: Fewer ranks reporting than this, and "typical" has no meaning.
 MIN_RANKS_FOR_STRAGGLERS: Final = rules.MIN_RANKS_FOR_STRAGGLERS
 #: A pod's lifecycle states, in the order a pod goes through them (provider notes).

@@ -2,6 +2,9 @@
 
 - :mod:`ccanalytics.measures.rules`: the rules as SQL (running, judged, idle, unused
   capacity, stragglers, memory at risk) and their default thresholds;
+- :data:`THRESHOLDS`: every threshold declared once (name, default, unit, bounds,
+  meaning, policy key and flag), from which :class:`Params`, its validation, the CLI's
+  flags, the policy's keys and the docs' table are derived;
 - :class:`Params`: the thresholds every path judges with (live analyses, History,
   ``check``, the report, the plots);
 - :func:`query`: DuckDB over an in-memory pods frame, so a live frame runs the very SQL
@@ -31,23 +34,30 @@ from ccanalytics.measures._params import (
 )
 from ccanalytics.measures._registry import (
     MEASURES,
+    THRESHOLDS,
     Measure,
     Metric,
+    Threshold,
+    Unit,
     by_name,
     by_policy_key,
     format_share,
     policy_keys,
     sum_where,
+    threshold,
     waste_classes,
 )
 
 __all__ = [
     "MEASURES",
     "PARAMETER_DOCS",
+    "THRESHOLDS",
     "GpuTypes",
     "Measure",
     "Metric",
     "Params",
+    "Threshold",
+    "Unit",
     "by_name",
     "by_policy_key",
     "deprecated",
@@ -59,5 +69,6 @@ __all__ = [
     "renamed",
     "rules",
     "sum_where",
+    "threshold",
     "waste_classes",
 ]
