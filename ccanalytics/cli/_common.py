@@ -38,11 +38,13 @@ __all__ = [
     "non_negative_seconds",
     "output_format",
     "percent",
+    "period_limit",
     "port_number",
     "positive_int",
     "positive_seconds",
     "rule_params",
     "rules_given",
+    "share_of_one",
 ]
 
 EXIT_OK = 0
@@ -148,6 +150,28 @@ def non_negative_number(text: str) -> float:
     return value
 
 
+def share_of_one(text: str) -> float:
+    """A share from 0 to 1."""
+    value = _number(text, float, "a share")
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a share from 0 to 1, not {text}")
+    return value
+
+
+#: The periods a budget is judged over.
+PERIODS = ("day", "week", "month")
+
+
+def period_limit(text: str) -> tuple[str, float]:
+    """``PERIOD=USD``: a budget's limit for the UTC day, ISO week or month."""
+    period, sep, usd = text.partition("=")
+    if not sep or period.strip() not in PERIODS:
+        raise argparse.ArgumentTypeError(
+            f"expected PERIOD=USD with PERIOD one of {', '.join(PERIODS)}, not {text!r}"
+        )
+    return period.strip(), non_negative_float(usd.strip())
+
+
 def add_rule_options(parser: argparse.ArgumentParser) -> None:
     """The rules' thresholds, one flag per registry entry
     (:data:`ccanalytics.measures.THRESHOLDS`), for every command that judges pods: each
@@ -161,7 +185,7 @@ def add_rule_options(parser: argparse.ArgumentParser) -> None:
             type=_in_unit(entry.unit),
             default=None,  # None: not given (the library's default applies)
             metavar=entry.unit.metavar,
-            help=f"{entry.meaning} (default: {entry.default:g})",
+            help=f"{entry.meaning} (default: {entry.default:g})".replace("%", "%%"),
         )
 
 

@@ -123,6 +123,9 @@ class Rule:
     params: Params = field(default_factory=Params)
     #: Shares of each budget's limit (increasing, each in (0, 1)) that warn first.
     warn_at: tuple[float, ...] = ()
+    #: Judged once over every cluster together (``check``'s flags), not per cluster; a
+    #: spend anomaly, a cluster's own, is still judged per cluster.
+    pooled: bool = False
 
     def webhook(self) -> str | None:
         """The URL alerts of this rule are POSTed to (read now; ``None``: print only)."""
