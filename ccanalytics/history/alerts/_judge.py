@@ -378,9 +378,15 @@ class _Answers:
         slow = self._chronic(window, params)
         if cluster_id != ALL_CLUSTERS:
             slow = slow[slow["cluster_id"] == cluster_id]
+        top = slow.head(TOP_IDLE_PODS)
         named = [
-            f"{row.cluster_id} rank {int(row.rank)} ({float(row.share):.0%})"
-            for row in slow.head(TOP_IDLE_PODS).itertuples(index=False)
+            f"{cluster} rank {rank} ({share:.0%})"
+            for cluster, rank, share in zip(
+                top["cluster_id"].astype(str),
+                top["rank"].astype("int64"),
+                top["share"].astype(float),
+                strict=True,
+            )
         ]
         more = len(slow) - len(named)
         return ", ".join(named) + (f" and {more} more" if more > 0 else "")
