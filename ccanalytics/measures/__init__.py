@@ -7,6 +7,9 @@
   flags, the policy's keys and the docs' table are derived;
 - :class:`Params`: the thresholds every path judges with (live analyses, History,
   ``check``, the report, the plots);
+- :func:`sql_columns`, :func:`sql_parameters`, :func:`sql_tables`, :func:`sql_printed`:
+  what a rule's SQL reads and binds, and its text in another dialect, read off its
+  sqlglot tree;
 - :func:`query`: DuckDB over an in-memory pods frame, so a live frame runs the very SQL
   the store runs;
 - :data:`MEASURES`: the registry, one :class:`Measure` per quantity (its name, SQL,
@@ -47,6 +50,7 @@ from ccanalytics.measures._registry import (
     threshold,
     waste_classes,
 )
+from ccanalytics.measures._sql import sql_columns, sql_parameters, sql_printed, sql_tables
 
 __all__ = [
     "MEASURES",
@@ -68,6 +72,10 @@ __all__ = [
     "query",
     "renamed",
     "rules",
+    "sql_columns",
+    "sql_parameters",
+    "sql_printed",
+    "sql_tables",
     "sum_where",
     "threshold",
     "waste_classes",
