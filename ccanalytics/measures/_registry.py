@@ -40,6 +40,7 @@ from ccanalytics.measures.rules import (
     IDLE_SQL,
     JUDGED_SQL,
     MEMORY_RISK_SQL,
+    RUNNING_SQL,
     UNUSED_COST_SQL,
     WASTE_CLASSES,
 )
@@ -165,6 +166,12 @@ THRESHOLDS: Final[tuple[Threshold, ...]] = (
         30.0,
         PERCENT,
         "a busy GPU pod whose mean GPU utilization is below it does low compute",
+    ),
+    Threshold(
+        "saturation_threshold",
+        95.0,
+        PERCENT,
+        "a running GPU pod whose least busy GPU is above it is saturated",
     ),
 )
 
@@ -453,6 +460,29 @@ MEASURES: Final[tuple[Measure, ...]] = (
             "pod-hours with a GPU's memory above memory_threshold over the window",
         ),
         sentence="GPU memory was above the risk line for {value} of pod time",
+        card=True,
+    ),
+    Measure(
+        name="saturated_pod_hours",
+        kind="sum",
+        unit="pod-hours",
+        meaning="running GPU pods whose least busy GPU (gpu_util_min) is above "
+        "saturation_threshold: more work would queue",
+        label="saturated GPU pods",
+        fmt="hours",
+        live="saturated_pods",
+        live_unit="pods",
+        row="1.0",
+        where=f"({RUNNING_SQL} AND gpu_util_min IS NOT NULL "
+        "AND gpu_util_min > $saturation_threshold)",
+        params=("saturation_threshold",),
+        policy_key="max_saturated_pod_hours",
+        metric=Metric(
+            "saturated_pod_hours",
+            "gauge",
+            "pod-hours with every GPU above saturation_threshold over the window",
+        ),
+        sentence="every GPU was above the saturation line for {value} of pod time",
         card=True,
     ),
     _waste(
