@@ -10,7 +10,7 @@ The day is collected by :func:`ccanalytics.collect` through the sandbox in proce
 (:class:`~ccanalytics.sandbox.SandboxTransport`): the same client, frames and store
 writes as over loopback HTTP, without a socket and a server thread per request. The
 session fixture ``simulated_day`` (tests/conftest.py) builds it once per run
-(:func:`build_once`, under a lock the xdist workers share). ``tests/history/test_history_day.py`` checks that a
+(:func:`build_once`, under a lock the xdist workers share). ``tests/history/collector/test_collect_simulated_day.py`` checks that a
 stretch of it collected over real loopback HTTP gives the same rows.
 """
 
@@ -100,7 +100,7 @@ def build(folder: Path) -> SimulatedDay:
     in a store collected on that day. The day, collected in seconds just now, would
     otherwise read as a day still being written (its newest file under 10 minutes old)
     for the whole run: read from a copy per block of 32 files rather than from one copy
-    of the finished day it is (tests/history/test_day_cache.py has days still being
+    of the finished day it is (tests/history/store/test_daycache.py has days still being
     written).
     """
     clock = SimulatedClock(START)

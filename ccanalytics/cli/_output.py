@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
+from ccanalytics._csv import frame_csv
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -19,6 +21,7 @@ def write_frame(frame: pd.DataFrame, fmt: str, output: str | None, *, replace: b
 
     ``table`` is for people (aligned, ``<NA>`` shown); ``csv`` and ``json`` (records,
     ISO dates) for programs; ``parquet`` keeps dtypes and needs ``pyarrow`` and a file.
+    In ``csv``, text a spreadsheet would run as a formula has a single quote in front.
     """
     to_stdout = output in (None, "-")
     mode = "w" if replace else "x"
@@ -36,7 +39,7 @@ def write_frame(frame: pd.DataFrame, fmt: str, output: str | None, *, replace: b
     if fmt == "table":
         text = frame.to_string(index=False, max_colwidth=40) + "\n"
     elif fmt == "csv":
-        text = frame.to_csv(index=False)
+        text = frame_csv(frame)
     elif fmt == "json":
         text = frame.to_json(orient="records", date_format="iso", indent=2) + "\n"
     else:

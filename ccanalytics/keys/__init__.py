@@ -10,7 +10,8 @@ and OpenSSH on the pods (``key_valid``: the key material as ``sshd`` reads it).
 - ``_line``: one authorized_keys line (key, comment, problems); ``_options``: sshd's
   options in front of it;
 - ``_reasons``: why a line is refused, in words that never quote a secret;
-- ``_source``: paths, text, bytes and lines read into entries, line by line;
+- ``_source``: paths, text, bytes and lines read into entries, line by line, and the one
+  rule saying whether a source is key text or files (``names_a_file``, ``key_files``);
 - ``_seen``: the keys already seen, for duplicates (16 digest bytes a key);
 - ``_writers``: an audit written entry by entry as a table, CSV or JSON
   (``AUDIT_WRITERS``; ``audit-keys``' output), in the columns of ``AUDIT_COLUMNS``;
@@ -21,7 +22,7 @@ parses and prints, streaming entries through :func:`iter_rows` into an
 ``AUDIT_WRITERS`` writer (no pandas: it must start fast); :func:`iter_rows`
 yields a line with nothing to say as a bare ``PlainEntry`` (most lines of a large file).
 
-It imports only the standard library, :mod:`ccanalytics.errors` and ``_visible`` (pandas inside
+It imports only the standard library, :mod:`ccanalytics.errors`, ``_visible`` and ``_csv`` (pandas inside
 ``audit_keys``, ``cryptography`` on the first certificate whose signature is checked); the API client imports ``_api_rule`` from here, never the reverse.
 """
 

@@ -21,8 +21,9 @@ called, so the command line (``_cli``) stays fast.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
@@ -42,6 +43,7 @@ from ccanalytics.keys._source import (
     _private_key,
     _private_key_kind,
     _rfc4716,
+    key_files,
 )
 
 if TYPE_CHECKING:
@@ -86,12 +88,16 @@ AUDIT_COLUMNS: Final[Mapping[str, str]] = MappingProxyType(
 
 @dataclass(frozen=True)
 class AuditEntry:
-    """One row of an audit: the entry at ``line_no`` plus file-level findings."""
+    """One row of an audit: the entry at ``line_no`` plus file-level findings.
+
+    ``file`` names the file it is in when the source was a list of files.
+    """
 
     line_no: int
     key: AuthorizedKey = field(repr=False)
     problems: list[str]
     status: Status
+    file: str | None = None
 
     @property
     def key_type(self) -> str | None:
@@ -161,11 +167,22 @@ def parse_authorized_key(line: str) -> AuthorizedKey:
 def audit_lines(source: KeySource) -> list[AuditEntry]:
     """Judge every entry of ``source``; the pandas-free core of ``audit_keys``.
 
-    ``source`` is a path (``str`` or ``os.PathLike``), the text of a file, its bytes,
-    or an iterable of lines. A ``str`` without a line feed that names an existing
-    file is read as that file. Line feeds separate entries; a ``\\r`` before one is
-    kept (and reported). Blank and ``#`` lines are skipped. Later copies of a key
-    (same type and fingerprint) get a warning naming the first line.
+    ``source`` is a path (``os.PathLike``, or a ``str`` naming a file), a list or tuple
+    of paths (read in turn, each entry's ``file`` naming its file, line numbers counted
+    per file), the text of a file, its bytes, or an iterable of lines.
+
+    A ``str`` is key text when it holds a line feed or its one line reads as an entry
+    (a key type, options then a key, a ``#`` comment, a private key, base64 key
+    material); any other ``str`` is a file's name if it is one word, has a path's shape
+    (``/``, ``~``, ``./``, ``.pub``, ``authorized_keys``) or names something that exists,
+    and is audited as a line otherwise. ``~`` is the home folder. A list is of files
+    when its first item is a path, and then all its items must be. A file that cannot be
+    read (missing, a directory, a pipe, not permitted) is a :class:`KeyFileError`,
+    however it was spelled.
+
+    Line feeds separate entries; a ``\\r`` before one is kept (and reported). Blank and
+    ``#`` lines are skipped. Later copies of a key (same type and fingerprint) get a
+    warning naming the first line (and its file).
     """
     return list(iter_audit(source))
 
@@ -195,6 +212,21 @@ def iter_rows(
     A plain line that repeats a key is judged in full, to say so.
     """
     seen = Duplicates() if duplicates is None else duplicates
+    files = key_files(source)
+    if files is None or not isinstance(source, list | tuple):
+        yield from _source_rows(source, drop_bom, seen, plain)
+        return
+    for file in files:
+        name = os.fspath(file)
+        seen.begin(name)
+        for row in _source_rows(file, drop_bom, seen, plain):
+            yield row if isinstance(row, PlainEntry) else replace(row, file=name)
+
+
+def _source_rows(
+    source: KeySource, drop_bom: bool, seen: Duplicates, plain: bool
+) -> Iterator[AuditEntry | PlainEntry]:
+    """``iter_rows`` over one source (a file, text, bytes or lines)."""
     earlier_digest = seen.earlier_digest
     for item in _entries(source, drop_bom=drop_bom, plain=plain):
         if type(item) is PlainEntry:
@@ -227,11 +259,18 @@ def audit_keys(source: KeySource) -> pd.DataFrame:
     ``key_type``, ``bits`` (Int64), ``fingerprint`` (``SHA256:...`` as ``ssh-keygen
     -l`` prints it), ``comment``, ``api_valid`` and ``key_valid`` (boolean),
     ``problems`` (list of str) and ``options`` (list of str, environment values
-    redacted). Missing values are ``<NA>``.
+    redacted). Missing values are ``<NA>``. A list of files (see ``audit_lines``) adds a
+    first column, ``file``: the path as given.
     """
     import pandas as pd
 
-    rows = [entry.as_dict() for entry in audit_lines(source)]
+    entries = audit_lines(source)
+    rows = [entry.as_dict() for entry in entries]
+    columns = dict(AUDIT_COLUMNS)
+    if isinstance(source, list | tuple) and key_files(source) is not None:
+        columns = {"file": "python", **columns}
+        for entry, row in zip(entries, rows, strict=True):
+            row["file"] = entry.file
 
     def column(name: str, dtype: str) -> Any:
         values = [row[name] for row in rows]
@@ -241,4 +280,4 @@ def audit_keys(source: KeySource) -> pd.DataFrame:
             return pd.array(values, dtype=pd.StringDtype("python"))
         return pd.array(values, dtype=dtype)  # type: ignore[call-overload]
 
-    return pd.DataFrame({name: column(name, dtype) for name, dtype in AUDIT_COLUMNS.items()})
+    return pd.DataFrame({name: column(name, dtype) for name, dtype in columns.items()})

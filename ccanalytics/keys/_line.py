@@ -45,8 +45,11 @@ __all__ = [
     "_Findings",
     "_judge_line",
     "_key_advice",
+    "_openssh_view",
     "_plain_entry",
+    "_read_line",
     "_strcspn",
+    "looks_like_path",
 ]
 
 
@@ -435,7 +438,13 @@ def _openssh_view(text: str) -> tuple[str, bool]:
 
 
 NEWER_TYPE = "a key type newer than this audit knows"
-_PATH_LIKE = re.compile(r"(?:~|\.{1,2})?/\S*|[A-Za-z]:\\\S*|\S*(?:\.pub|authorized_keys\d?)")
+# A path's shape: from the root, the home folder or here, a Windows drive, or a key file's name.
+_PATH_LIKE = re.compile(r"(?:~[^/\s]*|\.{1,2})?/.*|[A-Za-z]:\\.*|.*(?:\.pub|authorized_keys\d?)")
+
+
+def looks_like_path(text: str) -> bool:
+    """Whether ``text`` (stripped) has the shape of a file's path (``/``, ``~/``, ``.pub``...)."""
+    return _PATH_LIKE.fullmatch(text.strip()) is not None
 
 
 def _key_problem(view: str, read: _Read) -> _Refusal:
@@ -450,8 +459,12 @@ def _key_problem(view: str, read: _Read) -> _Refusal:
             )
         if not view.strip():
             return _Refusal("no-key", "There is no key on this line.", "there is no key on it")
-        if _PATH_LIKE.fullmatch(view.strip()):
-            return _Refusal("path", "This looks like a file path, but no such file could be read.")
+        if looks_like_path(view):
+            return _Refusal(
+                "path",
+                "This looks like a file path, not a key (a path is read as a file only when"
+                " it is the whole source).",
+            )
         described = described_word(token)
         both = f"it starts with {described}, not with an SSH key type"
         if described.startswith("'"):

@@ -24,6 +24,7 @@ __all__ = [
     "Reason",
     "api_reasons",
     "described_word",
+    "looks_like_secret",
     "newer_key_type",
     "shown_option",
     "shown_word",
@@ -96,6 +97,16 @@ _SECRET_KINDS = (
 
 # Plain lowercase words joined by hyphens ("no-such-thing"): a typo, not a secret.
 _PLAIN_WORDS = re.compile(r"[a-z]{1,12}(?:-[a-z]{1,12}){0,3}")
+
+
+# A pasted credential of no known kind: 20 or more of a token's characters, mixing lower
+# case, upper case and digits (a file's name seldom does all three at that length).
+_TOKEN = re.compile(r"(?=[^a-z]*[a-z])(?=[^A-Z]*[A-Z])(?=\D*\d)[A-Za-z0-9+/=_-]{20,}")
+
+
+def looks_like_secret(word: str) -> bool:
+    """Whether ``word`` may be a credential: a known kind of token, or shaped like one."""
+    return _secret_kind(word) is not None or _TOKEN.fullmatch(word) is not None
 
 
 def _secret_kind(word: str) -> str | None:

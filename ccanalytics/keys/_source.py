@@ -1,8 +1,8 @@
 """Key sources: a path, the text of a file, its bytes or its lines, read as entries.
 
-``_entries`` splits a ``KeySource`` at line feeds (a ``str`` without one that names
-an existing file is read as that file; bytes are decoded as UTF-8, noting lines that
-are not) and judges each entry with ``_authorized_line``. Multi-line blocks become one
+``key_files`` says whether a source is files or keys themselves (the one rule, see
+:func:`names_a_file`); ``_entries`` splits a source at line feeds (bytes are decoded as
+UTF-8, noting lines that are not) and judges each entry with ``_judge_line``. Multi-line blocks become one
 entry: RFC 4716 (SSH2) public key blocks, PEM blocks, and pasted private keys, which
 are recognised and reported without their text being kept.
 """
@@ -16,9 +16,10 @@ import io
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import BinaryIO, TypeAlias
 
+from ccanalytics._visible import visible
 from ccanalytics.errors import KeyFileError
 from ccanalytics.keys._line import (
     AuthorizedKey,
@@ -26,10 +27,18 @@ from ccanalytics.keys._line import (
     _Findings,
     _judge_line,
     _key_advice,
+    _openssh_view,
     _plain_entry,
+    _read_line,
     _strcspn,
+    looks_like_path,
 )
-from ccanalytics.keys._reasons import API_FORM as _API_FORM, REJECT as _REJECT
+from ccanalytics.keys._reasons import (
+    API_FORM as _API_FORM,
+    REJECT as _REJECT,
+    looks_like_secret,
+    newer_key_type,
+)
 from ccanalytics.keys._sshwire import (
     KEY_TYPE_NAMES,
     KeyFormatError,
@@ -49,12 +58,23 @@ __all__ = [
     "_private_key_kind",
     "_rfc4716",
     "file_lines",
+    "is_key_text",
     "is_utf16",
+    "key_files",
+    "names_a_file",
 ]
 
 
-#: A path, the text of a file, its bytes, or the lines themselves.
-KeySource: TypeAlias = str | os.PathLike[str] | bytes | bytearray | Iterable[str | bytes]
+#: A path, a list or tuple of paths, the text of a file, its bytes, or the lines themselves
+#: (which a ``str`` or a list is: :func:`key_files`).
+KeySource: TypeAlias = (
+    str
+    | os.PathLike[str]
+    | bytes
+    | bytearray
+    | Iterable[str | bytes]
+    | Sequence[str | os.PathLike[str]]
+)
 
 
 # --------------------------------------------------------------------------- private keys
@@ -228,6 +248,8 @@ def open_regular(
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as err:
         raise KeyFileError(f"cannot read {name}: {err.strerror or err}") from None
+    except ValueError as err:  # a NUL in the name: no file has it
+        raise KeyFileError(f"cannot read {name}: {err}") from None
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
@@ -241,17 +263,91 @@ def open_regular(
     return os.fdopen(fd, "rb", buffering=1 << 16)
 
 
-def _names_a_file(source: object) -> bool:
-    """A path object, or a one-line ``str`` naming something that exists (even a pipe)."""
-    if isinstance(source, os.PathLike):
+# --------------------------------------------------------------------------- keys or files
+
+_BLOCK_STARTS = ("-----BEGIN", "---- BEGIN SSH2", "PuTTY-User-Key-File-")
+# Base64 this long is key material (a key's blob, a line of a private key's body).
+_BASE64_WORD = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
+
+
+def is_key_text(text: str) -> bool:
+    """Whether ``text`` is authorized_keys content, never a file's name.
+
+    It is when it holds a line feed, or its one line reads as an entry: blank, a ``#``
+    comment, a key type first (known, or newer than this audit) or after options, a
+    block's first line, a private key's marker, base64 key material, or a word shaped
+    like a pasted credential: taken for a file's name, these would be quoted in the
+    error saying no such file exists.
+    """
+    if "\n" in text:
         return True
-    return isinstance(source, str) and "\n" not in source and os.path.lexists(source)
+    stripped = text.strip()
+    if not stripped or stripped.startswith(("#", *_BLOCK_STARTS)):
+        return True
+    if _BASE64_WORD.fullmatch(stripped) or _private_key_kind(text) is not None:
+        return True
+    if looks_like_secret(stripped) and not looks_like_path(stripped):
+        return True
+    read = _read_line(_openssh_view(text)[0])
+    return read.read.type_token is not None or read.has_options or newer_key_type(read.read.word)
+
+
+def names_a_file(text: str) -> bool:
+    """Whether a ``str`` source is a file's name, read as a ``Path`` would be: the one rule.
+
+    It is when it is not key text (:func:`is_key_text`) and it names something that
+    exists, has a path's shape (``/``, ``~``, ``./``, ``.pub``, ``authorized_keys``) or
+    is one word: a key line holds at least a type and a key, so a lone word can only be
+    a file's name, as ``ssh-keygen -f`` takes it. Other text is audited as a line.
+    """
+    if is_key_text(text):
+        return False
+    if " " not in text and "\t" not in text:
+        return True
+    return looks_like_path(text) or os.path.lexists(os.path.expanduser(text))
+
+
+def _is_file(item: object) -> bool:
+    return isinstance(item, os.PathLike) or (isinstance(item, str) and names_a_file(item))
+
+
+def key_files(source: object) -> list[str | os.PathLike[str]] | None:
+    """The files ``source`` names, or None when it is keys themselves.
+
+    A path object, or a ``str`` that :func:`names_a_file`, is one file. A list or tuple
+    whose first item is one is a list of files, and then every item must be one: a
+    :class:`KeyFileError` names an item that is not (never quoting it, it may be a key).
+    """
+    if _is_file(source):
+        return [source]  # type: ignore[list-item]
+    if not isinstance(source, list | tuple) or not source or not _is_file(source[0]):
+        return None
+    for number, item in enumerate(source, 1):
+        if not _is_file(item):
+            raise KeyFileError(
+                f"item {number} of the list is key text, not a file: a list holds file"
+                " names or key lines, not both"
+            )
+    return list(source)
+
+
+def open_key_file(path: str | os.PathLike[str]) -> BinaryIO:
+    """``open_regular`` on a key file, ``~`` read as the home folder (as OpenSSH reads it).
+
+    Errors name the file as given, made visible (an undecodable name's lone surrogates
+    as escapes, so the message can always be printed).
+    """
+    return open_regular(os.path.expanduser(path), visible(os.fspath(path)))
 
 
 def _source_lines(source: KeySource) -> Iterator[Line]:
-    """The entries of ``source`` as (text, was valid UTF-8), split at line feeds."""
-    if _names_a_file(source):
-        with open_regular(source) as file:  # type: ignore[arg-type]
+    """The entries of ``source`` as (text, was valid UTF-8), split at line feeds.
+
+    ``source`` is one file or keys themselves (a list of files is read file by file,
+    by the caller).
+    """
+    if _is_file(source):
+        with open_key_file(source) as file:  # type: ignore[arg-type]
             yield from file_lines(file)
         return
     if isinstance(source, str):

@@ -4,7 +4,8 @@ Each writer gets ``begin`` (a file), ``entry`` (each judged entry, as it comes),
 ``end`` and ``finish`` (the counts), and writes in chunks of ``_CHUNK`` entries, so
 memory does not grow with the input. Everything printed from the input (comments,
 problems, file names) is made safe for a terminal; CSV escapes lone surrogates; JSON
-is ASCII. The columns are :data:`~ccanalytics.keys.AUDIT_COLUMNS`, the key types'
+is ASCII; a CSV cell a spreadsheet would run as a formula has a single quote in front
+(:mod:`ccanalytics._csv`). The columns are :data:`~ccanalytics.keys.AUDIT_COLUMNS`, the key types'
 short names ``_sshbuf``'s: this module spells neither.
 """
 
@@ -13,9 +14,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
+from ccanalytics._csv import csv_row, safe_cell
 from ccanalytics._visible import visible
 from ccanalytics.keys._audit import AUDIT_COLUMNS
 from ccanalytics.keys._sshbuf import short_type_name
@@ -195,14 +197,26 @@ class _CsvWriter(AuditWriter):
 
     def format(self, name: str, entry: AuditEntry) -> str:
         row = entry.as_dict()
-        self.rows.writerow([name, *(_csv_cell(row[column]) for column in _COLUMNS)])
+        self.write_row([safe_cell(name), *(_csv_cell(row[column]) for column in _COLUMNS)])
         return ""
 
     def format_plain(self, name: str, row: PlainEntry) -> str:
-        comment = "" if row.comment is None else row.comment
-        cells = (name, row.line_no, "ok", row.key_type, row.bits, row.fingerprint, comment)
-        self.rows.writerow((*cells, "true", "true", "", ""))
+        # A plain entry's comment is printable ASCII (see PlainEntry): no carriage return.
+        comment = "" if row.comment is None else safe_cell(row.comment)
+        cells = (safe_cell(name), row.line_no, "ok", row.key_type, row.bits, row.fingerprint)
+        if "\r" in name:
+            self.write_row((*cells, comment, "true", "true", "", ""))
+        else:
+            self.rows.writerow((*cells, comment, "true", "true", "", ""))
         return ""
+
+    def write_row(self, cells: Sequence[object]) -> None:
+        """A row, a cell holding a carriage return quoted (``csv_row``: this writer would not
+        before Python 3.13)."""
+        if any(isinstance(cell, str) and "\r" in cell for cell in cells):
+            self.buffer.write(csv_row(cells))
+        else:
+            self.rows.writerow(cells)
 
     def flush(self) -> None:
         # One pass over the chunk's text, not one per cell: lone surrogates as escapes.
@@ -218,7 +232,9 @@ def _csv_cell(value: object) -> object:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):
-        return " | ".join(value)
+        return safe_cell(" | ".join(value))
+    if isinstance(value, str):
+        return safe_cell(value)
     return value
 
 

@@ -41,6 +41,8 @@ from typing import TYPE_CHECKING, Final, Literal
 import pandas as pd
 from markupsafe import Markup
 
+from ccanalytics._csv import frame_csv
+
 # Defined with every other exception; importable from here and from ``report`` as before.
 from ccanalytics.errors import (
     ArgumentsError,
@@ -424,4 +426,4 @@ def _write_csvs(
         "cost_by_gpu_type.csv": findings.by_gpu,
     }
     for name in CSV_FILES:
-        _write_atomic(directory / name, frames[name].to_csv(index=False))
+        _write_atomic(directory / name, frame_csv(frames[name]))

@@ -15,7 +15,7 @@ from ccanalytics.history.store._fs import open_store
 from ccanalytics.sandbox import EXEMPT_KEY, Sandbox, SandboxApp, SimulatedClock
 
 # Whole commands over the local S3 server: seconds each. The library's S3 paths they
-# take are in tests/history/test_store_backends.py's fast tests too.
+# take are in tests/history/store/test_backends.py's fast tests too.
 pytestmark = pytest.mark.slow
 
 CLUSTERS = ["cl-infer-prod", "cl-llama70b-train", "cl-bringup"]

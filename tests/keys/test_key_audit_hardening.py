@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from ccanalytics.errors import KeyFileError
 from ccanalytics.keys import audit_keys, audit_lines, parse_authorized_key
 from ccanalytics.keys._audit import Duplicates, iter_audit
 
@@ -113,8 +114,7 @@ def test_faults_only_one_program_sees_keep_their_own_message() -> None:
         "ssh-ed25519 AAAA\udcff",
         "\ud800\n" + ED25519 + " \udfff\n",
         "no-pty,\udc80 " + ED25519,
-        b"\xff\xfe".decode("latin-1") + "\udc80",
-        os.fsdecode(b"/no/such/\xff.pub"),
+        b"\xff\xfe".decode("latin-1") + "\udc80 " + ED25519,
     ],
 )
 def test_lone_surrogates_never_make_the_audit_raise(text: str) -> None:
@@ -122,6 +122,16 @@ def test_lone_surrogates_never_make_the_audit_raise(text: str) -> None:
     frame = audit_keys(text)
     assert len(frame) == len(entries) >= 1
     assert set(frame["status"]) <= {"ok", "warning", "error"}
+
+
+@pytest.mark.parametrize(
+    "name", [os.fsdecode(b"/no/such/\xff.pub"), b"\xff\xfe".decode("latin-1") + "\udc80"]
+)
+def test_a_missing_file_with_an_undecodable_name_is_an_error_that_prints(name: str) -> None:
+    with pytest.raises(KeyFileError, match="No such file") as caught:
+        audit_keys(name)
+    assert "\\udc" in str(caught.value)  # the lone surrogate as its escape
+    str(caught.value).encode("utf-8")  # so it can be printed
 
 
 def test_a_comment_with_surrogates_is_kept_as_read() -> None:

@@ -27,6 +27,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed, decode_dss_signature
 from hypothesis import given, settings, strategies as st
 
+from ccanalytics.errors import KeyFileError
 from ccanalytics.keys import (
     AuthorizedKey,
     KeyNormalizationError,
@@ -893,8 +894,8 @@ def test_every_source_kind_gives_the_same_rows(keys: Keys, make: Callable[[Path]
     ]
 
 
-def test_text_that_looks_like_a_missing_path_says_so() -> None:
-    (entry,) = audit_lines("/no/such/authorized_keys")
+def test_a_path_among_key_lines_says_it_looks_like_one() -> None:
+    (entry,) = audit_lines(["ssh-ed25519 AAAA", "/no/such/authorized_keys"])[1:]
     assert any("file path" in p for p in entry.problems)
 
 
@@ -1008,7 +1009,18 @@ def test_audit_keys_never_raises_for_bytes(data: bytes) -> None:
 @settings(max_examples=100, deadline=None)
 @given(st.lists(_ANY_TEXT, max_size=8))
 def test_audit_keys_never_raises_for_lines_of_any_text(lines: list[str]) -> None:
-    frame = audit_keys(lines)
+    frame = audit_keys(["# keys", *lines])  # a first line that is no file: a list of lines
+    assert set(frame["status"]) <= {"ok", "warning", "error"}
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(_ANY_TEXT, st.lists(_ANY_TEXT, max_size=4)))
+def test_any_text_is_audited_or_names_a_file_that_cannot_be_read(source: str | list[str]) -> None:
+    try:
+        frame = audit_keys(source)
+    except KeyFileError as err:
+        str(err).encode("utf-8")  # printable, whatever the name held
+        return
     assert set(frame["status"]) <= {"ok", "warning", "error"}
 
 

@@ -12,9 +12,11 @@ Formats (:data:`EXPORT_FORMATS`):
 - ``"csv"``, ``"parquet"``: :meth:`History.showback <ccanalytics.history.History.showback>`'s
   own columns (:data:`ccanalytics.history.SHOWBACK_COLUMNS`).
 
-In CSV, times are ISO 8601 in UTC (``2026-11-02T14:00:00Z``), empty cells are nulls, and
-numbers are written in full (never rounded); Parquet keeps the types (times as UTC
-timestamps).
+In CSV, times are ISO 8601 in UTC (``2026-11-02T14:00:00Z``), empty cells are nulls,
+numbers are written in full (never rounded), and text a spreadsheet would run as a
+formula (a pod called ``=HYPERLINK(...)``) has a single quote in front
+(:mod:`ccanalytics._csv`); Parquet keeps the types and the values as they are (times as
+UTC timestamps).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Final, Literal
 
+from ccanalytics._csv import frame_csv
 from ccanalytics._files import write_atomic
 from ccanalytics.errors import ExportOutputError, StoreError
 from ccanalytics.history.export._focus import to_focus
@@ -159,13 +162,12 @@ def _exists(path: Path) -> ExportOutputError:
 
 
 def _csv_text(frame: pd.DataFrame) -> str:
-    """CSV with times as ISO 8601 UTC ('Z') and every number in full."""
+    """CSV with times as ISO 8601 UTC ('Z'), every number in full, formulas made text."""
     out = frame.copy()
     for column in out.columns:
         if hasattr(out[column], "dt") and str(out[column].dtype).startswith("datetime64"):
             out[column] = out[column].dt.strftime(_TIME_FORMAT)
-    text: str = out.to_csv(index=False, lineterminator="\n")
-    return text
+    return frame_csv(out, lineterminator="\n")
 
 
 def _write_parquet(frame: pd.DataFrame, sink: Any) -> None:

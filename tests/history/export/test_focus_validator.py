@@ -11,7 +11,8 @@ row can both pass, and an estimate from snapshots has no invoice, so its Invoice
 It reads its currency table from a path relative to the working folder, so it runs from
 the folder that holds its package. The export is a day of the simulated fleet (running,
 starting, erroring and exited pods, CPU pods, idle and busy GPUs), hourly as CSV and
-daily as Parquet, with a team mapping.
+daily as Parquet, with a team mapping; and a small store whose pods carry names a
+spreadsheet would run, exported as CSV with their cells made inert.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from csv_cells import HOSTILE
+from history_helpers import pod_row, write_store
 from simulated_day import SimulatedDay
 
 from ccanalytics.history import export_showback
@@ -107,3 +110,21 @@ def test_the_focus_export_passes_the_validator(
                  "ServiceSubcategory-C-004-M", "PricingQuantity-C-000-M", "ResourceId-C-000-C",
                  "SubAccountId-C-000-C"):  # fmt: skip
         assert results.get(rule) == "PASS", rule
+
+
+def test_the_focus_csv_with_inert_hostile_names_passes_the_validator(tmp_path: Path) -> None:
+    # FOCUS wants ASCII names (ResourceName-C-002-M): the full-width forms are left out.
+    names = [name for name in HOSTILE if name.isascii()]
+    rows = [
+        pod_row("cl-a", t, f"p{i}", name=name, cost=2.0)
+        for t in ("2026-11-02T00:00", "2026-11-02T01:00")
+        for i, name in enumerate(names)
+    ]
+    write_store(tmp_path / "store", rows)
+    export_showback(tmp_path / "store", tmp_path / "focus.csv", since="7d")
+    assert "'=HYPERLINK(" in (tmp_path / "focus.csv").read_text(encoding="utf-8")
+    results, (_total, passed, failed, _skipped) = _validate(tmp_path / "focus.csv")
+    failures = {rule for rule, status in results.items() if status == "FAIL"}
+    assert failures - EXPECTED_FAILURES == set(), failures
+    assert failed == len(failures)
+    assert results.get("ResourceId-C-000-C") == "PASS" and passed >= 150

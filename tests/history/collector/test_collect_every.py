@@ -168,7 +168,7 @@ def test_a_signal_at_any_instant_of_a_wait_stops_it_without_hanging() -> None:
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])},
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "stopped by SIGTERM" in proc.stdout

@@ -2,7 +2,7 @@
 
 The S3 server is moto's, on 127.0.0.1, started by the tests (tests/s3server.py); every
 test named ``[s3]`` talks to it over HTTP, never to a mock object and never to AWS. The
-guarantees are the local store's (test_history_compact.py, test_history_store.py),
+guarantees are the local store's (store/test_compact.py, store/test_append_and_read.py),
 observed through the one seam both backends share (history.store._fs.Location): a
 reader at every step of a compaction, a crash at each step, a process killed at any
 moment, collectors, a compaction and readers at once.
@@ -696,7 +696,7 @@ def test_the_same_simulated_day_answers_to_the_cent_on_s3_and_on_a_folder(
     """The whole day (288 snapshots of five clusters, 864 small files) put on S3 key for
     key. The folder's day is read from its day cache (its files carry the day's times);
     the bucket's objects are new, so S3 is read object by object (not in blocks, as a day
-    still being written is: tests/history/test_day_cache.py): the two readings of a full
+    still being written is: tests/history/store/test_daycache.py): the two readings of a full
     day agree to the cent. The writer's path to S3 is the hours' test above and the
     guarantees' tests; this one is the reader's over a full day of files."""
     from ccanalytics.history.store import _daycache

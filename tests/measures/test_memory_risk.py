@@ -6,14 +6,10 @@ from ``ccanalytics.measures.MEASURES``; numbers by hand.
 
 from __future__ import annotations
 
-import sys
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "history"))
-
 from history_helpers import pod_row, pods_table, write_store
 
 from ccanalytics import analysis

@@ -26,7 +26,7 @@ import pandas as pd
 import pytest
 from examples import examples
 from hypothesis import HealthCheck, given, settings, strategies as st
-from test_rules_agree import HOUR, T0
+from test_rules_live_and_stored import HOUR, T0
 
 from ccanalytics import analysis
 from ccanalytics.frames import POD_COLUMNS

@@ -214,7 +214,7 @@ def test_a_reader_polling_during_a_slow_compaction_never_sees_a_wrong_count(
     reader = threading.Thread(target=poll)
     reader.start()
     # Compacting once the reader reads: on a busy machine opening its History can
-    # take most of the compaction's half second (as in test_store_backends' readers).
+    # take most of the compaction's half second (as in test_backends' readers).
     reading.wait(timeout=60)
     try:
         compact(store, the_day(store))

@@ -54,7 +54,7 @@ def test_rules_fire_and_clear_exactly_at_the_hand_computed_snapshots(tmp_path: P
         cluster = re.search(r"cl-[a-z-]+", text)
         sent.append((f"{clock.now():%d %H:%M}", cluster and cluster.group(), "fine again" in text))
 
-    # In process: the loopback path is tests/history/test_history_day.py's to check.
+    # In process: the loopback path is tests/history/collector/test_collect_simulated_day.py's to check.
     transport = SandboxTransport(app)
     with Client(
         EXEMPT_KEY, IN_PROCESS_URL, transport=transport, trust_service_clock=True
