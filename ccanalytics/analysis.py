@@ -56,6 +56,7 @@ __all__ = [
     "MIN_RANKS_FOR_STRAGGLERS",
     "POD_STATES",
     "CCAccessor",
+    "cc",
     "cluster_summary",
     "cost_per_gpu_hour",
     "idle_pods",
@@ -524,3 +525,15 @@ class CCAccessor:
     summary = cluster_summary
     idle = idle_pods
     cost_by_gpu_type = cost_per_gpu_hour
+
+
+def cc(frame: pd.DataFrame) -> CCAccessor:
+    """``frame.cc``, typed: the same accessor object, for code a type checker reads.
+
+    pandas-stubs cannot declare an accessor registered at run time, so to mypy and
+    pyright ``frame.cc`` is whatever any unknown attribute is (a ``Series``) and a
+    misspelled method passes; ``cc(frame).idle_pods()`` is checked. Raises
+    ``AttributeError`` for a frame that is not a pods frame, as ``frame.cc`` does.
+    """
+    accessor: CCAccessor = getattr(frame, "cc")  # noqa: B009 (the stubs type .cc as a Series)
+    return accessor

@@ -2,7 +2,9 @@
 
 - ``reference/cli.md`` from the argparse parsers (``ccanalytics.cli.build_parser``);
 - ``reference/columns.md`` from ``POD_COLUMNS``, ``GPU_COLUMNS`` and ``LOAD_COLUMNS``.
-- ``reference/measures.md`` from ``ccanalytics.measures.MEASURES`` and ``Params``.
+- ``reference/measures.md`` from ``ccanalytics.measures.MEASURES`` and ``Params``;
+- the README's exit statuses (between ``<!-- exit-statuses:start -->`` and ``:end``)
+  from ``ccanalytics.cli._exits.EXIT_STATUSES``, the table every ``--help`` prints.
 
 ``python docs/generate.py`` rewrites them; ``python docs/generate.py --check`` exits 1
 when a committed page differs from what the code says (``tests/docs`` runs it), so the
@@ -201,6 +203,13 @@ def measures_page() -> str:
     return "".join(parts).rstrip() + "\n"
 
 
+def exit_statuses() -> str:
+    """The README's list of every command's exit statuses, as its ``--help`` says them."""
+    from ccanalytics.cli._exits import readme_paragraph
+
+    return readme_paragraph() + "\n"
+
+
 PAGES = {
     "reference/cli.md": cli_page,
     "reference/columns.md": columns_page,
@@ -208,11 +217,26 @@ PAGES = {
 }
 
 
+#: Parts of hand-written files, between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->``.
+PARTS = {("../README.md", "exit-statuses"): exit_statuses}
+
+
+def _with_part(text: str, name: str, part: str) -> str:
+    start, end = f"<!-- {name}:start -->\n", f"<!-- {name}:end -->"
+    before, found, rest = text.partition(start)
+    if not found or end not in rest:
+        raise SystemExit(f"no {start.strip()} ... {end} markers to fill")
+    return before + start + part + end + rest.split(end, 1)[1]
+
+
 def main(argv: list[str]) -> int:
     stale = []
-    for relative, render in PAGES.items():
+    wanted = {relative: render() for relative, render in PAGES.items()}
+    for (relative, name), render in PARTS.items():
         path = DOCS / relative
-        text = render()
+        wanted[relative] = _with_part(path.read_text(encoding="utf-8"), name, render())
+    for relative, text in wanted.items():
+        path = DOCS / relative
         if "--check" in argv:
             if not path.exists() or path.read_text(encoding="utf-8") != text:
                 stale.append(relative)

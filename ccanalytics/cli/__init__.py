@@ -37,6 +37,7 @@ from ccanalytics.cli import (
     _sandbox,
 )
 from ccanalytics.cli._common import EXIT_FAILURE, EXIT_USAGE, Formatter, Parser
+from ccanalytics.cli._exits import add_exit_statuses
 
 __all__ = ["build_parser", "main"]
 
@@ -50,7 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
         "for the Cloud Compute API v2.",
         epilog="Configure with CCANALYTICS_API_KEY and CCANALYTICS_BASE_URL, "
         "or add --sandbox to use the embedded sandbox.\n\n"
-        "Example:\n  ccanalytics report --sandbox --output report.html",
+        "Example:\n  ccanalytics report --sandbox --output report.html\n\n"
+        "Exit status: 0 success; 1 the API, the network or the store failed; 2 bad usage\n"
+        "or bad input (also no command); check: 3 breached, 4 every breach snoozed;\n"
+        "audit-keys: 5 a key has errors. Each command's --help says its own.",
     )
     parser.add_argument("--version", action="version", version="%(prog)s 0.1.0")
     sub: Any = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -63,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     _history.add_parser(sub)
     _export.add_parser(sub)
     _sandbox.add_parser(sub)
+    add_exit_statuses(parser)
     return parser
 
 
@@ -70,6 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``ccanalytics`` and ``python -m ccanalytics``; returns the exit status."""
     parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
+    if not words:  # as git does: the commands, on stdout, and the status of bad usage
+        parser.print_help()
+        return EXIT_USAGE
     _refuse_unknown_options(parser, words)  # before argparse, whose first complaint may differ
     args = parser.parse_args(words)
     func: Callable[[argparse.Namespace], int] = args.func

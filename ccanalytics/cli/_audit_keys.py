@@ -4,9 +4,9 @@ Opens and checks every FILE first (standard input for ``-`` or none; only regula
 files otherwise, never binary ones), then judges entry by entry with
 ``keys.iter_rows`` and prints each as it comes (``keys.AUDIT_WRITERS``: table, CSV
 or JSON),
-so memory does not grow with the file. Exit status: 0 when every key is fine, 1 on
-warnings with ``--strict``, 2 on any error, including an input that cannot be read
-(one line on stderr, nothing on stdout, never a traceback).
+so memory does not grow with the file. Exit status (``_exits``): 0 when every key is
+fine, 1 on warnings with ``--strict``, 5 when a key has errors, 2 for an input that
+cannot be read (one line on stderr, nothing on stdout, never a traceback) or bad usage.
 
 It imports neither pandas nor matplotlib nor httpx (``tests/keys/test_keys_cli.py``
 checks), so it starts fast and audits faster than ``ssh-keygen -lf`` fingerprints.
@@ -20,17 +20,21 @@ import gc
 import io
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from ccanalytics.cli._common import EXIT_USAGE, add_quiet_option, shows_progress
+from ccanalytics.cli._exits import EXIT_KEY_ERRORS
 from ccanalytics.errors import KeyFileError
 from ccanalytics.keys import AUDIT_WRITERS, AuditWriter, is_utf16, open_regular, shown_name
 
-__all__ = ["EXIT_ERRORS", "EXIT_OK", "EXIT_WARNINGS", "add_parser", "run"]
+__all__ = ["EXIT_ERRORS", "EXIT_OK", "EXIT_UNREADABLE", "EXIT_WARNINGS", "add_parser", "run"]
 
 EXIT_OK = 0
 EXIT_WARNINGS = 1  # only with --strict
-EXIT_ERRORS = 2
+EXIT_UNREADABLE = EXIT_USAGE  # a file that cannot be read: bad input, nothing audited
+EXIT_ERRORS = EXIT_KEY_ERRORS
 
 _PROG = "ccanalytics audit-keys"
 _HELP = "check SSH public keys (authorized_keys lines) before uploading them"
@@ -45,9 +49,6 @@ _EPILOG = (
     "  ccanalytics audit-keys ~/.ssh/authorized_keys\n"
     "  ccanalytics audit-keys --format json keys.txt > audit.json\n"
     "  cat ~/.ssh/id_ed25519.pub | ccanalytics audit-keys --strict -\n"
-    "\n"
-    "exit status: 0 every key is fine; 1 warnings (with --strict only);\n"
-    "2 errors, or a file that cannot be read"
 )
 
 
@@ -67,6 +68,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict", action="store_true", help="exit with status 1 when any key has warnings"
     )
+    add_quiet_option(parser, "progress bar while a large file written elsewhere is read")
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -160,11 +162,15 @@ def run(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"{_PROG}: {problem}", file=sys.stderr)
     if problems:
-        return EXIT_ERRORS
+        return EXIT_UNREADABLE
     counts = {"ok": 0, "warning": 0, "error": 0}
     writer = AUDIT_WRITERS[args.format](sys.stdout, several=len(inputs) > 1)
+    # A bar only when the rows go elsewhere (a file, a pipe): on the terminal they are
+    # the progress, and a bar would be drawn between them.
+    bar = _progress(inputs) if shows_progress(args) and not sys.stdout.isatty() else None
     try:
-        _audit_inputs(inputs, writer, counts)
+        with bar or contextlib.nullcontext():
+            _audit_inputs(inputs, writer, counts)
         writer.finish(counts)
         sys.stdout.flush()
     except BrokenPipeError:  # e.g. piped into head: stop quietly
@@ -178,6 +184,59 @@ def run(args: argparse.Namespace) -> int:
     if args.strict and counts["warning"]:
         return EXIT_WARNINGS
     return EXIT_OK
+
+
+#: A file smaller than this is read before a bar would be worth drawing.
+_PROGRESS_MIN_BYTES = 1 << 20
+
+
+@contextlib.contextmanager
+def _progress(inputs: list[_Input]) -> Iterator[None]:
+    """A tqdm bar of the bytes read from the inputs, on stderr, kept by a thread that
+    reads each file's offset: the audit's loop itself pays nothing for it."""
+    sizes = [_size(usable) for usable in inputs]
+    if sum(sizes) < _PROGRESS_MIN_BYTES:
+        yield
+        return
+    import threading
+
+    from tqdm import tqdm
+
+    done = threading.Event()
+    name = shown_name(inputs[0].name) if len(inputs) == 1 else f"{len(inputs)} files"
+    bar = tqdm(total=sum(sizes), desc=name, unit="B", unit_scale=True, file=sys.stderr)
+
+    def follow() -> None:
+        while not done.wait(0.2):
+            bar.update(_read_so_far(inputs, sizes) - bar.n)
+
+    watcher = threading.Thread(target=follow, name="audit-progress", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
+        bar.update(sum(sizes) - bar.n)
+        bar.close()
+
+
+def _size(usable: _Input) -> int:
+    with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+        return os.fstat(usable.file.fileno()).st_size
+    return 0
+
+
+def _read_so_far(inputs: list[_Input], sizes: list[int]) -> int:
+    """Bytes read so far: the sizes of the files done, and the offset in the one being read."""
+    total = 0
+    for usable, size in zip(inputs, sizes, strict=True):
+        if usable.file.closed:
+            total += size
+            continue
+        with contextlib.suppress(OSError, ValueError):
+            total += min(size, os.lseek(usable.file.fileno(), 0, os.SEEK_CUR))
+    return total
 
 
 _BYTES_PER_KEY = 100  # an Ed25519 line and its comment; other keys' lines are longer

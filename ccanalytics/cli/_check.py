@@ -32,15 +32,12 @@ from ccanalytics.cli._common import (
     rule_params,
     share_of_one,
 )
+from ccanalytics.cli._exits import EXIT_BREACHED, EXIT_SNOOZED
 
 if TYPE_CHECKING:
     from ccanalytics.history import CheckRun
 
 __all__ = ["EXIT_BREACHED", "EXIT_SNOOZED", "add_parser", "run"]
-
-EXIT_BREACHED = 3
-#: Breached, but every breach belongs to a snoozed rule: cron stays quiet, a script can tell.
-EXIT_SNOOZED = 4
 
 
 def add_parser(sub: Any) -> None:
@@ -49,12 +46,8 @@ def add_parser(sub: Any) -> None:
         help="judge budgets, idle cost and stragglers over recent history; exit 3 when breached",
         formatter_class=Formatter,
         description="Judge thresholds over the window that ends at the store's newest "
-        "snapshot, from flags or a policy file. Exit 0: fine; 3: breached (one sentence per "
-        "breach on stdout); 4: breached but every breach snoozed; 1: the store cannot be "
-        "read, is empty, the alert state or the textfile cannot be saved, or a notification "
-        "cannot be posted (the breaches still print: the alert reached no one); 2: bad "
-        "usage or a bad policy. A budget's warn_at warning is posted, but is not a breach "
-        "(exit 0).",
+        "snapshot, from flags or a policy file. A budget's warn_at warning is posted, but "
+        "is not a breach (exit 0).",
         epilog="Examples (cron, every 10 minutes):\n"
         "  */10 * * * *  ccanalytics check --store /data/cc --window 1h "
         "--max-idle-cost 50 --max-stragglers 0\n"
@@ -77,7 +70,8 @@ def add_parser(sub: Any) -> None:
         type=duration,
         default=timedelta(hours=1),
         metavar="DURATION",
-        help="how far back from the newest snapshot the flags judge (default: 1h)",
+        help="how far back from the newest snapshot the flags judge "
+        "(units s, m, h, d, w; default: 1h)",
     )
     _add_limit_options(check)
     check.add_argument(
@@ -89,6 +83,15 @@ def add_parser(sub: Any) -> None:
         "--textfile",
         metavar="PATH",
         help="with --policy: write the judged figures for node_exporter's textfile collector",
+    )
+    check.add_argument(
+        "--textfile-label",
+        dest="textfile_labels",
+        type=_label,
+        action="append",
+        metavar="NAME=VALUE",
+        help="a label on every sample of the textfile, naming its source; repeatable "
+        "(default: store=the store's folder name, so two stores' files never collide)",
     )
     check.add_argument("--snooze", metavar="RULE", help="silence a policy rule (with --for)")
     check.add_argument(
@@ -184,6 +187,14 @@ def _check_usage(args: argparse.Namespace) -> None:
     # spelled with these flags by main).
 
 
+def _label(text: str) -> tuple[str, str]:
+    """``NAME=VALUE`` (the name's rules are the library's, ``source_labels``)."""
+    name, equals, value = text.partition("=")
+    if not equals or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, such as store=prod, not {text!r}")
+    return name, value
+
+
 def _snooze(args: argparse.Namespace) -> int:
     from ccanalytics.history import load_policy, snooze
 
@@ -204,6 +215,7 @@ def _judge(args: argparse.Namespace) -> int:
         policy=args.policy,
         notify=args.notify,
         textfile=args.textfile,
+        textfile_labels=dict(args.textfile_labels or ()),
         params=rule_params(args),
     )
     _print_outcome(outcome, verbose=args.verbose)

@@ -38,6 +38,7 @@ from ccanalytics.cli._common import (
     EXIT_USAGE,
     Formatter,
     add_api_options,
+    add_quiet_option,
     api_client,
     cluster_id,
     duration,
@@ -59,8 +60,6 @@ _DESCRIPTION = "\n\n".join(
         "from the first response) and names the shortest interval that fits; it finishes each "
         "snapshot before sleeping, goes on after a failed one, and stops cleanly on SIGTERM "
         "or Ctrl-C. One line per snapshot goes to stderr.",
-        "Exit status: 0 every snapshot complete; 1 a cluster or the store failed in some "
-        "snapshot; 2 bad usage, or a schedule over budget (nothing written).",
     )
 )
 
@@ -80,7 +79,10 @@ def add_parser(sub: Any) -> None:
         "--store", required=True, metavar="STORE", help="the store: a folder or s3://bucket/prefix"
     )
     collect.add_argument(
-        "--every", type=duration, metavar="DURATION", help="repeat every DURATION (30s, 5m, 1h)"
+        "--every",
+        type=duration,
+        metavar="DURATION",
+        help="repeat every DURATION (units s, m, h, d, w: 30s, 5m, 1h)",
     )
     collect.add_argument(
         "--count", type=positive_int, metavar="N", help="with --every: stop after N snapshots"
@@ -106,6 +108,7 @@ def add_parser(sub: Any) -> None:
         "machine's clock (a simulated-clock sandbox); by default the local clock times "
         "such snapshots, with one warning",
     )
+    add_quiet_option(collect, "line per snapshot or compaction")
     add_api_options(collect)
     collect.set_defaults(func=run)
 
@@ -168,7 +171,8 @@ def run(args: argparse.Namespace) -> int:
             except (OSError, StoreError) as err:  # the store failed: 1, like the API failing
                 _say(f"cannot write the store: {' '.join(str(err).split())}")
                 return EXIT_FAILURE
-            _say(_line(1, None, result))
+            if result.errors or not args.quiet:  # --quiet: only what went wrong
+                _say(_line(1, None, result))
             return EXIT_FAILURE if result.errors else EXIT_OK
         return _loop(args, client)
 
@@ -185,14 +189,16 @@ def _loop(args: argparse.Namespace, client: Any) -> int:
         nonlocal compaction_failed
         if isinstance(outcome, CompactResult):
             before, after = sum(outcome.files_before.values()), sum(outcome.files_after.values())
-            _say(f"compacted {outcome.day}: {before} files into {after}")
+            if not args.quiet:
+                _say(f"compacted {outcome.day}: {before} files into {after}")
         else:
             compaction_failed = True
             _say(f"compaction failed, going on: {' '.join(str(outcome).split())}")
 
     def say(index: int, outcome: object) -> None:
         if isinstance(outcome, CollectResult):
-            _say(_line(index, count, outcome))
+            if outcome.errors or not args.quiet:
+                _say(_line(index, count, outcome))
         else:
             _say(f"snapshot {index} failed, going on: {' '.join(str(outcome).split())}")
 

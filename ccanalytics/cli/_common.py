@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import math
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from datetime import timedelta
 from typing import Any, NoReturn
@@ -28,6 +29,7 @@ __all__ = [
     "UsageError",
     "add_api_options",
     "add_output_options",
+    "add_quiet_option",
     "api_client",
     "cluster_id",
     "cluster_ids_of",
@@ -45,6 +47,7 @@ __all__ = [
     "rule_params",
     "rules_given",
     "share_of_one",
+    "shows_progress",
 ]
 
 EXIT_OK = 0
@@ -227,7 +230,8 @@ def cluster_id(text: str) -> str:
 
 
 def duration(text: str) -> timedelta:
-    """A positive duration: ``30s``, ``5m``/``5min``, ``1h``, ``2d`` or a sum like ``1h30m``."""
+    """A positive duration: ``30s``, ``5m``/``5min``, ``1h``, ``2d``, ``1w``, ``7 days`` or a
+    sum like ``1h30m`` (:func:`~ccanalytics._durations.parse_duration`)."""
     try:
         return timedelta(seconds=parse_duration(text))
     except ValueError as err:
@@ -240,6 +244,22 @@ def non_negative_seconds(text: str) -> float:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, 0 or more, not {text}")
     return value
+
+
+def add_quiet_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``-q``/``--quiet``: no progress on stderr (``what`` says which); errors still print."""
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help=f"nothing on stderr but errors and warnings (no {what}); progress is shown "
+        "only when stderr is a terminal anyway",
+    )
+
+
+def shows_progress(args: argparse.Namespace) -> bool:
+    """Whether a command shows progress: on a terminal (never in cron), unless ``--quiet``."""
+    return sys.stderr.isatty() and not getattr(args, "quiet", False)
 
 
 def add_api_options(parser: argparse.ArgumentParser) -> None:

@@ -24,12 +24,6 @@ from ccanalytics.cli._common import (
 __all__ = ["add_parser", "run"]
 
 _EPILOG = """\
-exit status:
-  0  the file was written
-  1  the store cannot be read, or holds no snapshot
-  2  bad usage, a bad --teams file, or an output that exists (without --force) or
-     cannot be written: checked before the store is read
-
 --format focus writes FOCUS 1.2 (as Parquet when FILE ends in .parquet or .pq, else as
 CSV); csv and parquet write History.showback's own columns. Costs are estimates from
 snapshots, never rounded: any grouping of the rows sums to the store's spend.

@@ -7,8 +7,7 @@ so that ``--help`` imports no pandas, and ``tests/cli/test_history_command.py`` 
 against History's signatures: a new query, or a new parameter, fails there until it has
 its command. Only the options given are passed, so every default is History's own.
 
-Exit status: 0 the answer was written; 1 the store cannot be read; 2 bad usage (a wrong
-argument, an output file that exists without ``--force``, parquet without a file).
+Exit statuses: ``_exits.EXIT_STATUSES["history"]``.
 """
 
 from __future__ import annotations
@@ -167,12 +166,6 @@ QUERIES: dict[str, Query] = {
 BY_WORDS: dict[str, Any] = {"none": None}
 
 _EPILOG = """\
-exit status:
-  0  the answer was written
-  1  the store cannot be read
-  2  bad usage: a wrong argument, an output file that exists (add --force),
-     or parquet without --output FILE
-
 Examples:
   ccanalytics history idle-cost --store /data/cc --window 7d --by day
   ccanalytics history stragglers --store s3://bucket/cc --window 24h --format csv
@@ -193,8 +186,7 @@ def add_parser(sub: Any) -> None:
         command = queries.add_parser(
             method.replace("_", "-"),
             help=query.help,
-            description=f"History.{method}: {query.help}. Exit status as for "
-            "`ccanalytics history`: 0 written, 1 the store cannot be read, 2 bad usage.",
+            description=f"History.{method}: {query.help}.",
             formatter_class=Formatter,
             epilog=_example(method, query),
         )
@@ -240,7 +232,8 @@ def _add_arguments(parser: argparse.ArgumentParser, query: Query) -> None:
             "--window",
             type=duration,
             metavar="DURATION",
-            help="how far back from the newest snapshot (7d, 24h, 1h30m; default: all)",
+            help="how far back from the newest snapshot (units s, m, h, d, w: 24h, 7d, 1w, "
+            "1h30m; default: all)",
         )
         span.add_argument("--since", metavar="TIME", help="from TIME (ISO 8601, UTC if naive)")
     if UNTIL in kinds:

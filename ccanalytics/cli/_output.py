@@ -19,9 +19,10 @@ def write_frame(frame: pd.DataFrame, fmt: str, output: str | None, *, replace: b
     ``replace=False`` creates the file or fails (``FileExistsError``): never over one that
     appeared meanwhile.
 
-    ``table`` is for people (aligned, ``<NA>`` shown); ``csv`` and ``json`` (records,
-    ISO dates) for programs; ``parquet`` keeps dtypes and needs ``pyarrow`` and a file.
-    In ``csv``, text a spreadsheet would run as a formula has a single quote in front.
+    ``table`` is for people (aligned, units, ``no rows`` in words: ``_table``); ``csv``
+    and ``json`` (records, ISO dates) for programs; ``parquet`` keeps dtypes and needs
+    ``pyarrow`` and a file. In ``csv``, text a spreadsheet would run as a formula has a
+    single quote in front.
     """
     to_stdout = output in (None, "-")
     mode = "w" if replace else "x"
@@ -37,7 +38,9 @@ def write_frame(frame: pd.DataFrame, fmt: str, output: str | None, *, replace: b
             ) from err
         return
     if fmt == "table":
-        text = frame.to_string(index=False, max_colwidth=40) + "\n"
+        from ccanalytics.cli._table import format_table
+
+        text = format_table(frame)
     elif fmt == "csv":
         text = frame_csv(frame)
     elif fmt == "json":

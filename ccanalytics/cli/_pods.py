@@ -7,7 +7,6 @@ The table shows a readable set of columns (``TABLE_COLUMNS``); files for program
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from ccanalytics.cli._common import (
@@ -16,9 +15,11 @@ from ccanalytics.cli._common import (
     Formatter,
     add_api_options,
     add_output_options,
+    add_quiet_option,
     api_client,
     cluster_id,
     output_format,
+    shows_progress,
 )
 
 __all__ = ["TABLE_COLUMNS", "add_parser", "column_list", "run"]
@@ -78,10 +79,9 @@ def add_parser(sub: Any) -> None:
         + ",".join(TABLE_COLUMNS)
         + "; every column in files)",
     )
+    add_quiet_option(pods, "progress bar of a multi-cluster load")
     pods.add_argument(
-        "--no-progress",
-        action="store_true",
-        help="no progress bar (shown on stderr for multi-cluster loads when it is a terminal)",
+        "--no-progress", dest="quiet", action="store_true", help="the same as --quiet"
     )
     add_api_options(pods)
     pods.set_defaults(func=run, columns=False)
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     from ccanalytics.cli._output import write_frame
     from ccanalytics.frames import load_cluster_pods
 
-    progress = sys.stderr.isatty() and not args.no_progress
+    progress = shows_progress(args)
     with api_client(args) as client:
         frame = load_cluster_pods(args.cluster_ids, client=client, progress=progress)
     columns = args.columns

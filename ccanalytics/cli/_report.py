@@ -29,12 +29,6 @@ from ccanalytics.cli._common import (
 )
 
 _EPILOG = """\
-exit status:
-  0  the report was written
-  1  a cluster could not be loaded or the API failed: nothing written, or with
-     --keep-going the report was written for the clusters that loaded
-  2  bad usage, or the output cannot be written (checked before loading anything)
-
 Example:
   ccanalytics report --sandbox --output report.html --csv frames/
   ccanalytics report cl-a cl-b -o /var/www/fleet.html --keep-going --idle-threshold 5

@@ -455,9 +455,9 @@ MEASURES: Final[tuple[Measure, ...]] = (
         params=("memory_threshold",),
         policy_key="max_memory_risk_pod_hours",
         metric=Metric(
-            "memory_risk_pod_hours",
+            "memory_risk_pod_seconds",
             "gauge",
-            "pod-hours with a GPU's memory above memory_threshold over the window",
+            "pod time (seconds) with a GPU's memory above memory_threshold over the window",
         ),
         sentence="GPU memory was above the risk line for {value} of pod time",
         card=True,
@@ -531,7 +531,7 @@ MEASURES: Final[tuple[Measure, ...]] = (
         policy_key="max_spend",
         periodic=True,
         metric=Metric(
-            "spend_usd", "counter", "USD spent so far in the period (UTC day, ISO week, month)"
+            "spend_usd", "gauge", "USD spent so far in the period (UTC day, ISO week, month)"
         ),
         sentence="{value} spent",
     ),

@@ -90,8 +90,18 @@ def set_title(ax: Axes, title: str, *, beside: Legend | None = None) -> None:
     ax.set_title("\n".join(lines))
 
 
+def _make_room(ax: Axes) -> None:
+    """A legend outside the axes needs a layout engine to make room for it: without one
+    (``plt.subplots()``'s default) it runs into the axes beside it or off the figure, so a
+    figure that has none gets the constrained layout; one that has an engine keeps it."""
+    figure = _figure(ax)
+    if figure.get_layout_engine() is None:
+        figure.set_layout_engine("constrained")
+
+
 def legend_right(ax: Axes, handles: Sequence[Artist], *, title: str | None = None) -> Legend:
     """A legend to the right of the axes, top-aligned: beside the data, never on it."""
+    _make_room(ax)
     return ax.legend(
         handles=list(handles),
         loc="upper left",
@@ -138,6 +148,7 @@ def legend_below(ax: Axes, handles: Sequence[Artist], *, title: str | None = Non
         + _points(rcParams["axes.labelsize"]) * 1.2 * _lines(ax.get_xlabel())
         + 4.0
     )
+    _make_room(ax)
     anchor = offset_copy(ax.transAxes, fig=_figure(ax), y=-below_pt, units="points")
     width_pt = ax.get_position().width * _figure(ax).get_figwidth() * 72.0 * 1.1
     entry_pt = _legend_width_pt([str(h.get_label()) for h in handles])

@@ -30,7 +30,7 @@ def test_pods_table_on_the_sandbox_shows_a_readable_set_of_columns(capsys) -> No
     assert code == 0 and err == ""
     lines = out.splitlines()
     assert lines[0].split() == list(TABLE_COLUMNS)
-    assert len(lines) == 1 + 17
+    assert len(lines) == 2 + 17  # the names, their units, the pods
     assert max(map(len, lines)) <= 120  # was 631 with every column
 
 
@@ -284,7 +284,7 @@ WRONG_ARGUMENTS = {
         ["sandbox", "--quota-window", "3"],
         "--quota and --quota-window go together",
     ),
-    "no command": ([], "COMMAND"),
+    # No command at all lists the commands (exit 2): tests/cli/test_exit_statuses.py.
     "unknown command": (["serve"], "invalid choice: 'serve'"),
 }
 

@@ -2,7 +2,8 @@
 
 Each page's ```python blocks run in order, in one namespace per page, in a fresh
 folder, with ``CCANALYTICS_BASE_URL``/``CCANALYTICS_API_KEY`` pointing at a sandbox on
-127.0.0.1: what a reader copies from the site works as written. ``mkdocs build
+127.0.0.1: what a reader copies from the site works as written. Every figure they draw
+keeps its legends, titles and axis labels inside it, clear of the other axes. ``mkdocs build
 --strict`` itself runs in ``.ci/run`` (a broken link or reference fails CI).
 """
 
@@ -71,3 +72,49 @@ def test_every_python_example_runs(
         for number, block in enumerate(blocks, 1):
             code = compile(block, f"{page.relative_to(DOCS)} example {number}", "exec")
             exec(code, namespace)
+    _check_figures(page)
+
+
+def _check_figures(page: Path) -> None:
+    """Every figure the page's examples left open keeps its legends, titles and axis
+    labels inside it, and no legend runs into another axes (a colorbar is its axes' own)."""
+    import matplotlib.pyplot as plt
+
+    try:
+        for number in plt.get_fignums():
+            figure = plt.figure(number)
+            figure.canvas.draw()
+            problems = _figure_problems(figure)
+            assert not problems, f"{page.name}: figure {number}: {problems}"
+    finally:
+        plt.close("all")
+
+
+def _figure_problems(figure: object) -> list[str]:
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    frame = figure.bbox  # type: ignore[attr-defined]
+    axes = [ax for ax in figure.axes if ax.get_label() != "<colorbar>"]  # type: ignore[attr-defined]
+    problems = []
+    for ax in axes:
+        legend = ax.get_legend()
+        for artist in (legend, ax.title, ax.xaxis.label, ax.yaxis.label):
+            if artist is None or not artist.get_visible():
+                continue
+            if artist is not legend and not artist.get_text():
+                continue
+            box = artist.get_window_extent(renderer)
+            name = "legend" if artist is legend else repr(artist.get_text()[:40])
+            if (
+                box.x0 < frame.x0 - 1
+                or box.y0 < frame.y0 - 1
+                or box.x1 > frame.x1 + 1
+                or box.y1 > frame.y1 + 1
+            ):
+                problems.append(f"{name} of {ax.get_title()[:40]!r} runs off the figure")
+            if artist is legend:
+                for other in axes:
+                    if other is not ax and box.overlaps(other.get_window_extent(renderer)):
+                        problems.append(
+                            f"the legend of {ax.get_title()[:40]!r} runs into {other.get_title()[:40]!r}"
+                        )
+    return problems

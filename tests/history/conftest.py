@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from budget_store import write_budget_store
+from s3faults import fault_proxy  # noqa: F401 (fixture: faults between the store and S3)
 from s3server import s3_endpoint, s3_store  # noqa: F401 (fixtures: a local S3 server)
 
 

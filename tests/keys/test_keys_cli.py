@@ -89,9 +89,9 @@ def test_warnings_exit_0_without_strict_and_1_with_it(keys: dict[str, str], writ
     assert audit("--strict", path).returncode == 1
 
 
-def test_any_error_exits_2_even_without_strict(keys: dict[str, str], write: Writer) -> None:
+def test_any_error_exits_5_even_without_strict(keys: dict[str, str], write: Writer) -> None:
     done = audit(write("err", keys["ed25519"], "ssh-ed25519 AAAAnot-a-key"))
-    assert done.returncode == 2
+    assert done.returncode == 5  # a key has errors: its own status
     assert "1 with errors" in done.stdout
 
 
@@ -160,7 +160,7 @@ def test_standard_input_is_read(keys: dict[str, str], args: tuple[str, ...]) -> 
     (row,) = json.loads(done.stdout)
     assert row["file"] == "-"
     assert any("CRLF" in p for p in row["problems"])
-    assert done.returncode == 2
+    assert done.returncode == 5  # a key has errors: its own status
 
 
 def test_private_key_on_stdin_is_not_echoed(tmp_path: Path) -> None:
@@ -171,7 +171,7 @@ def test_private_key_on_stdin_is_not_echoed(tmp_path: Path) -> None:
     private = (tmp_path / "k").read_text()
     for fmt in ("table", "csv", "json"):
         done = audit("--format", fmt, stdin=private)
-        assert done.returncode == 2
+        assert done.returncode == 5  # a key has errors: its own status
         assert "private key" in done.stdout
         for secret in private.splitlines()[1:-1]:
             assert secret not in done.stdout + done.stderr
@@ -307,7 +307,7 @@ def test_a_pipe_is_read_when_given_as_dash(keys: dict[str, str]) -> None:
 def test_a_pasted_token_is_not_printed_in_any_format(fmt: str) -> None:
     token = "xoxb-2400012345-5512345678901-AbCdEfGhIjKlMnOpQrStUvWx"
     done = audit("--format", fmt, stdin=f"{token}\nsk-live-4eC39HqLyjWDarjtT1zdp7dc AAAA c\n")
-    assert done.returncode == 2
+    assert done.returncode == 5  # a key has errors: its own status
     assert token[5:] not in done.stdout + done.stderr
     assert "4eC39HqLyjWDarjtT1zdp7dc" not in done.stdout + done.stderr
     assert "Slack token" in done.stdout

@@ -57,6 +57,7 @@ def test_history_a_policy_the_textfile_and_the_report_carry_it(store: Path) -> N
     assert judged.value == pytest.approx(4.0)
     assert "GPU memory was above the risk line for 4.0 h of pod time" in judged.sentence
     text = render_textfile(run.policy).decode()
-    assert 'ccanalytics_memory_risk_pod_hours{cluster="cl-a",window="2h"} 4.0' in text
+    # 4 pod-hours in seconds, Prometheus' base unit of time.
+    assert 'ccanalytics_memory_risk_pod_seconds{cluster="cl-a",window="2h"} 14400.0' in text
     cards = window_cards(window_findings(store, timedelta(hours=2)))
     assert ("GPU memory at risk", "4.0 h") in [(c[0], c[1]) for c in cards]

@@ -278,6 +278,7 @@ def check(
     policy: Policy | str | PathLike[str] | None = None,
     notify: str | None = None,
     textfile: str | PathLike[str] | None = None,
+    textfile_labels: Mapping[str, str] | None = None,
     now: datetime | None = None,
     post: Callable[[str, str], str | None] | None = None,
     params: Params | None = None,
@@ -290,7 +291,8 @@ def check(
     ``params``'s thresholds (the CLI's ``--idle-threshold``, ``--memory-threshold``, ...;
     a policy's rules set theirs in the file); ``policy`` (a :class:`Policy` or a
     TOML file) by :func:`check_policy`. ``textfile`` (with a policy) receives the judged
-    figures for node_exporter; a textfile that cannot be written is kept in
+    figures for node_exporter, each sample labelled with its source (``textfile_labels``,
+    by default ``store=`` the store's name: :func:`~._textfile.source_labels`); a textfile that cannot be written is kept in
     :attr:`CheckRun.textfile_error` rather than raised, so that the alerts still go out.
     Every alert with a route (the rule's webhook, else ``notify``) is posted by
     :func:`notify_on_change` when its state changed; ``now`` and ``post`` are passed to
@@ -304,10 +306,11 @@ def check(
     from ccanalytics.errors import CheckOutputError
     from ccanalytics.history.alerts._alerts import notify_on_change
     from ccanalytics.history.alerts._policy import Policy, load_policy
-    from ccanalytics.history.alerts._textfile import write_textfile
+    from ccanalytics.history.alerts._textfile import source_labels, write_textfile
 
     given = _limits(max_idle_cost, max_stragglers, limits)
     check_arguments(limits=given, params=params, policy=policy, notify=notify, textfile=textfile)
+    labels = source_labels(store, textfile_labels)
     rules = policy if isinstance(policy, Policy) or policy is None else load_policy(policy)
 
     alerts: list[Alert] = []
@@ -320,7 +323,7 @@ def check(
         judged = check_policy(store, rules, now=now)
         if textfile is not None:
             try:
-                write_textfile(textfile, judged, judged.snoozed)
+                write_textfile(textfile, judged, judged.snoozed, labels)
             except CheckOutputError as err:
                 textfile_error = err
         alerts += judged.alerts(rules, notify)

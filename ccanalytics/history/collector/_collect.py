@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from ccanalytics.api import CLOCK_SKEW, trusted_span
 from ccanalytics.errors import CCAnalyticsError, ClockSkewWarning, FleetLoadError
 from ccanalytics.history.store._fs import Location, open_store
-from ccanalytics.history.store._write import append_frame
+from ccanalytics.history.store._layout import new_snapshot_id
+from ccanalytics.history.store._write import append_frame, take_back
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,6 +78,16 @@ class CollectResult:
             stacklevel=2,
         )
         return MappingProxyType({cid: str(err) for cid, err in self.errors.items()})
+
+    def __repr__(self) -> str:
+        from ccanalytics.history.collector._show import result_repr
+
+        return result_repr(self)
+
+    def _repr_html_(self) -> str:
+        from ccanalytics.history.collector._show import result_html
+
+        return result_html(self)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # A result crosses process boundaries (a collect in a ProcessPoolExecutor), but
@@ -255,20 +266,28 @@ def snapshot_rows(snapshot: Snapshot, first_seen: Mapping[Any, Any]) -> pd.DataF
 def append_snapshot(store: str | PathLike[str] | Location, snapshot: Snapshot) -> CollectResult:
     """Write a snapshot's rows to the store and say what was written.
 
-    The snapshots table's rows are written last, once the pod and GPU rows are on
-    disk: a crash in between leaves pod rows without their snapshot row (read as a
-    store written before the table was), never an ``ok`` row that claims pods the
-    store does not hold (which would read as observed time at zero cost).
+    Every file of the snapshot carries its id, and its snapshots table's rows (its
+    record) are written last, once the pod and GPU rows are stored: readers count a
+    snapshot only once its record is (:mod:`~ccanalytics.history.store._layout`), so
+    a snapshot half written is never half read. One that fails to be written
+    (a :class:`~ccanalytics.errors.StoreError`) has its files taken back before the
+    error is raised; any that cannot be deleted stay unread.
     """
     root = open_store(store)  # one location (and S3 client) for the snapshot's files
-    files = _append_both(root, snapshot)
     first_seen: dict[Any, Any] = (  # every cluster failed: no rows, no observed_at
         snapshot.pods.groupby("cluster_id", sort=False)["observed_at"].min().to_dict()
         if "observed_at" in snapshot.pods
         else {}
     )
-    if snapshot.cluster_ids:
-        files += append_frame(root, "snapshots", snapshot_rows(snapshot, first_seen))
+    record = snapshot_rows(snapshot, first_seen) if snapshot.cluster_ids else None
+    snapshot_id = new_snapshot_id()
+    try:
+        files = _append_both(root, snapshot, snapshot_id)
+        if record is not None:
+            files += append_frame(root, "snapshots", record, snapshot=snapshot_id)
+    except BaseException:
+        take_back(root, snapshot_id, _days(snapshot, record))
+        raise
     return CollectResult(
         observed_at=MappingProxyType(
             {str(cid): when.to_pydatetime() for cid, when in first_seen.items()}
@@ -281,7 +300,18 @@ def append_snapshot(store: str | PathLike[str] | Location, snapshot: Snapshot) -
     )
 
 
-def _append_both(root: Location, snapshot: Snapshot) -> list[PurePath]:
+def _days(snapshot: Snapshot, record: pd.DataFrame | None) -> set[str]:
+    """The UTC days (``YYYY-MM-DD``) the snapshot's files go to."""
+    frames = [snapshot.pods, snapshot.gpus, *([] if record is None else [record])]
+    return {
+        f"{day:%Y-%m-%d}"
+        for frame in frames
+        if "observed_at" in frame
+        for day in frame["observed_at"].dt.date.unique()
+    }
+
+
+def _append_both(root: Location, snapshot: Snapshot, snapshot_id: str) -> list[PurePath]:
     """The pod and GPU rows' files.
 
     On S3 the two uploads go at once: each is a request of tens of milliseconds that
@@ -292,12 +322,13 @@ def _append_both(root: Location, snapshot: Snapshot) -> list[PurePath]:
     """
     if root.local:
         return [
-            *append_frame(root, "pods", snapshot.pods),
-            *append_frame(root, "gpus", snapshot.gpus),
+            *append_frame(root, "pods", snapshot.pods, snapshot=snapshot_id),
+            *append_frame(root, "gpus", snapshot.gpus, snapshot=snapshot_id),
         ]
     with ThreadPoolExecutor(2, thread_name_prefix="ccanalytics-append") as pool:
-        pods = pool.submit(append_frame, root, "pods", snapshot.pods)
-        gpus = pool.submit(append_frame, root, "gpus", snapshot.gpus)
+        pods = pool.submit(append_frame, root, "pods", snapshot.pods, snapshot=snapshot_id)
+        gpus = pool.submit(append_frame, root, "gpus", snapshot.gpus, snapshot=snapshot_id)
+        # Both finished (the pool waits for both) before a failure of either is raised.
         return [*pods.result(), *gpus.result()]
 
 

@@ -34,6 +34,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from ccanalytics._durations import DURATION_FORMS
 from ccanalytics.history.queries._window import DurationLike, as_duration, snapshot_bounds
 from ccanalytics.history.store._rollup import snapshot_instants
 from ccanalytics.measures.rules import IDLE_SQL, JUDGED_SQL
@@ -157,7 +158,7 @@ def duration_us(value: DurationLike, name: str) -> int:
             span = pd.Timedelta(value)
         except (TypeError, ValueError) as err:
             raise ValueError(
-                f"{name}={value!r} is not a duration like 90min, 24h or 1h30m: {err}"
+                f"{name}={value!r} is not a duration ({err}): {DURATION_FORMS}"
             ) from None
     micro = int(span.value // 1000)
     if micro <= 0:

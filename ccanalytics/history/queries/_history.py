@@ -197,6 +197,11 @@ class History:
     def __repr__(self) -> str:
         return f"History({self._location.show(self._store)!r})"
 
+    def _repr_html_(self) -> str:
+        from ccanalytics.history.queries._show import history_html
+
+        return history_html(self)
+
     @property
     def store(self) -> Path | str:
         """The store's folder (absolute), or its ``s3://bucket/prefix`` address."""

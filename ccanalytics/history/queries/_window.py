@@ -5,10 +5,11 @@ means UTC), or a duration counted back from the newest snapshot in the store
 (``since=timedelta(hours=24)`` or ``since="24h"``: the last day of history, however
 old it is). A duration is a :class:`~datetime.timedelta`, a :class:`pandas.Timedelta`
 or a string the CLI's ``--window`` reads (``"30s"``, ``"90min"``, ``"24h"``, ``"7d"``,
-``"1h30m"``: :func:`ccanalytics._durations.parse_duration`, the one parser).
+``"1w"``, ``"7 days"``, ``"1h30m"``: :func:`ccanalytics._durations.parse_duration`,
+the one parser).
 
 No ambiguity: a string that is only numbers followed by the units ``s``, ``m``,
-``min``, ``h``, ``d`` is a duration, always; no timestamp is written that way (a date
+``min``, ``h``, ``d``, ``w`` (or their words, ``7 days``) is a duration, always; no timestamp is written that way (a date
 has separators, a time has colons), so every other string is read as a timestamp.
 
 The store's newest (and oldest) snapshot is one definition, :func:`snapshot_bounds`,
@@ -21,7 +22,7 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, TypeAlias
 
-from ccanalytics._durations import parse_duration
+from ccanalytics._durations import DURATION_FORMS, parse_duration
 
 if TYPE_CHECKING:
     import duckdb
@@ -108,7 +109,9 @@ def _timestamp(value: object, name: str) -> pd.Timestamp:
     try:
         when = pd.Timestamp(value)  # type: ignore[arg-type]
     except (TypeError, ValueError) as err:
-        raise ValueError(f"{name}={value!r} is not a time pandas can read: {err}") from None
+        # A string may have been meant as either: say both, the duration as the CLI says it.
+        also = f"; nor a duration: {DURATION_FORMS}" if isinstance(value, str) else ""
+        raise ValueError(f"{name}={value!r} is not a time pandas can read ({err}){also}") from None
     if pd.isna(when):
         raise ValueError(f"{name} is NaT: pass None for an open bound")
     return when.tz_localize("UTC") if when.tzinfo is None else when.tz_convert("UTC")

@@ -85,6 +85,10 @@ FETCHES_AT_ONCE = 8
 #: A store surveyed with fewer objects than this (one page of a listing) has its
 #: markers' pass listed by botocore, not pyarrow (see S3Location._names).
 SMALL_LISTING = 1000
+#: Tries of one S3 read whose download was cut short (see S3Location.read_bytes), and
+#: the pause before the second (doubled before each next: 0.1, 0.2, 0.4 s).
+READ_ATTEMPTS = 4
+READ_PAUSE_SECONDS = 0.1
 #: How long to wait for an S3 lock before giving up with a StoreError.
 LOCK_WAIT_SECONDS = 900.0
 _WRITE = Callable[[BinaryIO], object]
@@ -156,7 +160,8 @@ class Location:
         return False
 
     def read_bytes(self, path: PurePath) -> bytes:
-        """The file's bytes; ``FileNotFoundError`` when it is gone."""
+        """The file's bytes; ``FileNotFoundError`` when it is gone; when it cannot be
+        read, ``OSError`` locally, a :class:`StoreError` naming it on S3 (after retries)."""
         raise NotImplementedError
 
     def key(self, path: PurePath) -> FileKey:
@@ -663,12 +668,29 @@ class S3Location(Location):
         return [PurePosixPath(i.path) for i in infos if i.type == pafs.FileType.File]
 
     def read_bytes(self, path: PurePath) -> bytes:
-        try:
-            reply = self.client.get_object(Bucket=self.bucket, Key=self._object(path))
-            data: bytes = reply["Body"].read()
-        except Exception as err:
-            raise _os_error(err, self.show(path)) from None
-        return data
+        """The object's bytes; ``FileNotFoundError`` when it is gone, else a
+        :class:`StoreError` naming it when it cannot be read.
+
+        botocore retries a request that fails (5 retries), not a body cut short after
+        its answer began (a truncated or reset download): such a read is tried again,
+        up to :data:`READ_ATTEMPTS` times in all, with a pause doubling from
+        :data:`READ_PAUSE_SECONDS`.
+        """
+        where = self.show(path)
+        attempt = 1
+        while True:
+            try:
+                reply = self.client.get_object(Bucket=self.bucket, Key=self._object(path))
+            except Exception as err:  # botocore retried it already
+                raise _read_error(err, where) from None
+            try:
+                data: bytes = reply["Body"].read()
+                return data
+            except Exception as err:
+                if attempt >= READ_ATTEMPTS:
+                    raise _read_error(err, where, tries=attempt) from None
+            time.sleep(READ_PAUSE_SECONDS * 2 ** (attempt - 1))
+            attempt += 1
 
     def key(self, path: PurePath) -> FileKey:
         known = self._keys.get(path)
@@ -707,8 +729,48 @@ class S3Location(Location):
         etag: str = reply.get("ETag", "")
         return etag
 
+    def _put_new(self, path: PurePath, data: bytes) -> str:
+        """Upload ``data`` to ``path`` only if no object has that key; its ETag.
+
+        A lost answer (a 500 or a reset after S3 stored the object) makes botocore
+        send the PUT again, and S3 answers the retry 412: the object there is then
+        ours if it holds exactly ``data``, and that is a success. Any other object at
+        the key is ``FileExistsError``.
+        """
+        try:
+            return self._put(path, data, IfNoneMatch="*")
+        except FileExistsError:
+            etag = self._etag_if_holds(path, data)
+            if etag is None:
+                raise
+            return etag
+
+    def _etag_if_holds(self, path: PurePath, data: bytes) -> str | None:
+        """The ETag of the object at ``path`` if it holds exactly ``data``, else None.
+
+        A single-part upload's ETag is its MD5, which settles it in one HEAD; an ETag of
+        another kind (an encrypted bucket's, another service's) of an object of the
+        same size is settled by its bytes.
+        """
+        import hashlib
+
+        try:
+            head = self.client.head_object(Bucket=self.bucket, Key=self._object(path))
+        except Exception:
+            return None  # gone again, or unreadable: not known to be ours
+        etag: str = head.get("ETag", "")
+        if head.get("ContentLength") != len(data):
+            return None
+        if etag.strip('"') == hashlib.md5(data, usedforsecurity=False).hexdigest():
+            return etag
+        try:
+            held = self.read_bytes(path)
+        except (OSError, StoreError):
+            return None
+        return etag if held == data else None
+
     def create(self, path: PurePath, write: _WRITE) -> None:
-        self._put(path, _bytes(write), IfNoneMatch="*")
+        self._put_new(path, _bytes(write))
 
     def replace(self, path: PurePath, write: _WRITE) -> None:
         self._put(path, _bytes(write))
@@ -717,7 +779,7 @@ class S3Location(Location):
         return Staged(final, None, _bytes(write))
 
     def publish(self, staged: Staged) -> None:
-        self._put(staged.final, staged.data, IfNoneMatch="*")
+        self._put_new(staged.final, staged.data)
 
     def delete(self, path: PurePath) -> None:
         self._survey = None  # a listing after a write lists afresh
@@ -748,7 +810,7 @@ class S3Location(Location):
         deadline = time.monotonic() + LOCK_WAIT_SECONDS
         while True:
             try:
-                return self._put(path, body, IfNoneMatch="*")
+                return self._put_new(path, body)
             except FileExistsError:
                 pass
             try:
@@ -824,6 +886,16 @@ def _aws_reason(err: Exception) -> str:
         error = response.get("Error", {})
         return f"{error.get('Code', '')} {error.get('Message', '')}".strip() or type(err).__name__
     return " ".join(str(err).split()) or type(err).__name__
+
+
+def _read_error(err: Exception, where: str, *, tries: int = 1) -> Exception:
+    """A failed read of ``where``: ``FileNotFoundError`` when the object is gone (a
+    reader lists again), else the :class:`StoreError` naming it."""
+    gone = _os_error(err, where)
+    if isinstance(gone, FileNotFoundError):
+        return gone
+    reason = _aws_reason(err) + (f" ({tries} tries)" if tries > 1 else "")
+    return StoreError(f"cannot read {where}: {reason}", where)
 
 
 def _os_error(err: Exception, where: str) -> OSError:

@@ -7,7 +7,16 @@
     STORE/snapshots/date=YYYY-MM-DD/<observed_at>-<uuid4 hex>.parquet
 
 ``date`` is the UTC date of the rows' ``observed_at`` (Hive partitioning: the value
-lives in the folder name, not inside the files). Names that start with a dot are
+lives in the folder name, not inside the files). The files one ``collect`` writes share
+its snapshot's id: ``<observed_at>-s<snapshot id>.parquet`` in each table.
+
+A snapshot counts once its record is committed: its ``snapshots`` file is written last,
+so a pods or gpus file named with a snapshot id that no ``snapshots`` file carries is a
+snapshot that failed, or one still being written, and no reader reads it
+(:attr:`Listing.uncommitted`). The snapshots table is listed before the others, so a
+reader that finds the record finds every file it commits. Files named without an id
+(written by hand, by :func:`~._write.append_frame` alone, merged by a compaction) are
+read as they are. Names that start with a dot are
 never data: ``.<name>.tmp`` is a file being written (or left by a crash), and
 ``.compaction-<uuid>.json`` is a compaction in progress (see :mod:`._compact`).
 DuckDB, Polars, pyarrow and Spark skip them (they do not end in ``.parquet``, and
@@ -43,11 +52,14 @@ __all__ = [
     "MARKER_PREFIX",
     "TEMP_SUFFIX",
     "Listing",
+    "committed_snapshots",
     "data_file_name",
     "list_store",
     "list_tables",
+    "new_snapshot_id",
     "partition_dir",
     "read_marker",
+    "snapshot_of",
     "store_folder",
     "temp_path",
 ]
@@ -69,9 +81,38 @@ def partition_day(path: PurePath) -> str | None:
     return name.removeprefix(_PARTITION_PREFIX) if name.startswith(_PARTITION_PREFIX) else None
 
 
-def data_file_name(first_observed: datetime) -> str:
-    """A name no other writer can pick: the first row's time (for people) and a uuid4."""
-    return f"{first_observed:%Y%m%dT%H%M%S%fZ}-{uuid.uuid4().hex}{DATA_SUFFIX}"
+def new_snapshot_id() -> str:
+    """An id no other snapshot has (a uuid4), shared by the files of one snapshot."""
+    return uuid.uuid4().hex
+
+
+def data_file_name(first_observed: datetime, snapshot: str | None = None) -> str:
+    """A name no other writer can pick: the first row's time (for people) and a uuid4,
+    or, for a file of a snapshot, its id (:func:`snapshot_of` reads it back)."""
+    unique = uuid.uuid4().hex if snapshot is None else f"{_SNAPSHOT_MARK}{snapshot}"
+    return f"{first_observed:%Y%m%dT%H%M%S%fZ}-{unique}{DATA_SUFFIX}"
+
+
+def snapshot_of(name: str) -> str | None:
+    """The snapshot id in a data file's name; None for a file of no snapshot."""
+    # By slicing, not a split: a refresh asks this of every data file listed.
+    end = len(name) - len(DATA_SUFFIX)
+    start = end - _ID_LENGTH
+    if start < 2 or name[start - 2 : start] != _ID_BEFORE or not name.endswith(DATA_SUFFIX):
+        return None
+    snapshot = name[start:end]
+    return snapshot if _HEX.issuperset(snapshot) else None
+
+
+#: The tables whose files count only once their snapshot's record is committed.
+_COMMITTED_BY_RECORD = ("pods", "gpus")
+#: The table whose files are the records.
+_RECORDS = "snapshots"
+#: Before a snapshot id in a name (a uuid4's hex never holds an "s").
+_SNAPSHOT_MARK = "s"
+_ID_BEFORE = f"-{_SNAPSHOT_MARK}"
+_ID_LENGTH = 32
+_HEX = frozenset("0123456789abcdef")
 
 
 @dataclass(frozen=True)
@@ -86,6 +127,9 @@ class Listing:
     markers: tuple[PurePath, ...]
     #: Folders and data files that are symbolic links out of the store (never read).
     outside: tuple[PurePath, ...] = ()
+    #: Files of a snapshot whose record was never committed: failed, or being written
+    #: now (never read; see the module docstring).
+    uncommitted: tuple[PurePath, ...] = ()
 
 
 def store_folder(store: Location) -> Location:
@@ -130,8 +174,13 @@ def list_tables(
     listing. :attr:`Listing.markers` then names only the markers of those partitions.
     """
     listed: dict[str, tuple[list[PurePath], dict[PurePath, list[tuple[str, bool]]]]] = {}
-    outside: dict[str, list[PurePath]] = {table: [] for table in tables}
-    for table in tables:
+    # The records first (see the module docstring), and always with a table they commit.
+    needed = list(dict.fromkeys(tables))
+    if _RECORDS not in needed and any(t in _COMMITTED_BY_RECORD for t in needed):
+        needed.append(_RECORDS)
+    needed.sort(key=lambda table: table != _RECORDS)
+    outside: dict[str, list[PurePath]] = {table: [] for table in needed}
+    for table in needed:
         table_dir = store.root / table
         if store.outside(table_dir):
             outside[table].append(table_dir)
@@ -144,6 +193,7 @@ def list_tables(
     temporary: dict[str, list[PurePath]] = {}
     for table, (_, listed_entries) in listed.items():
         data[table], temporary[table] = _data_files(listed_entries, outside[table])
+    uncommitted = _uncommitted(data)
     # 2. Then the markers: a merge whose file was listed hides the files it replaced.
     partitions = [
         part
@@ -153,7 +203,7 @@ def list_tables(
     ]
     all_markers = store.entries_of(partitions) if partitions else {}
     listings = {}
-    for table in tables:
+    for table in dict.fromkeys(tables):
         if table not in listed:
             listings[table] = Listing((), (), (), tuple(outside[table]))
             continue
@@ -175,9 +225,45 @@ def list_tables(
         listed_files = (part / n for part, names in data[table].items() for n in names)
         files = tuple(p for p in listed_files if p not in hidden) if hidden else tuple(listed_files)
         listings[table] = Listing(
-            files, tuple(temporary[table]), tuple(markers), tuple(outside[table])
+            files,
+            tuple(temporary[table]),
+            tuple(markers),
+            tuple(outside[table]),
+            tuple(uncommitted.get(table, ())),
         )
     return listings
+
+
+def committed_snapshots(names: list[str]) -> frozenset[str]:
+    """The snapshot ids whose record is committed, from the ``snapshots`` table's data
+    file names."""
+    return frozenset(filter(None, map(snapshot_of, names)))
+
+
+def is_committed(name: str, committed: frozenset[str]) -> bool:
+    """Whether the data file ``name`` of a pods or gpus table may be read: a file of no
+    snapshot, or of one whose record is in ``committed``."""
+    # The usual file first, by one slice (a refresh asks this of every file listed).
+    if name[-_ID_LENGTH - len(DATA_SUFFIX) : -len(DATA_SUFFIX)] in committed:
+        return True
+    return snapshot_of(name) is None
+
+
+def _uncommitted(data: dict[str, dict[PurePath, list[str]]]) -> dict[str, list[PurePath]]:
+    """Take the files of uncommitted snapshots out of ``data``'s pods and gpus tables
+    (in place); those files, per table."""
+    records = data.get(_RECORDS)
+    if records is None:
+        return {}
+    committed = committed_snapshots([n for names in records.values() for n in names])
+    found: dict[str, list[PurePath]] = {}
+    for table in _COMMITTED_BY_RECORD:
+        for part, names in data.get(table, {}).items():
+            kept = [name for name in names if is_committed(name, committed)]
+            if len(kept) < len(names):
+                found.setdefault(table, []).extend(part / n for n in names if n not in kept)
+                names[:] = kept
+    return found
 
 
 def _data_files(

@@ -23,6 +23,12 @@ on a fresh listing. A listing without M reads F, whose rows are exactly M's. So 
 reader never sees a row twice or misses one, during a compaction or after a crash in
 one (the marker stays until the next compaction finishes the job).
 
+Only what readers count is merged: the files of snapshots whose record was committed
+when the compaction began (and files of no snapshot). The ids are read once, before
+the first table is merged (the snapshots table, whose names carry them, is merged
+last), so a snapshot committed meanwhile keeps its own files, and a failed snapshot's
+files are left out, then removed once they are an hour old (:mod:`._layout`).
+
 Engines that do not honour the marker (DuckDB's glob, Spark, ...) see the same rows
 exactly once whenever no compaction is running; do not run them during one, or read
 through :class:`~ccanalytics.history.History`. Compactions of one store take turns
@@ -55,10 +61,13 @@ from ccanalytics.history.store._fs import TEMP_SUFFIX, Location, open_store
 from ccanalytics.history.store._layout import (
     DATA_SUFFIX,
     MARKER_PREFIX,
+    committed_snapshots,
     data_file_name,
-    list_store,
+    is_committed,
+    list_tables,
     partition_dir,
     read_marker,
+    snapshot_of,
     store_folder,
 )
 from ccanalytics.history.store._merge import merge_files
@@ -92,15 +101,21 @@ class StoreReport:
     temporary: tuple[PurePath, ...] = ()
     markers: tuple[PurePath, ...] = ()
     unreadable: Mapping[PurePath, str] = field(default_factory=lambda: MappingProxyType({}))
+    #: Files of snapshots without a record: failed, or being written (never read).
+    uncommitted: tuple[PurePath, ...] = ()
 
     @property
     def ok(self) -> bool:
-        return not (self.temporary or self.markers or self.unreadable)
+        return not (self.temporary or self.markers or self.unreadable or self.uncommitted)
 
     def __str__(self) -> str:
         lines = [f"{self.files} data files"]
         lines += [f"unreadable: {path}: {why}" for path, why in self.unreadable.items()]
         lines += [f"left by a crash or being written: {path}" for path in self.temporary]
+        lines += [
+            f"of a snapshot that failed or is being written (never read): {path}"
+            for path in self.uncommitted
+        ]
         lines += [f"unfinished compaction (run compact): {path}" for path in self.markers]
         return "\n".join(lines)
 
@@ -155,13 +170,42 @@ def _write_marker(store: Location, folder: PurePath, merged: str, replaces: list
     return marker
 
 
-def _compact_folder(store: Location, folder: PurePath, table_name: str) -> tuple[int, int, int]:
-    """Merge one partition folder's files: (files before, files after, rows)."""
-    files = [
+def _remove_uncommitted(
+    store: Location, folder: PurePath, committed: frozenset[str], now: float
+) -> list[PurePath]:
+    """Delete the files of snapshots never committed, once a collect still writing
+    them is out of the question (:data:`ORPHAN_AGE_SECONDS`)."""
+    removed = []
+    for name, _ in store.entries(folder):
+        if not name.endswith(DATA_SUFFIX) or is_committed(name, committed):
+            continue
+        path = folder / name
+        try:
+            if now - store.key(path)[1] / 1e9 >= ORPHAN_AGE_SECONDS:
+                store.delete(path)
+                removed.append(path)
+        except FileNotFoundError:
+            continue
+    return removed
+
+
+def _mergeable(store: Location, folder: PurePath, committed: frozenset[str]) -> list[PurePath]:
+    """The data files of a partition that a compaction merges: those of no snapshot and
+    those of the snapshots committed when it began (records included)."""
+    return [
         folder / n
         for n, _ in store.entries(folder)
-        if n.endswith(DATA_SUFFIX) and not n.startswith(".")
+        if n.endswith(DATA_SUFFIX)
+        and not n.startswith(".")
+        and (snapshot_of(n) is None or snapshot_of(n) in committed)
     ]
+
+
+def _compact_folder(
+    store: Location, folder: PurePath, table_name: str, committed: frozenset[str]
+) -> tuple[int, int, int]:
+    """Merge one partition folder's files: (files before, files after, rows)."""
+    files = _mergeable(store, folder, committed)
     if len(files) <= 1:
         rows = pq.read_metadata(store.source(files[0])).num_rows if files else 0
         return len(files), len(files), rows
@@ -192,7 +236,7 @@ def _first_time(table: pa.Table) -> datetime:
     return datetime.now(UTC)
 
 
-def _roll_up(store: Location, day: str) -> None:
+def _roll_up(store: Location, day: str, committed: frozenset[str]) -> None:
     """Write the day's rollup (:mod:`._rollup`) when it is one pods file and at most one
     snapshots file, as compaction leaves it (a collector's newer file: no rollup yet)."""
     files = {}
@@ -200,8 +244,15 @@ def _roll_up(store: Location, day: str) -> None:
         folder = partition_dir(store.root, table, day)
         names = [n for n, _ in store.entries(folder) if n.endswith(DATA_SUFFIX)]
         files[table] = [folder / n for n in names if not n.startswith(".")]
-    if len(files["pods"]) == 1 and len(files["snapshots"]) <= 1:
+    uncommitted = [f for f in files["pods"] if not is_committed(f.name, committed)]
+    if len(files["pods"]) == 1 and len(files["snapshots"]) <= 1 and not uncommitted:
         write_rollup(store, day, files["pods"][0], next(iter(files["snapshots"]), None))
+
+
+def _committed_now(store: Location) -> frozenset[str]:
+    """The ids of the snapshots whose record the store holds now."""
+    records = list_tables(store, ["snapshots"])["snapshots"].files
+    return committed_snapshots([path.name for path in records])
 
 
 def compact(store: str | PathLike[str] | Location, day: str | date | datetime) -> CompactResult:
@@ -231,15 +282,19 @@ def compact(store: str | PathLike[str] | Location, day: str | date | datetime) -
         return CompactResult(name, empty, empty, empty)
     try:
         with root.lock(_LOCK_NAME):
-            for table in TABLES:
+            committed = _committed_now(root)
+            for table in TABLES:  # the records (snapshots) last
                 folder = partition_dir(root.root, table, name)
                 if not root.entries(folder):
                     before[table] = after[table] = rows[table] = 0
                     continue
                 _finish_leftovers(root, folder)
                 removed += _remove_orphans(root, folder, time.time())
-                before[table], after[table], rows[table] = _compact_folder(root, folder, table)
-            _roll_up(root, name)
+                removed += _remove_uncommitted(root, folder, committed, time.time())
+                before[table], after[table], rows[table] = _compact_folder(
+                    root, folder, table, committed
+                )
+            _roll_up(root, name, committed)
     except OSError as err:
         where: PurePath | str = root.at(root.root)
         if err.filename:
@@ -266,11 +321,14 @@ def verify(store: str | PathLike[str] | Location) -> StoreReport:
     temporary: list[PurePath] = []
     markers: list[PurePath] = []
     unreadable: dict[PurePath, str] = {}
+    uncommitted: list[PurePath] = []
+    listings = list_tables(root, list(TABLES))
     for table in TABLES:
-        listing = list_store(root, table)
+        listing = listings[table]
         count += len(listing.files)
         temporary += listing.temporary
         markers += listing.markers
+        uncommitted += listing.uncommitted
         for path in listing.outside:
             unreadable[path] = (
                 f"lies outside the store (a symbolic link to {os.path.realpath(path)})"
@@ -282,4 +340,10 @@ def verify(store: str | PathLike[str] | Location) -> StoreReport:
                 continue  # a compaction finished meanwhile
             if problem is not None:
                 unreadable[path] = problem
-    return StoreReport(count, tuple(temporary), tuple(markers), MappingProxyType(unreadable))
+    return StoreReport(
+        count,
+        tuple(temporary),
+        tuple(markers),
+        MappingProxyType(unreadable),
+        tuple(uncommitted),
+    )

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from ccanalytics.errors import StoreError
 from ccanalytics.history.store._fs import FileKey, Location
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ class VetCache:
         cache = cls(store)
         try:
             raw = orjson.loads(store.read_bytes(store.root / CACHE_NAME))
-        except (OSError, orjson.JSONDecodeError):
+        except (OSError, StoreError, orjson.JSONDecodeError):
             return cache
         if not isinstance(raw, dict) or raw.get("version") != CACHE_VERSION:
             return cache

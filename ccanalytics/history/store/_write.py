@@ -27,14 +27,26 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from ccanalytics.errors import StoreError
 from ccanalytics.history.store._fs import Location, open_store
-from ccanalytics.history.store._layout import data_file_name, partition_dir, store_folder
-from ccanalytics.history.store._schema import to_arrow
+from ccanalytics.history.store._layout import (
+    data_file_name,
+    partition_dir,
+    snapshot_of,
+    store_folder,
+)
+from ccanalytics.history.store._schema import TABLES, to_arrow
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["COMPRESSION", "DICTIONARY_FROM_ROWS", "append_frame", "write_file", "write_parquet"]
+__all__ = [
+    "COMPRESSION",
+    "DICTIONARY_FROM_ROWS",
+    "append_frame",
+    "take_back",
+    "write_file",
+    "write_parquet",
+]
 
 #: The codec of every file the store writes, appended or compacted.
 COMPRESSION = "zstd"
@@ -79,12 +91,19 @@ def write_file(store: Location, table: pa.Table, final: PurePath) -> PurePath:
 
 
 def append_frame(
-    store: str | PathLike[str] | Location, table: str, frame: pd.DataFrame
+    store: str | PathLike[str] | Location,
+    table: str,
+    frame: pd.DataFrame,
+    *,
+    snapshot: str | None = None,
 ) -> list[PurePath]:
     """Append ``frame``'s rows (with ``observed_at``) to ``store/table``; the files written.
 
     One new file per UTC date present in ``observed_at``; an empty frame writes nothing.
-    Raises :class:`StoreError` when ``store`` is not a folder or cannot be written.
+    ``snapshot``: the id of the snapshot the rows belong to, in each file's name (a
+    pods or gpus file of a snapshot is read once the snapshot's record is written:
+    :mod:`._layout`). Raises :class:`StoreError` when ``store`` is not a folder or
+    cannot be written.
     """
     if frame.empty:
         return []
@@ -98,8 +117,34 @@ def append_frame(
         parts = [(str(day), rows) for day, rows in frame.groupby(days, sort=True)]
     written = []
     for day, rows in parts:
-        name = data_file_name(rows["observed_at"].min().to_pydatetime())
+        name = data_file_name(rows["observed_at"].min().to_pydatetime(), snapshot)
         with _CONVERTING:
             arrow = to_arrow(rows)
         written.append(write_file(where, arrow, partition_dir(where.root, table, day) / name))
     return written
+
+
+def take_back(store: Location, snapshot: str, days: set[str]) -> list[PurePath]:
+    """Delete every file of ``snapshot`` (in each table's partitions of ``days``): a
+    snapshot that failed to be written whole; the files deleted.
+
+    Best effort: a file that cannot be deleted stays, and readers ignore it anyway
+    while the snapshot has no record (:mod:`._layout`).
+    """
+    removed = []
+    for table in TABLES:
+        for day in sorted(days):
+            folder = partition_dir(store.root, table, day)
+            try:
+                names = [name for name, _ in store.entries(folder)]
+            except (OSError, StoreError):
+                continue
+            for name in names:
+                if snapshot_of(name) != snapshot:
+                    continue
+                try:
+                    store.delete(folder / name)
+                except OSError:
+                    continue
+                removed.append(folder / name)
+    return removed

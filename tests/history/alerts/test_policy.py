@@ -210,7 +210,7 @@ def test_the_textfile_parses_with_prometheus_client_and_holds_no_secret(
     text = path.read_text()
     assert SECRET_URL not in text and "hooks.example.com" not in text
     families = {f.name: f for f in text_string_to_metric_families(text)}
-    assert families["ccanalytics_spend_usd"].type == "counter"
+    assert families["ccanalytics_spend_usd"].type == "gauge"  # it resets each period
     spend = {
         (s.labels["cluster"], s.labels["period"]): s.value
         for s in families["ccanalytics_spend_usd"].samples
@@ -219,7 +219,7 @@ def test_the_textfile_parses_with_prometheus_client_and_holds_no_secret(
         ("cl-a", "month"): pytest.approx(512.50),
         ("cl-b", "month"): pytest.approx(216.0),
     }
-    assert "ccanalytics_spend_usd_total{" in text  # the counter's sample name
+    assert "ccanalytics_spend_usd{" in text and "_total" not in text
     breached = {
         (s.labels["rule"], s.labels["figure"], s.labels["period"], s.labels["cluster"]): s.value
         for s in families["ccanalytics_breached"].samples
@@ -232,7 +232,7 @@ def test_the_textfile_parses_with_prometheus_client_and_holds_no_secret(
         if s.labels["figure"] == "max_projected_spend" and s.labels["period"] == "month"
     }
     assert snooze == {"cl-a": 0.0, "cl-b": 1.0}
-    newest = families["ccanalytics_newest_snapshot_seconds"].samples[0].value
+    newest = families["ccanalytics_newest_snapshot_timestamp_seconds"].samples[0].value
     assert newest == pytest.approx(1_794_312_000.0)  # 2026-11-10T12:00Z
     for line in text.splitlines():
         if line.startswith("# HELP") or line.startswith("# TYPE"):

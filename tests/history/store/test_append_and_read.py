@@ -229,11 +229,18 @@ def test_a_crash_before_the_rename_leaves_the_store_readable(client: Any, tmp_pa
     with History(tmp_path) as h:
         counts = {"pods": len(h.pods()), "gpus": len(h.gpus())}
     assert counts[lost] == before[lost]  # the orphan is not read
-    assert counts[landed] > before[landed]  # the crashed run's other file did land
+    # The crashed run's other file did land, but its snapshot has no record: not read
+    # either, so the run that failed is in no answer, not in half of them.
+    assert len(list((tmp_path / landed).rglob("*.parquet"))) == 2
+    assert counts[landed] == before[landed]
     assert raw_duckdb(tmp_path, lost).shape[0] == before[lost]
     assert ds.dataset(tmp_path / lost, partitioning="hive").count_rows() == before[lost]
     report = verify(tmp_path)
     assert report.temporary == tuple(orphans) and not report.unreadable and not report.ok
+    (uncommitted,) = report.uncommitted
+    assert uncommitted.parent.parent.name == landed and uncommitted.name not in {
+        f.name for f in first.files
+    }
 
 
 def test_a_crash_before_any_rename_loses_only_that_run(client: Any, tmp_path: Path) -> None:
