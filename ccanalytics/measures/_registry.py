@@ -478,9 +478,9 @@ MEASURES: Final[tuple[Measure, ...]] = (
         params=("saturation_threshold",),
         policy_key="max_saturated_pod_hours",
         metric=Metric(
-            "saturated_pod_hours",
+            "saturated_pod_seconds",
             "gauge",
-            "pod-hours with every GPU above saturation_threshold over the window",
+            "pod time (seconds) with every GPU above saturation_threshold over the window",
         ),
         sentence="every GPU was above the saturation line for {value} of pod time",
         card=True,

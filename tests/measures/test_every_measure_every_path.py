@@ -127,6 +127,7 @@ def test_every_registry_measure_has_one_answer_on_every_path(
 
     from ccanalytics.history import check_store, compact, judge_policy, render_textfile
     from ccanalytics.history.alerts._judge import ALL_CLUSTERS
+    from ccanalytics.history.alerts._textfile import _BASE_UNITS
     from ccanalytics.history.store._write import append_frame
     from ccanalytics.measures import MEASURES, THRESHOLDS
     from ccanalytics.report._window import _registry_cards
@@ -203,4 +204,5 @@ def test_every_registry_measure_has_one_answer_on_every_path(
             if m.metric is not None:
                 sample = f'ccanalytics_{m.metric.name}{{cluster="{c}",window="1h"}} '
                 line = next(x for x in text.splitlines() if x.startswith(sample))
-                assert _close(float(line.split()[-1]), mine[c]), (m.name, c, "textfile")
+                factor = _BASE_UNITS[m.unit][1]  # hours are written as seconds
+                assert _close(float(line.split()[-1]), mine[c] * factor), (m.name, c, "textfile")

@@ -70,7 +70,7 @@ def test_history_the_report_a_policy_and_its_textfile(store: Path) -> None:
     assert judged.breached and judged.value == pytest.approx(1.0)
     assert "every GPU was above the saturation line for 1.0 h of pod time" in judged.sentence
     text = render_textfile(report).decode()
-    assert 'ccanalytics_saturated_pod_hours{cluster="cl-a",window="1h"} 1.0' in text
+    assert 'ccanalytics_saturated_pod_seconds{cluster="cl-a",window="1h"} 3600.0' in text
     cards = {
         label: shown
         for label, shown, _, _ in _registry_cards(window_findings(store, timedelta(hours=1)))
