@@ -30,19 +30,22 @@ from __future__ import annotations
 
 import functools
 import inspect
-import re
 from collections.abc import Callable
 from typing import Any, Final
 
 import pandas as pd
 
+from ccanalytics.frames import POD_COLUMNS
 from ccanalytics.measures import (
     MEASURES,
     Params,
     idle_threshold_given,
     query,
     rules,
+    sql_columns,
+    sql_tables,
     sum_where,
+    threshold,
     waste_classes,
 )
 
@@ -67,34 +70,19 @@ def __dir__() -> list[str]:
 
 
 #: A GPU pod is idle when its busiest GPU is below this utilization (percent).
-DEFAULT_IDLE_THRESHOLD: Final = rules.IDLE_THRESHOLD
+DEFAULT_IDLE_THRESHOLD: Final = threshold("idle_threshold").default
 #: A rank straggles when its robust z-score is below minus this...
-DEFAULT_STRAGGLER_Z: Final = rules.STRAGGLER_Z
+DEFAULT_STRAGGLER_Z: Final = threshold("z").default
 #: ...and it is at least this many utilization points below its cluster's median
 #: (so a perfectly uniform cluster, whose MAD is ~0, does not flag noise).
-DEFAULT_STRAGGLER_MIN_GAP: Final = rules.STRAGGLER_MIN_GAP
+DEFAULT_STRAGGLER_MIN_GAP: Final = threshold("min_gap").default
 #: Fewer ranks reporting than this, and "typical" has no meaning.
 MIN_RANKS_FOR_STRAGGLERS: Final = rules.MIN_RANKS_FOR_STRAGGLERS
 #: A pod's lifecycle states, in the order a pod goes through them (provider notes).
 POD_STATES: Final = ("PROVISIONING", "STARTING", "RUNNING", "EXITED", "ERROR", "TERMINATED")
 
-#: The pods-frame types of the columns the queries read (an absent one is NULL of it).
-_FRAME_DTYPES: Final = {
-    "cluster_id": "string",
-    "pod_id": "string",
-    "name": "string",
-    "rank": "Int64",
-    "status": "string",
-    "gpu_type": "string",
-    "gpu_count": "Int64",
-    "gpus_reporting": "Int64",
-    "gpu_util_mean": "Float64",
-    "gpu_util_max": "Float64",
-    "gpu_mem_util_max": "Float64",
-    "cpu_util": "Float64",
-    "cost": "Float64",
-    "uptime_s": "Float64",
-}
+#: The pods-frame types of the columns the queries may read (an absent one is NULL of it).
+_FRAME_DTYPES: Final = {name: str(spec.dtype) for name, spec in POD_COLUMNS.items()}
 
 
 _A_PODS_FRAME: Final = "a pods frame (ccanalytics.pods_frame)"
@@ -108,24 +96,6 @@ def _require(frame: pd.DataFrame, columns: list[str], what: str = _A_PODS_FRAME)
 
 def _not_a(what: str, missing: list[str]) -> str:
     return f"expected {what}; missing columns: {missing}"
-
-
-#: What the rules read of a pod (the other columns of a result are taken by position).
-_READS: Final = (
-    "cluster_id",
-    "pod_id",
-    "rank",
-    "status",
-    "gpu_type",
-    "gpu_count",
-    "gpus_reporting",
-    "gpu_util_mean",
-    "gpu_util_max",
-    "gpu_mem_util_max",
-    "cpu_util",
-    "cost",
-    "uptime_s",
-)
 
 
 #: The GPU frame's columns the waste classes read (relation ``gpus_frame`` in the SQL).
@@ -151,10 +121,8 @@ def _run(
     (names, ids) are taken from ``frame`` at those rows. ``gpus`` (a GPU frame) is the
     relation ``gpus_frame``: no rows when not given.
     """
-    if "gpus_reporting" not in frame.columns:  # the GPU count weighs each pod's mean instead
-        sql = sql.replace("gpus_reporting", "gpu_count")
     tables = None
-    if _GPUS in sql:
+    if _GPUS in sql_tables(sql):
         if gpus is not None:
             _require(
                 gpus, ["cluster_id", "pod_id", "gpu_index", "util"], "a GPU frame (gpus_frame)"
@@ -169,14 +137,20 @@ def _run(
         frame_dtypes=_FRAME_DTYPES,
         dtypes=dtypes,
         tables=tables,
+        fallbacks=_FALLBACKS,
     )
+
+
+#: A frame made before a pod column was read: the GPU count weighs each pod's mean in
+#: place of the GPUs reporting.
+_FALLBACKS: Final = {"gpus_reporting": "gpu_count"}
 
 
 @functools.cache
 def _reads(sql: str) -> tuple[str, ...]:
-    """The pod columns ``sql`` reads: only those are handed to the engine."""
-    words = set(re.findall(r"\w+", sql))
-    return tuple(name for name in _READS if name in words)
+    """The pod columns ``sql``'s tree reads: only those are handed to the engine."""
+    read = sql_columns(sql)
+    return tuple(name for name in POD_COLUMNS if name in read)
 
 
 def _params(params: Params | None, **given: Any) -> Params:

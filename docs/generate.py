@@ -152,16 +152,11 @@ def columns_page() -> str:
     return "".join(parts).rstrip() + "\n"
 
 
-#: The thresholds set by ``params=`` and policy keys only (no flag of their own).
-NO_CLI_FLAG = ("memory_threshold", "idle_memory_threshold", "low_compute_threshold")
-
-
 def measures_page() -> str:
     """The registry (``ccanalytics.measures.MEASURES``): one row per measure, and the
-    rules' thresholds (``Params``) with their defaults."""
-    from ccanalytics.measures import MEASURES, PARAMETER_DOCS, Params
+    rules' thresholds (``ccanalytics.measures.THRESHOLDS``) with their defaults."""
+    from ccanalytics.measures import MEASURES, THRESHOLDS
 
-    defaults = Params()
     parts = [
         HEADER,
         "# Measures\n\n",
@@ -192,19 +187,18 @@ def measures_page() -> str:
         )
     parts.append(
         "\n## Thresholds\n\n"
-        "`Params` from `ccanalytics.measures`: every path takes it (`params=`), or the "
-        "single keyword; `check` and `report` take the flags, a policy rule the keys.\n\n"
-        "| parameter | default | CLI flag | policy key | meaning |\n| --- | --- | --- | --- | --- |\n"
+        "`Params` from `ccanalytics.measures`, one field per entry of "
+        "`ccanalytics.measures.THRESHOLDS`: every path takes it (`params=`), or the single "
+        "keyword; every command that judges pods takes the flag, a policy the key (in "
+        "`[defaults]` or per rule).\n\n"
+        "| parameter | default | unit | bounds | CLI flag | policy key | meaning |\n"
+        "| --- | --- | --- | --- | --- | --- | --- |\n"
     )
-    flags = {
-        "z": ("--straggler-z", "straggler_z"),
-        **{name: ("", name) for name in NO_CLI_FLAG},
-    }
-    for name, doc in PARAMETER_DOCS.items():
-        flag, key = flags.get(name, (f"--{name.replace('_', '-')}", name))
+    for t in THRESHOLDS:
+        high = "" if t.unit.high is None else f"{t.unit.high:g}"
         parts.append(
-            f"| `{name}` | {getattr(defaults, name):g} | {f'`{flag}`' if flag else ''} "
-            f"| {f'`{key}`' if key else ''} | {_clean(doc)} |\n"
+            f"| `{t.name}` | {t.default:g} | {t.unit.name} | {t.unit.low:g} to {high or '∞'} "
+            f"| `{t.flag}` | `{t.policy_key}` | {_clean(t.meaning)} |\n"
         )
     return "".join(parts).rstrip() + "\n"
 

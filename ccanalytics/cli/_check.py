@@ -28,7 +28,9 @@ from ccanalytics.cli._common import (
     duration,
     non_negative_float,
     non_negative_int,
+    period_limit,
     rule_params,
+    share_of_one,
 )
 from ccanalytics.cli._exits import EXIT_BREACHED, EXIT_SNOOZED
 
@@ -71,19 +73,7 @@ def add_parser(sub: Any) -> None:
         help="how far back from the newest snapshot the flags judge "
         "(units s, m, h, d, w; default: 1h)",
     )
-    check.add_argument(
-        "--max-idle-cost",
-        type=non_negative_float,
-        metavar="USD",
-        help="breached when idle GPUs cost more than this in the window",
-    )
-    check.add_argument(
-        "--max-stragglers",
-        type=non_negative_int,
-        metavar="N",
-        help="breached when more than N ranks straggled in at least --chronic-share of the "
-        "snapshots",
-    )
+    _add_limit_options(check)
     check.add_argument(
         "--notify",
         metavar="URL",
@@ -114,6 +104,62 @@ def add_parser(sub: Any) -> None:
     )
     add_rule_options(check)
     check.set_defaults(func=run)
+
+
+#: The argparse type and metavar of a limit, by the unit its measure is formatted in.
+_LIMIT_TYPES: dict[str, tuple[Any, str]] = {
+    "usd": (non_negative_float, "USD"),
+    "count": (non_negative_int, "N"),
+    "share": (share_of_one, "SHARE"),
+    "hours": (non_negative_float, "HOURS"),
+    "z": (non_negative_float, "Z"),
+}
+
+
+def _add_limit_options(parser: argparse.ArgumentParser) -> None:
+    """One ``--max-...`` flag per policy key of the registry, judged as a policy rule over
+    every cluster together (``--max-spend day=400``: a periodic one, per UTC period)."""
+    from ccanalytics.measures import MEASURES
+
+    group = parser.add_argument_group("limits (each a policy key, judged over --window)")
+    for m in MEASURES:
+        if not m.policy_key:
+            continue
+        flag = "--" + m.policy_key.replace("_", "-")
+        if m.periodic:
+            group.add_argument(
+                flag,
+                type=period_limit,
+                action="append",
+                metavar="PERIOD=USD",
+                help=f"breached when {m.name} ({_escaped(m.meaning)}) is above USD in the UTC PERIOD "
+                "(day, week or month; repeatable)",
+            )
+            continue
+        kind, metavar = _LIMIT_TYPES[m.fmt]
+        group.add_argument(
+            flag,
+            type=kind,
+            metavar=metavar,
+            help=f"breached when {m.name} ({_escaped(m.meaning)}) is above this",
+        )
+
+
+def _escaped(text: str) -> str:
+    """``text`` as argparse help, which reads ``%`` as a format."""
+    return text.replace("%", "%%")
+
+
+def _limits(args: argparse.Namespace) -> dict[str, Any]:
+    """The limits given, by policy key (a periodic one as ``{period: USD}``)."""
+    from ccanalytics.measures import policy_keys
+
+    limits: dict[str, Any] = {}
+    for key in policy_keys():
+        value = getattr(args, key)
+        if value is not None:
+            limits[key] = dict(value) if isinstance(value, list) else value
+    return limits
 
 
 def run(args: argparse.Namespace) -> int:
@@ -165,8 +211,7 @@ def _judge(args: argparse.Namespace) -> int:
     outcome = check(
         args.store,
         window=args.window,
-        max_idle_cost=args.max_idle_cost,
-        max_stragglers=args.max_stragglers,
+        limits=_limits(args),
         policy=args.policy,
         notify=args.notify,
         textfile=args.textfile,

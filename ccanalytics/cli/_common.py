@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from datetime import timedelta
-from typing import Any, Final, NoReturn
+from typing import Any, NoReturn
 
 from ccanalytics._durations import parse_duration
 
@@ -40,9 +40,13 @@ __all__ = [
     "non_negative_seconds",
     "output_format",
     "percent",
+    "period_limit",
     "port_number",
     "positive_int",
     "positive_seconds",
+    "rule_params",
+    "rules_given",
+    "share_of_one",
     "shows_progress",
 ]
 
@@ -149,7 +153,7 @@ def non_negative_number(text: str) -> float:
     return value
 
 
-def share(text: str) -> float:
+def share_of_one(text: str) -> float:
     """A share from 0 to 1."""
     value = _number(text, float, "a share")
     if not 0 <= value <= 1:
@@ -157,67 +161,62 @@ def share(text: str) -> float:
     return value
 
 
-def add_rule_options(parser: argparse.ArgumentParser) -> None:
-    """The rules' thresholds (:class:`ccanalytics.measures.Params`), for every command
-    that judges pods: each defaults to the library's, so the CLI and a notebook agree."""
-    from ccanalytics.measures import PARAMETER_DOCS, Params
+#: The periods a budget is judged over.
+PERIODS = ("day", "week", "month")
 
-    defaults = Params()
+
+def period_limit(text: str) -> tuple[str, float]:
+    """``PERIOD=USD``: a budget's limit for the UTC day, ISO week or month."""
+    period, sep, usd = text.partition("=")
+    if not sep or period.strip() not in PERIODS:
+        raise argparse.ArgumentTypeError(
+            f"expected PERIOD=USD with PERIOD one of {', '.join(PERIODS)}, not {text!r}"
+        )
+    return period.strip(), non_negative_float(usd.strip())
+
+
+def add_rule_options(parser: argparse.ArgumentParser) -> None:
+    """The rules' thresholds, one flag per registry entry
+    (:data:`ccanalytics.measures.THRESHOLDS`), for every command that judges pods: each
+    defaults to the library's, so the CLI and a notebook agree."""
+    from ccanalytics.measures import THRESHOLDS
+
     group = parser.add_argument_group("rule thresholds (every figure is judged at these)")
-    group.add_argument(
-        "--idle-threshold",
-        type=percent,
-        default=defaults.idle_threshold,
-        metavar="PERCENT",
-        help="a running GPU pod is idle when every GPU is below this (default: %(default)g)",
-    )
-    group.add_argument(
-        "--straggler-z",
-        type=non_negative_number,
-        default=defaults.z,
-        metavar="Z",
-        help="a rank straggles when its robust z-score is below -Z (default: %(default)g)...",
-    )
-    group.add_argument(
-        "--min-gap",
-        type=non_negative_number,
-        default=defaults.min_gap,
-        metavar="POINTS",
-        help="...and it is this many points below its cluster's median (default: %(default)g)",
-    )
-    group.add_argument(
-        "--chronic-share",
-        type=share,
-        default=defaults.chronic_share,
-        metavar="SHARE",
-        help="a rank flagged in at least this share of its snapshots is chronic "
-        "(default: %(default)g)",
-    )
-    for name in _PERCENT_RULES:  # the memory and waste-class lines, worded as Params'
+    for entry in THRESHOLDS:
         group.add_argument(
-            f"--{name.replace('_', '-')}",
-            type=percent,
-            default=getattr(defaults, name),
-            metavar="PERCENT",
-            help=f"{PARAMETER_DOCS[name].removeprefix('percent: ')} (default: %(default)g)",
+            entry.flag,
+            type=_in_unit(entry.unit),
+            default=None,  # None: not given (the library's default applies)
+            metavar=entry.unit.metavar,
+            help=f"{entry.meaning} (default: {entry.default:g})".replace("%", "%%"),
         )
 
 
-#: The Params thresholds given as ``--name PERCENT`` with Params' own words.
-_PERCENT_RULES: Final = ("memory_threshold", "idle_memory_threshold", "low_compute_threshold")
+def _in_unit(unit: Any) -> Callable[[str], float]:
+    """The argparse type of a threshold's flag: a number within its unit's bounds."""
+
+    def parse(text: str) -> float:
+        value = _number(text, float, "a number")
+        if not unit.allows(value):
+            raise argparse.ArgumentTypeError(f"expected {unit.expected}, not {text}")
+        return value
+
+    parse.__name__ = unit.name  # argparse names the type in its own messages
+    return parse
+
+
+def rules_given(args: argparse.Namespace) -> dict[str, float]:
+    """The thresholds given on the command line, by Params name."""
+    from ccanalytics.measures import THRESHOLDS
+
+    return {t.name: value for t in THRESHOLDS if (value := getattr(args, t.policy_key)) is not None}
 
 
 def rule_params(args: argparse.Namespace) -> Any:
     """The :class:`ccanalytics.measures.Params` of :func:`add_rule_options`' flags."""
     from ccanalytics.measures import Params
 
-    return Params(
-        idle_threshold=args.idle_threshold,
-        z=args.straggler_z,
-        min_gap=args.min_gap,
-        chronic_share=args.chronic_share,
-        **{name: getattr(args, name) for name in _PERCENT_RULES},
-    )
+    return Params(**rules_given(args))
 
 
 def cluster_id(text: str) -> str:

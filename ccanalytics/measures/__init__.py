@@ -2,8 +2,14 @@
 
 - :mod:`ccanalytics.measures.rules`: the rules as SQL (running, judged, idle, unused
   capacity, stragglers, memory at risk) and their default thresholds;
+- :data:`THRESHOLDS`: every threshold declared once (name, default, unit, bounds,
+  meaning, policy key and flag), from which :class:`Params`, its validation, the CLI's
+  flags, the policy's keys and the docs' table are derived;
 - :class:`Params`: the thresholds every path judges with (live analyses, History,
   ``check``, the report, the plots);
+- :func:`sql_columns`, :func:`sql_parameters`, :func:`sql_tables`, :func:`sql_printed`:
+  what a rule's SQL reads and binds, and its text in another dialect, read off its
+  sqlglot tree;
 - :func:`query`: DuckDB over an in-memory pods frame, so a live frame runs the very SQL
   the store runs;
 - :data:`MEASURES`: the registry, one :class:`Measure` per quantity (its name, SQL,
@@ -31,23 +37,31 @@ from ccanalytics.measures._params import (
 )
 from ccanalytics.measures._registry import (
     MEASURES,
+    THRESHOLDS,
     Measure,
     Metric,
+    Threshold,
+    Unit,
     by_name,
     by_policy_key,
     format_share,
     policy_keys,
     sum_where,
+    threshold,
     waste_classes,
 )
+from ccanalytics.measures._sql import sql_columns, sql_parameters, sql_printed, sql_tables
 
 __all__ = [
     "MEASURES",
     "PARAMETER_DOCS",
+    "THRESHOLDS",
     "GpuTypes",
     "Measure",
     "Metric",
     "Params",
+    "Threshold",
+    "Unit",
     "by_name",
     "by_policy_key",
     "deprecated",
@@ -58,6 +72,11 @@ __all__ = [
     "query",
     "renamed",
     "rules",
+    "sql_columns",
+    "sql_parameters",
+    "sql_printed",
+    "sql_tables",
     "sum_where",
+    "threshold",
     "waste_classes",
 ]

@@ -19,6 +19,8 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from ccanalytics.measures._sql import sql_parameters
+
 if TYPE_CHECKING:
     import duckdb
     import pandas as pd
@@ -141,7 +143,12 @@ def _parsed(con: duckdb.DuckDBPyConnection, sql: str) -> Any:
 _ARROW_TYPES: Final = {"string": "large_string", "Int64": "int64", "Float64": "float64"}
 
 
-def _relation(frame: pd.DataFrame, columns: Iterable[str], dtypes: Mapping[str, str]) -> Any:
+def _relation(
+    frame: pd.DataFrame,
+    columns: Iterable[str],
+    dtypes: Mapping[str, str],
+    fallbacks: Mapping[str, str] | None = None,
+) -> Any:
     """The columns a query reads, as one Arrow table (missing ones as typed NULLs), and
     ``_row``, the row order.
 
@@ -155,10 +162,12 @@ def _relation(frame: pd.DataFrame, columns: Iterable[str], dtypes: Mapping[str, 
     arrays: dict[str, Any] = {}
     for name in columns:
         kind = dtypes.get(name, "Float64")
-        if name not in frame.columns:
+        # An older frame: the column's fallback, else NULLs.
+        name_in_frame = name if name in frame.columns else (fallbacks or {}).get(name, name)
+        if name_in_frame not in frame.columns:
             arrays[name] = pa.nulls(len(frame), _ARROW_TYPES.get(kind, "float64"))
             continue
-        column = frame[name]
+        column = frame[name_in_frame]
         if str(column.dtype) != kind:  # a hand-made frame: objects, numpy floats
             column = column.astype(kind)  # type: ignore[call-overload]
         arrays[name] = pa.array(column.array)
@@ -187,6 +196,7 @@ def query(
     frame_dtypes: Mapping[str, str],
     dtypes: Mapping[str, str] | None = None,
     tables: Mapping[str, tuple[pd.DataFrame, Mapping[str, str]]] | None = None,
+    fallbacks: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Run ``sql`` (over the relation ``frame``) with ``params``: its result, nullable dtypes.
 
@@ -197,19 +207,22 @@ def query(
     built in its dtype at once; one the SQL does not compute is the pod's own, taken
     from ``frame`` at each result row's ``_row`` (NA where ``frame`` lacks it).
     ``tables``: more relations by name, each a frame and the types of the columns the
-    SQL reads of it (the GPU frame, say), read the same way.
+    SQL reads of it (the GPU frame, say), read the same way. ``fallbacks``: a column
+    ``frame`` lacks read from another of its columns (``{"gpus_reporting": "gpu_count"}``).
+    The parameters bound are those the SQL's tree names (:func:`~ccanalytics.measures.sql_parameters`).
     """
     import pandas as pd
 
     con = _connection()
-    relations = {FRAME: _relation(frame, reads, frame_dtypes)}
+    relations = {FRAME: _relation(frame, reads, frame_dtypes, fallbacks)}
     for name, (other, kinds) in (tables or {}).items():
         relations[name] = _relation(other, kinds, kinds)
     sources: dict[str, _Source | None] = {}
     try:
         for name, relation in relations.items():
             sources[name] = _source(con, name, relation)
-        used = {name: value for name, value in params.items() if f"${name}" in sql}
+        bound = sql_parameters(sql)
+        used = {name: value for name, value in params.items() if name in bound}
         # The DB-API call, not ``con.sql``: that one binds the statement once more
         # before running it, a third of a small query's time.
         columns = con.execute(_parsed(con, sql), used).fetchnumpy()

@@ -7,91 +7,94 @@ given once reaches every answer. Old spellings of the arguments warn here, once.
 
 from __future__ import annotations
 
-import math
 import warnings
-from dataclasses import asdict, dataclass, fields, replace
+from collections.abc import Mapping
+from dataclasses import FrozenInstanceError
 from pathlib import Path
 from typing import Any, Final
 
-from ccanalytics.measures.rules import (
-    CHRONIC_SHARE,
-    IDLE_MEMORY_THRESHOLD,
-    IDLE_THRESHOLD,
-    LOW_COMPUTE_THRESHOLD,
-    MEMORY_THRESHOLD,
-    MIN_RANKS_FOR_STRAGGLERS,
-    STRAGGLER_MIN_GAP,
-    STRAGGLER_Z,
-)
+from ccanalytics.measures._registry import THRESHOLDS, threshold as _threshold
+from ccanalytics.measures.rules import MIN_RANKS_FOR_STRAGGLERS
 
 __all__ = ["PARAMETER_DOCS", "Params", "deprecated", "idle_threshold_given", "renamed"]
 
-#: Each parameter: what it means, for docstrings, ``--help`` and the docs.
-PARAMETER_DOCS: Final = {
-    "idle_threshold": "percent: a running GPU pod whose busiest GPU is below it is idle",
-    "z": "a rank straggles when its robust z-score is below minus this...",
-    "min_gap": "...and it is at least this many points below its cluster's median",
-    "chronic_share": "a rank flagged in at least this share of its snapshots is chronic (0-1)",
-    "memory_threshold": "percent: a running GPU pod whose fullest GPU's memory is above it is at risk",
-    "idle_memory_threshold": "percent: an idle pod whose fullest GPU's memory is at or above it "
-    "holds a model (idle, model loaded); below it, idle and empty",
-    "low_compute_threshold": "percent: a busy GPU pod whose mean GPU utilization is below it "
-    "does low compute",
+#: Each parameter: what it means, for docstrings, ``--help`` and the docs (the registry's).
+PARAMETER_DOCS: Final[Mapping[str, str]] = {
+    t.name: f"{t.unit.name}: {t.meaning}" for t in THRESHOLDS
 }
+_INDEX: Final = {t.name: i for i, t in enumerate(THRESHOLDS)}
 
 
-@dataclass(frozen=True)
 class Params:
-    """The thresholds the rules judge with; every field has the documented default.
+    """The thresholds the rules judge with: one field per registry entry
+    (:data:`ccanalytics.measures.THRESHOLDS`), each with its documented default.
 
     ``Params(idle_threshold=20)`` judges idle pods below 20 %, and stragglers among the
-    pods at or above it, on every path that takes it.
+    pods at or above it, on every path that takes it. Immutable and hashable; a value
+    outside its entry's bounds is a ValueError saying what it takes.
     """
 
-    idle_threshold: float = IDLE_THRESHOLD
-    z: float = STRAGGLER_Z
-    min_gap: float = STRAGGLER_MIN_GAP
-    chronic_share: float = CHRONIC_SHARE
-    memory_threshold: float = MEMORY_THRESHOLD
-    idle_memory_threshold: float = IDLE_MEMORY_THRESHOLD
-    low_compute_threshold: float = LOW_COMPUTE_THRESHOLD
+    __slots__ = ("_values",)
+    _values: tuple[float, ...]
 
-    def __post_init__(self) -> None:
-        percents = ("idle_threshold", "memory_threshold", "idle_memory_threshold")
-        for name in (*percents, "low_compute_threshold"):
-            value = getattr(self, name)
-            if not _number(value) or not 0 <= value <= 100:
-                raise ValueError(f"{name} is a utilization in percent (0-100), not {value!r}")
-            object.__setattr__(self, name, float(value))
-        for name in ("z", "min_gap"):
-            value = getattr(self, name)
-            if not _number(value) or value < 0:
-                raise ValueError(f"{name} must be a number, 0 or more, not {value!r}")
-            object.__setattr__(self, name, float(value))
-        if not _number(self.chronic_share) or not 0 <= self.chronic_share <= 1:
-            raise ValueError(
-                f"chronic_share is a share of snapshots (0-1), not {self.chronic_share!r}"
+    def __init__(self, **given: float) -> None:
+        unknown = [name for name in given if name not in _INDEX]
+        if unknown:
+            raise TypeError(
+                f"Params() got an unexpected keyword argument {unknown[0]!r} "
+                f"(thresholds: {', '.join(_INDEX)})"
             )
-        object.__setattr__(self, "chronic_share", float(self.chronic_share))
+        values = tuple(t.checked(given.get(t.name, t.default)) for t in THRESHOLDS)
+        object.__setattr__(self, "_values", values)
+
+    def __getattr__(self, name: str) -> float:
+        index = _INDEX.get(name)
+        if index is None or name == "_values":
+            raise AttributeError(f"Params has no threshold {name!r}")
+        return self._values[index]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Params) and other._values == self._values
+
+    def __hash__(self) -> int:
+        return hash(self._values)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{t.name}={v!r}" for t, v in zip(THRESHOLDS, self._values, strict=True))
+        return f"Params({inner})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuilt, (self.asdict(),))
+
+    def asdict(self) -> dict[str, float]:
+        """Every threshold by name, in the registry's order."""
+        return {t.name: v for t, v in zip(THRESHOLDS, self._values, strict=True)}
+
+    def replace(self, **changed: float) -> Params:
+        """These thresholds with ``changed`` ones (checked as the constructor checks)."""
+        return Params(**{**self.asdict(), **changed})
 
     @classmethod
     def of(cls, params: Params | None = None, **given: Any) -> Params:
         """``params`` (or the defaults) with every ``given`` value that is not None."""
         base = params if params is not None else cls()
         changed = {k: v for k, v in given.items() if v is not None}
-        return replace(base, **changed) if changed else base
+        return base.replace(**changed) if changed else base
 
     def sql(self) -> dict[str, Any]:
         """The named parameters of the rules' SQL (``$idle_threshold``, ``$z``, ...)."""
-        return {**asdict(self), "min_ranks": MIN_RANKS_FOR_STRAGGLERS}
+        return {**self.asdict(), "min_ranks": MIN_RANKS_FOR_STRAGGLERS}
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(cls))
+        return tuple(t.name for t in THRESHOLDS)
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+def _rebuilt(values: Mapping[str, float]) -> Params:
+    return Params(**values)
 
 
 def renamed(old: str, new: str, old_value: Any, new_value: Any, *, what: str = "=") -> Any:
@@ -130,4 +133,4 @@ def _outside_level() -> int:
 def idle_threshold_given(idle_threshold: float | None, threshold: float | None) -> float:
     """``idle_threshold``, or its old spelling ``threshold=`` with a DeprecationWarning."""
     value = renamed("threshold", "idle_threshold", threshold, idle_threshold)
-    return IDLE_THRESHOLD if value is None else float(value)
+    return _threshold("idle_threshold").default if value is None else float(value)

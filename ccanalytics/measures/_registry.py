@@ -30,29 +30,161 @@ Kinds:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from ccanalytics.measures.rules import (
     IDLE_SQL,
     JUDGED_SQL,
     MEMORY_RISK_SQL,
+    RUNNING_SQL,
     UNUSED_COST_SQL,
     WASTE_CLASSES,
 )
 
 __all__ = [
     "MEASURES",
+    "THRESHOLDS",
     "Measure",
     "Metric",
+    "Threshold",
+    "Unit",
     "by_name",
     "by_policy_key",
     "format_share",
     "policy_keys",
+    "threshold",
     "waste_classes",
 ]
+
+
+@dataclass(frozen=True)
+class Unit:
+    """What a threshold's values are: their bounds, and how a message or a flag says so."""
+
+    name: str  #: "percent", "z", "points", "share"
+    low: float  #: the least value allowed (included)
+    high: float | None  #: the greatest (included); None: no bound
+    what: str  #: "a utilization in percent (0-100)": the library's message
+    expected: str  #: "a percentage from 0 to 100": the CLI's message
+    metavar: str  #: the flag's value, in ``--help``
+
+    def allows(self, value: Any) -> bool:
+        """Whether ``value`` is a finite number (not a bool) within the bounds."""
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        if not math.isfinite(value) or value < self.low:
+            return False
+        return self.high is None or value <= self.high
+
+
+PERCENT: Final = Unit(
+    "percent", 0, 100, "a utilization in percent (0-100)", "a percentage from 0 to 100", "PERCENT"
+)
+Z: Final = Unit("z", 0, None, "a number, 0 or more", "a number, 0 or more", "Z")
+POINTS: Final = Unit("points", 0, None, "a number, 0 or more", "a number, 0 or more", "POINTS")
+SHARE: Final = Unit("share", 0, 1, "a share of snapshots (0-1)", "a share from 0 to 1", "SHARE")
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """One threshold the rules judge with, declared once.
+
+    :class:`~ccanalytics.measures.Params` (its field, default and validation), the SQL
+    parameter ``$name``, the CLI flag of every command that judges pods
+    (``--straggler-z``), the policy key (``[defaults]`` and per rule) and the docs'
+    thresholds table are all read off this entry.
+    """
+
+    name: str  #: the Params field and the SQL parameter
+    default: float
+    unit: Unit
+    meaning: str  #: one sentence: ``--help``, the docs, docstrings
+    key: str = ""  #: the policy key and the flag (``--key-with-dashes``); default ``name``
+
+    @property
+    def policy_key(self) -> str:
+        return self.key or self.name
+
+    @property
+    def flag(self) -> str:
+        """The CLI option: the policy key with dashes."""
+        return "--" + self.policy_key.replace("_", "-")
+
+    def checked(self, value: Any) -> float:
+        """``value`` as a float, or ValueError saying what the threshold takes."""
+        if not self.unit.allows(value):
+            raise ValueError(f"{self.name} is {self.unit.what}, not {value!r}")
+        return float(value)
+
+
+#: Every threshold, in the order Params, the flags and the docs list them.
+THRESHOLDS: Final[tuple[Threshold, ...]] = (
+    Threshold(
+        "idle_threshold",
+        10.0,
+        PERCENT,
+        "a running GPU pod whose busiest GPU is below it is idle",
+    ),
+    Threshold(
+        "z",
+        3.5,
+        Z,
+        "a rank straggles when its robust z-score is below minus this...",
+        key="straggler_z",
+    ),
+    Threshold(
+        "min_gap",
+        10.0,
+        POINTS,
+        "...and it is at least this many utilization points below its cluster's median",
+    ),
+    Threshold(
+        "chronic_share",
+        0.5,
+        SHARE,
+        "a rank flagged in at least this share of its snapshots is a chronic straggler",
+    ),
+    Threshold(
+        "memory_threshold",
+        95.0,
+        PERCENT,
+        "a running GPU pod whose fullest GPU's memory is above it is at risk",
+    ),
+    Threshold(
+        "idle_memory_threshold",
+        10.0,
+        PERCENT,
+        "an idle pod whose fullest GPU's memory is at or above it holds a model (idle, model "
+        "loaded); below it, idle and empty",
+    ),
+    Threshold(
+        "low_compute_threshold",
+        30.0,
+        PERCENT,
+        "a busy GPU pod whose mean GPU utilization is below it does low compute",
+    ),
+    Threshold(
+        "saturation_threshold",
+        95.0,
+        PERCENT,
+        "a running GPU pod whose least busy GPU is above it is saturated",
+    ),
+)
+
+_THRESHOLD: Final[Mapping[str, Threshold]] = MappingProxyType({t.name: t for t in THRESHOLDS})
+
+
+def threshold(name: str) -> Threshold:
+    """The threshold called ``name`` (KeyError naming the known ones otherwise)."""
+    try:
+        return _THRESHOLD[name]
+    except KeyError:
+        raise KeyError(f"no threshold {name!r} (known: {', '.join(_THRESHOLD)})") from None
+
 
 Kind = Literal["sum", "share", "waste", "count", "spend", "pod_share", "anomaly", "judgement"]
 Format = Literal["usd", "share", "count", "hours", "z", "date"]
@@ -328,6 +460,29 @@ MEASURES: Final[tuple[Measure, ...]] = (
             "pod time (seconds) with a GPU's memory above memory_threshold over the window",
         ),
         sentence="GPU memory was above the risk line for {value} of pod time",
+        card=True,
+    ),
+    Measure(
+        name="saturated_pod_hours",
+        kind="sum",
+        unit="pod-hours",
+        meaning="running GPU pods whose least busy GPU (gpu_util_min) is above "
+        "saturation_threshold: more work would queue",
+        label="saturated GPU pods",
+        fmt="hours",
+        live="saturated_pods",
+        live_unit="pods",
+        row="1.0",
+        where=f"({RUNNING_SQL} AND gpu_util_min IS NOT NULL "
+        "AND gpu_util_min > $saturation_threshold)",
+        params=("saturation_threshold",),
+        policy_key="max_saturated_pod_hours",
+        metric=Metric(
+            "saturated_pod_seconds",
+            "gauge",
+            "pod time (seconds) with every GPU above saturation_threshold over the window",
+        ),
+        sentence="every GPU was above the saturation line for {value} of pod time",
         card=True,
     ),
     _waste(

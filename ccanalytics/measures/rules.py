@@ -52,19 +52,14 @@ five sum to the waste, which is at most the spend.
 
 from __future__ import annotations
 
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 __all__ = [
-    "CHRONIC_SHARE",
     "DAYS_PER_MONTH",
-    "IDLE_MEMORY_THRESHOLD",
     "IDLE_SQL",
-    "IDLE_THRESHOLD",
     "JUDGED_SQL",
-    "LOW_COMPUTE_THRESHOLD",
     "MAD_SCALE",
     "MEMORY_RISK_SQL",
-    "MEMORY_THRESHOLD",
     "MIN_RANKS_FOR_STRAGGLERS",
     "RIGHTSIZING_HEADROOM",
     "RUNNING_SQL",
@@ -72,8 +67,6 @@ __all__ = [
     "SPEND_ANOMALY_Z",
     "SPEND_BASELINE_WEEKS",
     "SPEND_MIN_BASELINE_WEEKS",
-    "STRAGGLER_MIN_GAP",
-    "STRAGGLER_Z",
     "UNUSED_COST_SQL",
     "WASTE_CLASSES",
     "WasteClass",
@@ -83,21 +76,32 @@ __all__ = [
     "waste_ctes",
 ]
 
-#: A GPU pod is idle when its busiest GPU is below this utilization (percent).
-IDLE_THRESHOLD: Final = 10.0
-#: A rank straggles when its robust z-score is below minus this...
-STRAGGLER_Z: Final = 3.5
-#: ...and it is at least this many utilization points below its cluster's median
-#: (so a perfectly uniform cluster, whose MAD is ~0, does not flag noise).
-STRAGGLER_MIN_GAP: Final = 10.0
+#: The thresholds' defaults under their old constant names (``rules.IDLE_THRESHOLD``):
+#: each is read off its entry in the registry (:data:`ccanalytics.measures.THRESHOLDS`).
+_DEFAULTS: Final = {
+    "IDLE_THRESHOLD": "idle_threshold",
+    "STRAGGLER_Z": "z",
+    "STRAGGLER_MIN_GAP": "min_gap",
+    "CHRONIC_SHARE": "chronic_share",
+    "MEMORY_THRESHOLD": "memory_threshold",
+    "IDLE_MEMORY_THRESHOLD": "idle_memory_threshold",
+    "LOW_COMPUTE_THRESHOLD": "low_compute_threshold",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # Read lazily: the registry imports this module's SQL.
+    if name in _DEFAULTS:
+        from ccanalytics.measures._registry import threshold
+
+        return threshold(_DEFAULTS[name]).default
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: Fewer ranks reporting than this, and "typical" has no meaning.
 MIN_RANKS_FOR_STRAGGLERS: Final = 4
 #: Makes a MAD-based z comparable to a standard z for normal data.
 MAD_SCALE: Final = 0.6745
-#: A rank flagged in at least this share of its snapshots is a chronic straggler.
-CHRONIC_SHARE: Final = 0.5
-#: A GPU pod's memory is at risk when its fullest GPU's memory is above this (percent).
-MEMORY_THRESHOLD: Final = 95.0
 #: A cluster's hour of spend is judged against the same hour of the week this many
 #: weeks back...
 SPEND_BASELINE_WEEKS: Final = 4
@@ -109,10 +113,6 @@ SPEND_ANOMALY_Z: Final = 3.5
 #: MAD is 0, does not flag a cent of noise (the straggler rule's min_gap, as a ratio).
 SPEND_ANOMALY_MIN_RATIO: Final = 1.5
 
-#: An idle pod whose fullest GPU's memory is at or above this (percent) holds a model.
-IDLE_MEMORY_THRESHOLD: Final = 10.0
-#: A busy GPU pod whose mean GPU utilization is below this (percent) does low compute.
-LOW_COMPUTE_THRESHOLD: Final = 30.0
 #: A right-sizing hint keeps this share of memory free above the observed peak (0.2:
 #: the peak plus 20 %).
 RIGHTSIZING_HEADROOM: Final = 0.2

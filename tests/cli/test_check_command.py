@@ -90,9 +90,14 @@ def test_a_breach_exits_3_with_one_sentence_each(
     assert code == 3
     lines = out.splitlines()
     assert len(lines) == 2
-    assert lines[0].startswith("Idle GPUs cost 9.00 USD in the last 1 h")
-    assert "cl-infer 9.00 USD" in lines[0]
-    assert lines[1].startswith("1 rank straggled") and "cl-train rank 3 (100%)" in lines[1]
+    # The flags are one rule over every cluster, judged as a policy's rules are.
+    assert lines[0].startswith(
+        "all clusters: idle GPUs cost 9.00 USD in the last 1 h, over the limit of 5.00 USD"
+    )
+    assert "costliest idle pods: i0 4.50 USD, i1 4.50 USD" in lines[0]
+    assert lines[1].startswith(
+        "all clusters: 1 rank straggled in the last 1 h, over the limit of 0"
+    )
 
 
 def test_the_idle_cost_printed_is_historys_to_the_cent(
@@ -107,7 +112,7 @@ def test_the_idle_cost_printed_is_historys_to_the_cent(
     )
     with History(breached_store) as history:
         half = history.idle_cost(timedelta(minutes=30), by=None)["idle_cost"].iloc[0]
-    assert code == 3 and f"Idle GPUs cost {half:,.2f} USD in the last 30 min" in out
+    assert code == 3 and f"idle GPUs cost {half:,.2f} USD in the last 30 min" in out
 
 
 def test_thresholds_that_hold_exit_0_silently(

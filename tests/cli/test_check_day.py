@@ -36,5 +36,7 @@ def test_check_prints_historys_figures(
     )
     out = capsys.readouterr().out.splitlines()
     assert code == 3
-    assert out[0].startswith(f"Idle GPUs cost {totals['idle_cost']:,.2f} USD in the last 24 h")
-    assert out[1].startswith("1 rank straggled") and "cl-llama70b-train rank 13" in out[1]
+    figure = f"idle GPUs cost {totals['idle_cost']:,.2f} USD in the last 24 h"
+    assert out[0].startswith(f"all clusters: {figure}")
+    assert out[1].startswith("all clusters: 1 rank straggled")
+    assert "straggling ranks: cl-llama70b-train rank 13" in out[1]

@@ -43,10 +43,10 @@ def test_a_small_idle_share_is_never_printed_as_zero(
 ) -> None:
     # 0.25 USD/h idle of 72.25 USD/h: 0.35 %.
     write_store(tmp_path, _snapshots("2026-04-01 10:00", 1, idle_cost=0.25))
-    code, out, _ = _run(capsys, "--store", str(tmp_path), "--max-idle-cost", "0")
+    code, out, _ = _run(capsys, "--store", str(tmp_path), "--max-idle-cost-share", "0")
     assert code == 3
-    assert "(0.3% of 72.25 USD spent)" in out
-    assert "(0% of" not in out
+    assert "idle GPUs were 0.3% of the spend" in out
+    assert " 0% of" not in out
 
 
 def test_a_window_longer_than_the_history_says_what_was_observed(

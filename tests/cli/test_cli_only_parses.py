@@ -149,7 +149,7 @@ def test_checks_refusals_are_arguments_errors(tmp_path: Path) -> None:
         (
             ["check", "--store", "s"],
             "ccanalytics check: give at least one threshold (--max-idle-cost, "
-            "--max-stragglers) or --policy\n",
+            "--max-stragglers, ...) or --policy\n",
         ),
         (
             ["check", "--store", "s", "--max-idle-cost", "1", "--textfile", "t.prom"],

@@ -11,23 +11,36 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from ccanalytics.measures import MEASURES, Params, waste_classes
+from ccanalytics.measures import MEASURES, Params, sql_columns, sql_parameters, waste_classes
 
 _SUMMED = [m for m in (*MEASURES, *waste_classes()) if m.kind in ("sum", "waste") and m.row]
 
 # Pod rows as the rules read them: every column the measures' SQL names, with NULLs and
 # a cluster whose only pod is not running (its filtered sums are NULL).
+_COLUMNS = (
+    "cluster_id",
+    "status",
+    "gpu_count",
+    "gpus_reporting",
+    "gpu_util_mean",
+    "gpu_util_max",
+    "gpu_util_min",
+    "gpu_mem_util_max",
+    "cost",
+    "cpu_util",
+    "idle_gpus",
+    "straggler_deficit",
+)
 _ROWS = """
 SELECT * FROM (VALUES
-  ('a', 'RUNNING', 2, 2, 50.0, 60.0, 40.0, 1.5, 0.25, 1, 5.0),
-  ('a', 'RUNNING', 1, 1, 3.0, 5.0, 50.0, 2.0, NULL, 0, NULL),
-  ('a', NULL, 4, NULL, NULL, NULL, NULL, 7.0, NULL, NULL, NULL),
-  ('a', 'RUNNING', 8, 8, 20.0, 25.0, 99.0, NULL, NULL, 3, NULL),
-  ('b', 'EXITED', 1, NULL, NULL, NULL, NULL, 0.5, NULL, NULL, NULL),
-  ('c', 'RUNNING', 0, NULL, NULL, NULL, NULL, 0.1, 30.0, NULL, NULL)
-) AS t(cluster_id, status, gpu_count, gpus_reporting, gpu_util_mean, gpu_util_max,
-       gpu_mem_util_max, cost, cpu_util, idle_gpus, straggler_deficit)
-"""
+  ('a', 'RUNNING', 2, 2, 50.0, 60.0, 40.0, 40.0, 1.5, 0.25, 1, 5.0),
+  ('a', 'RUNNING', 1, 1, 3.0, 5.0, 1.0, 50.0, 2.0, NULL, 0, NULL),
+  ('a', NULL, 4, NULL, NULL, NULL, NULL, NULL, 7.0, NULL, NULL, NULL),
+  ('a', 'RUNNING', 8, 8, 98.0, 99.0, 97.0, 99.0, NULL, NULL, 3, NULL),
+  ('b', 'EXITED', 1, NULL, NULL, NULL, NULL, NULL, 0.5, NULL, NULL, NULL),
+  ('c', 'RUNNING', 0, NULL, NULL, NULL, NULL, NULL, 0.1, 30.0, NULL, NULL)
+) AS t({})
+""".format(", ".join(_COLUMNS))
 
 
 @pytest.mark.parametrize("measure", _SUMMED, ids=lambda m: m.name)
@@ -37,7 +50,7 @@ def test_case_form_sums_the_same_rows(measure: object) -> None:
     sums = []
     for case in (False, True):
         sql = measure.sql_sum(case=case)  # type: ignore[attr-defined]
-        used = {k: v for k, v in params.items() if f"${k}" in sql}
+        used = {k: v for k, v in params.items() if k in sql_parameters(f"SELECT {sql}")}
         sums.append(
             con.execute(
                 f"SELECT cluster_id, {sql} FROM ({_ROWS}) GROUP BY cluster_id ORDER BY cluster_id",
@@ -46,6 +59,12 @@ def test_case_form_sums_the_same_rows(measure: object) -> None:
         )
     assert sums[0] == sums[1]
     assert len(sums[0]) == 3
+
+
+def test_the_rows_have_every_column_a_measure_reads() -> None:
+    # A measure reading a column these rows lack fails above with a BinderException.
+    read = set().union(*(sql_columns(f"SELECT {m.sql_sum()}") for m in _SUMMED))
+    assert read <= set(_COLUMNS)
 
 
 def test_case_form_is_a_case_only_where_there_is_a_where() -> None:

@@ -1,10 +1,12 @@
 """Thresholds judged over the recent history in a store: what ``ccanalytics check`` runs.
 
-:func:`check_store` opens the store, takes the window ending at its newest snapshot,
-asks :class:`~ccanalytics.history.History` for the idle cost and the stragglers in it,
-and returns a :class:`CheckResult`: the figures, and one plain sentence per breached
-threshold, ready for a cron mail or a chat message. The figures are History's, so a
-check and a report over the same window agree to the cent.
+:func:`check_store` turns the flags (a window and limits, each a registry policy key:
+``max_idle_cost``, ``max_stragglers``, ``max_memory_risk_pod_hours``, ...) into an
+in-memory policy of one pooled rule, judged by the very code that judges a policy file
+(:func:`~ccanalytics.history.alerts._judge.judge_policy`) over the store's clusters
+together, and returns a :class:`CheckResult`: the window's figures, and the judge's
+sentence per breached limit, ready for a cron mail or a chat message. The figures are
+History's, so a check and a report over the same window agree to the cent.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ccanalytics._durations import describe_duration
 from ccanalytics.history.alerts._alerts import Alert
-from ccanalytics.measures import Params, format_share
+from ccanalytics.measures import Params, by_policy_key, format_share, threshold
 
 if TYPE_CHECKING:
     from ccanalytics.errors import CheckOutputError
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from ccanalytics.history.alerts._policy import Policy
 
 __all__ = [
+    "FLAGS_RULE",
     "CheckResult",
     "CheckRun",
     "check",
@@ -33,11 +36,9 @@ __all__ = [
     "check_policy",
     "check_store",
     "describe_duration",
+    "flags_policy",
     "format_share",
 ]
-
-#: How many ranks or clusters a sentence names before it says "and N more".
-NAMED_IN_SENTENCE = 5
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,9 @@ class CheckResult:
     observed_hours: float | None = None
     #: the share of its snapshots a rank straggles in to count (Params.chronic_share)
     chronic_share: float = 0.5
+    #: the flags' limits as judged (one pooled rule, :data:`FLAGS_RULE`): each figure, its
+    #: limit and its sentence; None when no limit was given
+    report: PolicyReport | None = None
 
     @property
     def breached(self) -> bool:
@@ -99,30 +103,34 @@ def check_store(
     max_idle_cost: float | None = None,
     max_stragglers: int | None = None,
     params: Params | None = None,
+    limits: Mapping[str, Any] | None = None,
 ) -> CheckResult:
-    """Judge the thresholds over the ``window`` that ends at the store's newest snapshot.
+    """Judge the limits over the ``window`` that ends at the store's newest snapshot.
 
-    ``max_idle_cost`` (USD): breached when idle GPUs cost more than this in the window.
-    ``max_stragglers``: breached when more ranks than this straggled in at least
-    ``params.chronic_share`` (half) of their snapshots in the window. ``params``
-    (:class:`ccanalytics.measures.Params`) are the rules' thresholds (idle line,
-    straggler ``z`` and ``min_gap``), as a policy rule's. A threshold left ``None`` is
-    not judged. Raises
+    ``limits``: policy key (:func:`ccanalytics.measures.policy_keys`) -> limit, as a
+    policy rule sets them (a periodic one, ``max_spend``, takes ``{"day": 400}``), judged
+    over every cluster together (a spend anomaly per cluster); ``max_idle_cost`` (USD)
+    and ``max_stragglers`` (ranks flagged in at least ``params.chronic_share`` of their
+    snapshots) are two of them. ``params`` (:class:`ccanalytics.measures.Params`) are the
+    rules' thresholds. A limit left ``None`` is not judged. Raises
     :class:`~ccanalytics.errors.StoreError` when the store holds no snapshot (nothing
-    can be judged: the collector may have stopped) or cannot be read.
+    can be judged: the collector may have stopped) or cannot be read, and
+    :class:`~ccanalytics.errors.PolicyError` for a limit a policy would refuse.
     """
     import pandas as pd
 
     from ccanalytics.errors import StoreError
+    from ccanalytics.history.alerts._judge import judge_policy
     from ccanalytics.history.queries._history import History, catalog_of
 
     if window <= timedelta(0):
         raise ValueError("the window must be a positive duration")
-    with History(store) as history:
+    judged_by = params if params is not None else Params()
+    given = _limits(max_idle_cost, max_stragglers, limits)
+    with History(store) as history, catalog_of(history).one_listing(listed=True):
         start, _ = history.window_bounds(window)
         if start is None:
             raise StoreError(f"the store {history.store} holds no snapshot", history.store)
-        judged_by = params if params is not None else Params()
         totals = history.idle_cost(window, by=None, params=judged_by).iloc[0]
         first = (
             catalog_of(history)
@@ -132,9 +140,8 @@ def check_store(
             )["t"]
             .iloc[0]
         )
-        per_cluster = history.idle_cost(window, by="cluster", params=judged_by)
         slow = history.stragglers(window, min_share=judged_by.chronic_share, params=judged_by)
-    end = start + window  # the newest snapshot
+        judged = judge_policy(flags_policy(window, given, judged_by), history) if given else None
     stragglers = [
         (str(cluster_id), int(rank), float(share))
         for cluster_id, rank, share in zip(
@@ -144,9 +151,9 @@ def check_store(
             strict=True,
         )
     ]
-    result = CheckResult(
+    return CheckResult(
         start=start,
-        end=end,
+        end=start + window,  # the newest snapshot
         window=window,
         idle_cost=float(totals["idle_cost"]),
         total_cost=float(totals["total_cost"]),
@@ -155,47 +162,53 @@ def check_store(
         stragglers=stragglers,
         chronic_share=judged_by.chronic_share,
         observed_from=None if pd.isna(first) else pd.Timestamp(first).tz_convert("UTC"),
-    )
-    breaches = []
-    if max_idle_cost is not None and result.idle_cost > max_idle_cost:
-        breaches.append(_idle_sentence(result, max_idle_cost, per_cluster))
-    if max_stragglers is not None and len(stragglers) > max_stragglers:
-        breaches.append(_stragglers_sentence(result, max_stragglers))
-    return CheckResult(**{**result.__dict__, "breaches": breaches})
-
-
-def _idle_sentence(result: CheckResult, limit: float, per_cluster: Any) -> str:
-    share = result.idle_cost / result.total_cost if result.total_cost > 0 else 0.0
-    worst = per_cluster[per_cluster["idle_cost"] > 0.005].sort_values(
-        ["idle_cost", "cluster_id"], ascending=[False, True]
-    )
-    named = [
-        f"{row.cluster_id} {row.idle_cost:,.2f} USD"
-        for row in worst.head(NAMED_IN_SENTENCE).itertuples(index=False)
-    ]
-    more = len(worst) - len(named)
-    where = ", ".join(named) + (f" and {more} more cluster(s)" if more > 0 else "")
-    return (
-        f"Idle GPUs cost {result.idle_cost:,.2f} USD in the last "
-        f"{describe_duration(result.window)}, over the limit of {limit:,.2f} USD "
-        f"({format_share(share)} of {result.total_cost:,.2f} USD spent): {where}."
+        breaches=[] if judged is None else judged.lines(),
+        report=judged,
     )
 
 
-def _stragglers_sentence(result: CheckResult, limit: int) -> str:
-    named = [
-        f"{cluster_id} rank {rank} ({share:.0%})"
-        for cluster_id, rank, share in result.stragglers[:NAMED_IN_SENTENCE]
-    ]
-    more = len(result.stragglers) - len(named)
-    ranks = ", ".join(named) + (f" and {more} more" if more > 0 else "")
-    count = len(result.stragglers)
-    return (
-        f"{count} rank{'s' if count != 1 else ''} straggled in at least "
-        f"{'half' if result.chronic_share == 0.5 else format_share(result.chronic_share)} "
-        "of the snapshots "
-        f"of the last {describe_duration(result.window)}, over the limit of {limit}: {ranks}."
-    )
+#: The name of the flags' rule in their sentences and alert keys.
+FLAGS_RULE = "flags"
+
+
+def _limits(
+    max_idle_cost: float | None, max_stragglers: int | None, limits: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """Every limit given, by policy key (the two named ones among them)."""
+    given = {k: v for k, v in (limits or {}).items() if v is not None}
+    for key, value in (("max_idle_cost", max_idle_cost), ("max_stragglers", max_stragglers)):
+        if value is not None:
+            given[key] = value
+    return given
+
+
+def flags_policy(window: timedelta, limits: Mapping[str, Any], params: Params) -> Policy:
+    """The flags as a policy: one rule over every cluster together, read by the policy's
+    own parser (so a flag's limit is checked as a policy key is)."""
+    from dataclasses import replace
+
+    from ccanalytics._durations import format_duration
+    from ccanalytics.history.alerts._policy import parse_policy
+
+    lines = [f'name = "{FLAGS_RULE}"', f'window = "{format_duration(window.total_seconds())}"']
+    for key, value in limits.items():
+        if isinstance(value, Mapping):
+            inner = ", ".join(f"{period} = {_toml_number(v)}" for period, v in value.items())
+            lines.append(f"{key} = {{ {inner} }}")
+        else:
+            lines.append(f"{key} = {_toml_number(value)}")
+    policy = parse_policy("[[rule]]\n" + "\n".join(lines) + "\n")
+    (rule,) = policy.rules
+    return replace(policy, rules=(replace(rule, params=params, pooled=True),))
+
+
+def _toml_number(value: Any) -> str:
+    """A limit as TOML writes it (a non-number as a string, which the parser refuses)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if value != value or value in (float("inf"), float("-inf")):
+        return "nan" if value != value else ("inf" if value > 0 else "-inf")
+    return repr(value)
 
 
 def check_policy(
@@ -273,13 +286,14 @@ def check(
     now: datetime | None = None,
     post: Callable[[str, str], str | None] | None = None,
     params: Params | None = None,
+    limits: Mapping[str, Any] | None = None,
 ) -> CheckRun:
     """Judge a store as ``ccanalytics check`` does, write the textfile, notify on change.
 
-    The flags (``window``, ``max_idle_cost``, ``max_stragglers``) are judged by
-    :func:`check_store` when a threshold is given, at ``params``'s thresholds (the
-    CLI's ``--idle-threshold``, ``--straggler-z``, ``--min-gap``, ``--chronic-share``; a
-    policy's rules set theirs in the file); ``policy`` (a :class:`Policy` or a
+    The flags (``window``, ``max_idle_cost``, ``max_stragglers`` and any other policy
+    key in ``limits``) are judged by :func:`check_store` when a limit is given, at
+    ``params``'s thresholds (the CLI's ``--idle-threshold``, ``--memory-threshold``, ...;
+    a policy's rules set theirs in the file); ``policy`` (a :class:`Policy` or a
     TOML file) by :func:`check_policy`. ``textfile`` (with a policy) receives the judged
     figures for node_exporter, each sample labelled with its source (``textfile_labels``,
     by default ``store=`` the store's name: :func:`~._textfile.source_labels`); a textfile that cannot be written is kept in
@@ -288,39 +302,27 @@ def check(
     :func:`notify_on_change` when its state changed; ``now`` and ``post`` are passed to
     it. Raises :class:`~ccanalytics.errors.PolicyError` for a bad policy,
     :class:`~ccanalytics.errors.ArgumentsError` (a ``ValueError``) for a bad ``notify``
-    URL (never echoed: a webhook URL is a secret), no threshold at all or a textfile
-    without a policy (:func:`check_arguments`), and :class:`~ccanalytics.errors.StoreError` when the store cannot
-    be read, holds no snapshot, or the alert state cannot be saved.
+    URL (never echoed: a webhook URL is a secret), no threshold at all, a threshold of
+    ``params`` that no limit given is judged at, or a textfile without a policy
+    (:func:`check_arguments`), and :class:`~ccanalytics.errors.StoreError` when the
+    store cannot be read, holds no snapshot, or the alert state cannot be saved.
     """
     from ccanalytics.errors import CheckOutputError
     from ccanalytics.history.alerts._alerts import notify_on_change
     from ccanalytics.history.alerts._policy import Policy, load_policy
     from ccanalytics.history.alerts._textfile import source_labels, write_textfile
 
-    check_arguments(
-        max_idle_cost=max_idle_cost,
-        max_stragglers=max_stragglers,
-        policy=policy,
-        notify=notify,
-        textfile=textfile,
-    )
+    given = _limits(max_idle_cost, max_stragglers, limits)
+    check_arguments(limits=given, params=params, policy=policy, notify=notify, textfile=textfile)
     labels = source_labels(store, textfile_labels)
-    flags = max_idle_cost is not None or max_stragglers is not None
     rules = policy if isinstance(policy, Policy) or policy is None else load_policy(policy)
 
     alerts: list[Alert] = []
     thresholds = judged = None
     textfile_error = None
-    if flags:
-        thresholds = check_store(
-            store,
-            window=window,
-            max_idle_cost=max_idle_cost,
-            max_stragglers=max_stragglers,
-            params=params,
-        )
-        key = _flags_key(window, max_idle_cost, max_stragglers, params)
-        alerts.append(thresholds.alert(key, notify))
+    if given:
+        thresholds = check_store(store, window=window, params=params, limits=given)
+        alerts.append(thresholds.alert(_flags_key(window, given, params), notify))
     if rules is not None:
         judged = check_policy(store, rules, now=now)
         if textfile is not None:
@@ -337,8 +339,8 @@ def check(
 
 def check_arguments(
     *,
-    max_idle_cost: float | None,
-    max_stragglers: int | None,
+    limits: Mapping[str, Any],
+    params: Params | None,
     policy: object,
     notify: str | None,
     textfile: object,
@@ -346,17 +348,18 @@ def check_arguments(
     """Raise :class:`~ccanalytics.errors.ArgumentsError` for arguments of :func:`check`
     that do not go together, or a ``notify`` URL that cannot be one (never echoed: a
     webhook URL is a secret). The one home of these rules: ``ccanalytics check`` spells
-    the same errors with its flags."""
+    the same errors with its flags (each limit and threshold by its policy key)."""
     from ccanalytics.errors import ArgumentsError
     from ccanalytics.history.alerts._alerts import webhook_problem
 
-    if policy is None and max_idle_cost is None and max_stragglers is None:
+    if policy is None and not limits:
         raise ArgumentsError(
-            "give at least one threshold ({max_idle_cost}, {max_stragglers}) or {policy}",
+            "give at least one threshold ({max_idle_cost}, {max_stragglers}, ...) or {policy}",
             "max_idle_cost",
             "max_stragglers",
             "policy",
         )
+    _every_threshold_judges(limits, params, policy is not None)
     if textfile is not None and policy is None:
         raise ArgumentsError(
             "{textfile} writes the figures a {policy} judges: give {policy}", "textfile", "policy"
@@ -366,18 +369,45 @@ def check_arguments(
         raise ArgumentsError("{notify}: " + escaped, "notify", python={"notify": "notify"})
 
 
-def _flags_key(
-    window: timedelta,
-    max_idle_cost: float | None,
-    max_stragglers: int | None,
-    params: Params | None = None,
-) -> str:
+def _every_threshold_judges(
+    limits: Mapping[str, Any], params: Params | None, with_policy: bool
+) -> None:
+    """A threshold set away from its default must judge one of the limits given: the
+    flags' thresholds judge the flags' limits only (a policy sets its own in the file)."""
+    from ccanalytics.errors import ArgumentsError
+    from ccanalytics.measures import MEASURES
+
+    if params is None:
+        return
+    read = {name for key in limits for name in by_policy_key(key).params}
+    defaults = Params()
+    for name, value in params.asdict().items():
+        if value == getattr(defaults, name) or name in read:
+            continue
+        key = threshold(name).policy_key
+        judged = [str(m.policy_key) for m in MEASURES if m.policy_key and name in m.params]
+        template = "{" + key + "} judges " + ", ".join("{" + k + "}" for k in judged)
+        template += ": give one of them"
+        if with_policy:
+            template += (
+                f" (a {{policy}} sets its own thresholds in the file: {key} = {value:g} "
+                "in [defaults] or in a rule)"
+            )
+        names = (key, *judged, *(["policy"] if with_policy else []))
+        raise ArgumentsError(template, *names, python={key: f"params.{name}"})
+
+
+def _flags_key(window: timedelta, limits: Mapping[str, Any], params: Params | None = None) -> str:
     """The alert state the flags keep: each set of window and thresholds its own (the
-    default thresholds keep the key they always had)."""
+    idle-cost and straggler limits at the default thresholds keep the key they always had)."""
     key = (
         f"window={window.total_seconds():g}s "
-        f"max-idle-cost={max_idle_cost} max-stragglers={max_stragglers}"
+        f"max-idle-cost={limits.get('max_idle_cost')} "
+        f"max-stragglers={limits.get('max_stragglers')}"
     )
+    for name, value in limits.items():
+        if name not in ("max_idle_cost", "max_stragglers"):
+            key += f" {name.replace('_', '-')}={value}"
     if params is not None and params != Params():
         changed = {k: v for k, v in params.sql().items() if v != Params().sql()[k]}
         key += "".join(f" {k.replace('_', '-')}={v:g}" for k, v in changed.items())

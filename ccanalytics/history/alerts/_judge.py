@@ -30,10 +30,12 @@ if TYPE_CHECKING:
 
     from ccanalytics.history.queries._history import History
 
-__all__ = ["Judgement", "PolicyReport", "format_share", "judge_policy"]
+__all__ = ["ALL_CLUSTERS", "Judgement", "PolicyReport", "format_share", "judge_policy"]
 
 #: How many pods a sentence names as the costliest idle ones.
 TOP_IDLE_PODS: Final = 3
+#: The cluster of a pooled rule's judgements: the store's clusters together.
+ALL_CLUSTERS: Final = "all clusters"
 
 _PERIOD_WORDS: Final = {"day": "today", "week": "this week", "month": "this month"}
 _FOR_PERIOD: Final = {"day": "for today", "week": "for this week", "month": "for the month"}
@@ -132,7 +134,10 @@ def judge_policy(policy: Policy, history: History, *, at: Any = None) -> PolicyR
                     f"rule {rule.name!r}: no cluster in the store matches {', '.join(rule.clusters)}"
                 )
             for threshold in rule.thresholds:
-                judgements += [_judge(rule, threshold, c, answers) for c in matched]
+                targets = matched
+                if rule.pooled and matched and by_policy_key(threshold.figure).kind != "anomaly":
+                    targets = [ALL_CLUSTERS]
+                judgements += [_judge(rule, threshold, c, answers) for c in targets]
     return PolicyReport(tuple(judgements), tuple(warnings), answers.now)
 
 
@@ -161,7 +166,7 @@ def _judge(rule: Rule, threshold: Threshold, cluster_id: str, answers: _Answers)
         cluster_id,
         value,
         span,
-        answers.top_idle(start, end, cluster_id, rule.params),
+        answers.named(threshold, rule, start, end, cluster_id),
         tier,
     )
     if breach_at is not None:
@@ -191,7 +196,7 @@ def _sentence(
     state = "over the limit" if value > threshold.limit else "within the limit"
     if 0 < tier < 1:
         state = f"past {format_share(tier)} of the limit"
-    tail = f"; costliest idle pods: {top}" if top else ""
+    tail = f"; {top}" if top else ""
     return f"{cluster_id}: {figure} {span}, {state} of {limit} (rule {rule.name!r}){tail}."
 
 
@@ -235,6 +240,7 @@ class _Answers:
         self.history = history
         self._cache: dict[Hashable, Any] = {}
         self.spend = self._once(("spend",), lambda: history.spend(at))
+        self.at = at
         #: pandas.Timestamp: the instant judged (None for an empty store: nothing to judge)
         self.now: Any = self.spend["now"].iloc[0] if len(self.spend) else None
 
@@ -246,11 +252,18 @@ class _Answers:
     def clusters(self) -> list[str]:
         return sorted(set(self.spend["cluster_id"].astype(str)))
 
-    def spend_figure(self, threshold: Threshold, cluster_id: str) -> tuple[float, Any, Any, str]:
+    def _spend_row(self, threshold: Threshold, cluster_id: str) -> Any:
+        """The spend of ``cluster_id`` (of every cluster: :data:`ALL_CLUSTERS`) in the period."""
+        if cluster_id == ALL_CLUSTERS:
+            every = self._once(("spend", None), lambda: self.history.spend(self.at, by=None))
+            return every[every["period"] == threshold.period].iloc[0]
         rows = self.spend[
             (self.spend["cluster_id"] == cluster_id) & (self.spend["period"] == threshold.period)
         ]
-        row = rows.iloc[0]
+        return rows.iloc[0]
+
+    def spend_figure(self, threshold: Threshold, cluster_id: str) -> tuple[float, Any, Any, str]:
+        row = self._spend_row(threshold, cluster_id)
         since = f"{row['period_start']:%Y-%m-%d}"
         words = _PERIOD_WORDS[str(threshold.period)]
         if threshold.figure == "max_spend":
@@ -263,10 +276,7 @@ class _Answers:
 
     def breach_at(self, threshold: Threshold, cluster_id: str) -> Any:
         """When this cluster's spend reaches the budget's limit at its burn rate (or None)."""
-        rows = self.spend[
-            (self.spend["cluster_id"] == cluster_id) & (self.spend["period"] == threshold.period)
-        ]
-        row = rows.iloc[0]
+        row = self._spend_row(threshold, cluster_id)
         return breach_instant(
             float(row["spent"]),
             float(row["burn_rate"]),
@@ -324,19 +334,16 @@ class _Answers:
         start = self.now - window
         measure = by_policy_key(figure)
         if measure.kind == "count":
-            slow = self._once(
-                ("stragglers", window, params),
-                lambda: self.history.stragglers(
-                    start, self._through_now(), min_share=params.chronic_share, params=params
-                ),
-            )
-            return float((slow["cluster_id"] == cluster_id).sum()), start, self.now
+            slow = self._chronic(window, params)
+            mine = slow if cluster_id == ALL_CLUSTERS else slow[slow["cluster_id"] == cluster_id]
+            return float(len(mine)), start, self.now
+        by = None if cluster_id == ALL_CLUSTERS else "cluster"
         costs = (
-            self._window_waste(start, params)
+            self._window_waste(start, params, by)
             if measure.kind == "waste"
-            else self._window_costs(start, params)
+            else self._window_costs(start, params, by)
         )
-        hit = costs[costs["cluster_id"] == cluster_id]
+        hit = costs if by is None else costs[costs["cluster_id"] == cluster_id]
         return (_number(hit[measure.name]) if len(hit) else 0.0), start, self.now
 
     def _through_now(self) -> Any:
@@ -345,25 +352,67 @@ class _Answers:
 
         return self.now + pd.Timedelta(microseconds=1)
 
-    def _window_costs(self, start: Any, params: Params) -> pd.DataFrame:
+    def _window_costs(self, start: Any, params: Params, by: Any = "cluster") -> pd.DataFrame:
         costs: pd.DataFrame = self._once(
-            ("idle_cost", start, params),
-            lambda: self.history.idle_cost(start, self.now, by="cluster", params=params),
+            ("idle_cost", start, params, by),
+            lambda: self.history.idle_cost(start, self.now, by=by, params=params),
         )
         return costs
 
-    def _window_waste(self, start: Any, params: Params) -> pd.DataFrame:
+    def _window_waste(self, start: Any, params: Params, by: Any = "cluster") -> pd.DataFrame:
         waste: pd.DataFrame = self._once(
-            ("waste", start, params),
-            lambda: self.history.waste(start, self.now, by="cluster", params=params),
+            ("waste", start, params, by),
+            lambda: self.history.waste(start, self.now, by=by, params=params),
         )
         return waste
+
+    def named(self, threshold: Threshold, rule: Rule, start: Any, end: Any, cluster_id: str) -> str:
+        """What a sentence names: the straggling ranks of a straggler limit, else the
+        costliest idle pods."""
+        if by_policy_key(threshold.figure).kind == "count" and threshold.period is None:
+            ranks = self.chronic_ranks(rule.window, cluster_id, rule.params)
+            return f"straggling ranks: {ranks}" if ranks else ""
+        top = self.top_idle(start, end, cluster_id, rule.params)
+        return f"costliest idle pods: {top}" if top else ""
+
+    def chronic_ranks(self, window: timedelta, cluster_id: str, params: Params) -> str:
+        """The ranks a straggler limit counts, worst first: ``cl-x rank 3 (100%)``."""
+        slow = self._chronic(window, params)
+        if cluster_id != ALL_CLUSTERS:
+            slow = slow[slow["cluster_id"] == cluster_id]
+        top = slow.head(TOP_IDLE_PODS)
+        named = [
+            f"{cluster} rank {rank} ({share:.0%})"
+            for cluster, rank, share in zip(
+                top["cluster_id"].astype(str),
+                top["rank"].astype("int64"),
+                top["share"].astype(float),
+                strict=True,
+            )
+        ]
+        more = len(slow) - len(named)
+        return ", ".join(named) + (f" and {more} more" if more > 0 else "")
+
+    def _chronic(self, window: timedelta, params: Params) -> pd.DataFrame:
+        """The ranks flagged in at least ``chronic_share`` of the window's snapshots."""
+        slow: pd.DataFrame = self._once(
+            ("stragglers", window, params),
+            lambda: self.history.stragglers(
+                self.now - window,
+                self._through_now(),
+                min_share=params.chronic_share,
+                params=params,
+            ),
+        )
+        return slow
 
     def top_idle(self, start: Any, end: Any, cluster_id: str, params: Params) -> str:
         pods = self._once(
             ("pods", start, params),
             lambda: self.history.idle_cost(start, end, by="pod", params=params),
         )
-        mine = pods[(pods["cluster_id"] == cluster_id) & (pods["idle_cost"] > 0.005)]
+        if cluster_id != ALL_CLUSTERS:
+            pods = pods[pods["cluster_id"] == cluster_id]
+        mine = pods[pods["idle_cost"] > 0.005]
         worst = mine.sort_values(["idle_cost", "name"], ascending=[False, True]).head(TOP_IDLE_PODS)
         return ", ".join(f"{row.name} {row.idle_cost:,.2f} USD" for row in worst.itertuples())

@@ -56,7 +56,14 @@ from ccanalytics._durations import parse_duration
 from ccanalytics._tomlfile import Locator
 from ccanalytics.errors import PolicyError
 from ccanalytics.history.alerts._alerts import webhook_problem
-from ccanalytics.measures import MEASURES, Params, by_policy_key, deprecated, policy_keys
+from ccanalytics.measures import (
+    MEASURES,
+    THRESHOLDS,
+    Params,
+    by_policy_key,
+    deprecated,
+    policy_keys,
+)
 
 __all__ = ["FIGURES", "Policy", "Rule", "Threshold", "load_policy", "parse_policy"]
 
@@ -68,9 +75,9 @@ _PERIODIC: Final = tuple(m.policy_key for m in MEASURES if m.periodic and m.poli
 _OLD_KEYS: Final = {old: m.policy_key for m in MEASURES for old in m.old_policy_keys}
 _PERIODS: Final = ("day", "week", "month")
 _ROUTES: Final = ("notify", "notify_env")
-#: The rules' thresholds a rule (or [defaults]) may set: key -> Params field (each field,
-#: ``z`` spelled as the straggler's).
-_PARAMS: Final = {("straggler_z" if name == "z" else name): name for name in Params.names()}
+#: The rules' thresholds a rule (or [defaults]) may set: the registry's policy key -> its
+#: Params field.
+_PARAMS: Final = {t.policy_key: t.name for t in THRESHOLDS}
 _WARN_AT: Final = "warn_at"
 _RULE_KEYS: Final = (
     "name",
@@ -116,6 +123,9 @@ class Rule:
     params: Params = field(default_factory=Params)
     #: Shares of each budget's limit (increasing, each in (0, 1)) that warn first.
     warn_at: tuple[float, ...] = ()
+    #: Judged once over every cluster together (``check``'s flags), not per cluster; a
+    #: spend anomaly, a cluster's own, is still judged per cluster.
+    pooled: bool = False
 
     def webhook(self) -> str | None:
         """The URL alerts of this rule are POSTed to (read now; ``None``: print only)."""

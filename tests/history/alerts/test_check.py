@@ -78,7 +78,7 @@ def test_breaches_of_snoozed_rules_only_are_all_snoozed(store: Path) -> None:
     post = Poster()
     run = check(store, policy=parse_policy(POLICY), notify=HOOK, post=post)
     assert run.breached and run.all_snoozed and post.sent == []
-    flags = check(store, max_idle_cost=-1.0, policy=parse_policy(POLICY))
+    flags = check(store, limits={"max_spend": {"month": 0}}, policy=parse_policy(POLICY))
     assert flags.breached and not flags.all_snoozed  # the flags' threshold never snoozes
 
 

@@ -22,12 +22,17 @@ from ccanalytics.history.queries._queries import idle_cost_since
 from ccanalytics.history.store._rollup import ROLLUP_DIR, SUMMED
 from ccanalytics.history.store._schema import OK, SNAPSHOT_COLUMNS
 from ccanalytics.history.store._write import append_frame
-from ccanalytics.measures import Params
+from ccanalytics.measures import Params, sql_columns
 
 T0 = pd.Timestamp("2026-11-20T00:00:00Z")
-#: The columns compared: USD to the cent, hours to the hundredth of a second.
-_USD = ("total_cost", "gpu_cost", "idle_cost", "unused_cost")
-_HOURS = ("observed_hours", "unobserved_hours", "idle_gpu_hours", "memory_risk_pod_hours")
+#: The columns compared, every summed measure of the registry among them: USD to the
+#: cent, hours to the hundredth of a second.
+_USD = tuple(m.name for m in SUMMED if m.unit == "USD")
+_HOURS = ("observed_hours", "unobserved_hours", *(m.name for m in SUMMED if m.unit != "USD"))
+#: The pod columns the summed measures read (their trees say which).
+_READ = set().union(*(sql_columns(f"SELECT {m.sql_sum()} FROM pods") for m in SUMMED)) & set(
+    POD_COLUMNS
+)
 
 
 def _pods(rows: list[dict[str, object]]) -> pd.DataFrame:
@@ -48,15 +53,31 @@ def _snapshots(rows: list[dict[str, object]]) -> pd.DataFrame:
 
 
 # A pod at one instant: its GPUs, status, price and utilization, near the thresholds.
-_POD = st.fixed_dictionaries(
-    {
-        "gpu_count": st.sampled_from([0, 1, 8]),
-        "status": st.sampled_from(["RUNNING", "RUNNING", "EXITED", None]),
-        "cost": st.one_of(st.none(), st.sampled_from([0.42, 2.49, 24.56, 98.32])),
-        "gpu_util_max": st.one_of(st.none(), st.sampled_from([0.0, 5.0, 9.9, 10.0, 30.0, 99.0])),
-        "gpu_mem_util_max": st.one_of(st.none(), st.sampled_from([50.0, 95.0, 96.0])),
-    }
-)
+_DRAWN = {
+    "gpu_count": st.sampled_from([0, 1, 8]),
+    "status": st.sampled_from(["RUNNING", "RUNNING", "EXITED", None]),
+    "cost": st.one_of(st.none(), st.sampled_from([0.42, 2.49, 24.56, 98.32])),
+    "gpu_util_max": st.one_of(st.none(), st.sampled_from([0.0, 5.0, 9.9, 10.0, 30.0, 99.0])),
+    "gpu_mem_util_max": st.one_of(st.none(), st.sampled_from([50.0, 95.0, 96.0])),
+}
+#: Any other percentage a summed measure reads, near every threshold's default.
+_PERCENT = st.one_of(st.none(), st.sampled_from([0.0, 5.0, 10.0, 30.0, 50.0, 95.0, 96.0]))
+_POD_FIELDS = {
+    **_DRAWN,
+    **{
+        c: _PERCENT
+        for c in sorted(_READ - {*_DRAWN, "gpu_util_mean"})
+        if str(POD_COLUMNS[c].dtype) == "Float64"
+    },
+}
+_POD = st.fixed_dictionaries(_POD_FIELDS)
+
+
+def test_every_column_a_summed_measure_reads_is_drawn() -> None:
+    # A measure reading a column no example varies would pass here unexamined.
+    assert {*_POD_FIELDS, "gpu_util_mean", "cluster_id"} >= _READ
+
+
 # One cluster snapshot: minutes since T0 (three days, so that days are compacted,
 # uncompacted and crossed at midnight), its listing's outcome, and its pods.
 _SNAPSHOT = st.tuples(
