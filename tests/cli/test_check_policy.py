@@ -147,6 +147,16 @@ def test_a_glob_matching_no_cluster_warns_and_judges_the_rest(
     assert "warning: rule 'cl-infer-*': no cluster in the store matches cl-infer-*" in err
 
 
+def test_a_budget_far_from_reached_holds_and_exits_0(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Its crossing, (1e8 - 1742.50) / 6.50 h away, is centuries past the month's end.
+    path = tmp_path / "p.toml"
+    path.write_text('[[rule]]\nclusters = "cl-*"\nmax_projected_spend = { month = 100000000 }\n')
+    code, out, err = _run(capsys, "--store", str(store), "--policy", str(path))
+    assert (code, out, err) == (0, "", "")
+
+
 def test_the_textfile_holds_the_judged_figures(
     store: Path, policy: Path, hooks: dict[str, Receiver], tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
