@@ -50,7 +50,8 @@ def add_parser(sub: Any) -> None:
         "snapshot, from flags or a policy file. Exit 0: fine; 3: breached (one sentence per "
         "breach on stdout); 4: breached but every breach snoozed; 1: the store cannot be "
         "read, is empty, the alert state or the textfile cannot be saved, or a notification "
-        "cannot be posted (the breaches still print: the alert reached no one); 2: bad "
+        "cannot be posted (the breaches still print: the alert reached no one), or anything "
+        "else fails; 2: bad "
         "usage or a bad policy. A budget's warn_at warning is posted, but is not a breach "
         "(exit 0).",
         epilog="Examples (cron, every 10 minutes):\n"

@@ -169,7 +169,7 @@ BY_WORDS: dict[str, Any] = {"none": None}
 _EPILOG = """\
 exit status:
   0  the answer was written
-  1  the store cannot be read
+  1  the store cannot be read, or another failure (its cause in one line)
   2  bad usage: a wrong argument, an output file that exists (add --force),
      or parquet without --output FILE
 

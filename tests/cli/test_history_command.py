@@ -211,6 +211,32 @@ def test_a_corrupt_store_is_exit_1_in_one_line(
 
 
 @pytest.mark.parametrize(
+    "failure",
+    [
+        ValueError("seconds=12930948082758621184, milliseconds=0"),
+        OSError(28, "No space left on device"),
+        RuntimeError("a slip inside the library"),
+    ],
+    ids=["ValueError", "OSError", "RuntimeError"],
+)
+def test_an_unexpected_failure_is_exit_1_with_its_cause_in_one_line(
+    store: Path,
+    failure: Exception,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Nothing the user typed is wrong: a failure inside is not "bad usage" (2).
+    def fail(*args: object, **kwargs: object) -> None:
+        raise failure
+
+    monkeypatch.setattr(History, "idle_cost", fail)
+    code, out, err = _run(capsys, "idle-cost", "--store", str(store))
+    assert (code, out) == (1, "")
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("ccanalytics history: ") and str(failure) in err
+
+
+@pytest.mark.parametrize(
     ("words", "said"),
     [
         (["idle-cost", "--store", "s", "--windw", "1h"], "did you mean --window?"),
