@@ -210,6 +210,30 @@ def test_a_corrupt_store_is_exit_1_in_one_line(
     assert err.count("\n") == 1 and "Traceback" not in err
 
 
+@pytest.mark.parametrize("query", ["idle-cost", "spend", "stragglers", "coverage"])
+@pytest.mark.parametrize("where", ["a typo", "another folder"])
+def test_a_path_that_holds_no_store_is_exit_1_naming_it(
+    store: Path, tmp_path: Path, query: str, where: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "stor"  # the store is tmp_path / "store"
+    if where == "another folder":  # as /etc is: files and folders, none of a store
+        (path / "ssl").mkdir(parents=True)
+        (path / "hosts").write_text("127.0.0.1 localhost\n")
+    code, out, err = _run(capsys, query, "--store", str(path))
+    assert (code, out) == (1, "")
+    assert (
+        err
+        == f"ccanalytics history: the store {path} holds no snapshot: "
+        + (
+            "it does not exist"
+            if where == "a typo"
+            else "no file in its pods/, gpus/ or snapshots/"
+        )
+        + " (is the path right? collect creates a store)\n"
+    )
+    assert not path.exists() or sorted(p.name for p in path.iterdir()) == ["hosts", "ssl"]
+
+
 @pytest.mark.parametrize(
     "failure",
     [

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from history_helpers import write_empty_listing
 from waste_store import TIMES, frames, write_waste_store
 
 from ccanalytics import analysis
@@ -147,7 +148,7 @@ def test_check_and_the_textfile_carry_each_class(store: Path) -> None:
 
 
 def test_an_empty_store_has_no_waste(tmp_path: Path) -> None:
-    with History(tmp_path) as h:
+    with History(write_empty_listing(tmp_path)) as h:
         one = h.waste(by=None)
         per = h.waste(by="pod")
     assert len(one) == 1 and float(one.iloc[0]["waste_cost"]) == 0.0

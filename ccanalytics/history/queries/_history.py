@@ -118,9 +118,13 @@ class History:
     Parameters
     ----------
     store:
-        The store's folder (see :mod:`ccanalytics.history`). A missing folder is an
-        empty store. A path that is not a folder, a data file that is not a snapshot
-        file of ours (:func:`~ccanalytics.history.store._schema.file_problem`: what
+        The store's folder (see :mod:`ccanalytics.history`). A path that holds no
+        store (missing, or no file in its ``pods/``, ``gpus/`` or ``snapshots/``: a
+        typo, another folder, an S3 prefix nothing was collected to) is a
+        :class:`~ccanalytics.errors.StoreError` naming it: only
+        :func:`~ccanalytics.history.collect` creates a store. A path that is not a
+        folder, a data file that is not a snapshot file of ours
+        (:func:`~ccanalytics.history.store._schema.file_problem`: what
         :func:`~ccanalytics.history.verify` reports too) and a folder or file that is a
         symbolic link out of the store are each a
         :class:`~ccanalytics.errors.StoreError` naming the path, never rows of nulls.
@@ -175,6 +179,9 @@ class History:
             self._con.register(f"_empty_{table}", empty)
             self._schemas[schema_key(empty.schema, table)] = empty.schema
         self._retrying(self.refresh)
+        if not self._holds_store:
+            self.close()
+            raise self._no_store()
 
     # -- lifetime -------------------------------------------------------------------
 
@@ -196,6 +203,22 @@ class History:
 
     def __repr__(self) -> str:
         return f"History({self._location.show(self._store)!r})"
+
+    def _no_store(self) -> StoreError:
+        """The error of a path that holds no store: a typo or another folder would
+        otherwise answer every question with an empty frame. Only collect creates one."""
+        where = self._location.show(self._store)
+        folders = [f"{table}/" for table in TABLES]
+        why = (
+            f"no file in its {', '.join(folders[:-1])} or {folders[-1]}"
+            if self._location.exists()
+            else "it does not exist"
+        )
+        return StoreError(
+            f"the store {where} holds no snapshot: {why} (is the path right? collect "
+            "creates a store)",
+            self._location.at(self._store),
+        )
 
     @property
     def store(self) -> Path | str:
@@ -249,6 +272,10 @@ class History:
 
     def _refresh(self) -> None:
         listings = list_tables(self._location, list(TABLES), every_marker=False)
+        # Any file a writer left, even one being written, says a store is there.
+        self._holds_store = any(
+            listing.files or listing.temporary or listing.markers for listing in listings.values()
+        )
         for listing in listings.values():
             if listing.outside:
                 where = listing.outside[0]
