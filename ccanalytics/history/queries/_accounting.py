@@ -49,6 +49,7 @@ __all__ = [
     "US_PER_HOUR",
     "Window",
     "duration_us",
+    "hours_of",
     "interval_ctes",
     "max_gap_us",
     "one_file_per_instant",
@@ -62,6 +63,16 @@ __all__ = [
 
 US_PER_HOUR = 3_600_000_000
 US_PER_DAY = 24 * US_PER_HOUR
+
+
+def hours_of(span_us: str) -> str:
+    """SQL: the microseconds ``span_us`` in hours, to multiply a per-hour figure by.
+
+    Divided before the product, never after the sum: a finite cost of 1e300 USD/h
+    times 3e8 µs overflows a double, while 1e300 times 0.083 h does not.
+    """
+    return f"({span_us} / {US_PER_HOUR})"
+
 
 #: A pod-snapshot that can be judged busy or idle (:data:`ccanalytics.measures.rules.JUDGED_SQL`).
 JUDGED = JUDGED_SQL

@@ -23,6 +23,7 @@ from ccanalytics.history.queries._accounting import (
     US_PER_DAY,
     US_PER_HOUR,
     duration_us,
+    hours_of,
     interval_ctes,
     max_gap_us,
     one_file_per_instant,
@@ -142,12 +143,25 @@ def _instants(one_file: bool, rollup: bool) -> str:
     snap AS (SELECT * FROM snap_rest UNION ALL BY NAME SELECT * FROM _rollup)"""
 
 
+def _integral(unit: str, value: str, span: str) -> tuple[str, str]:
+    """Σ value·``span`` in hours as (what to sum, what follows the sum): a count (GPU-
+    or pod-hours) is summed in integer microseconds, exactly, and divided once; USD is
+    divided first (:func:`hours_of`), as a finite 1e300 USD/h x 3e8 µs overflows."""
+    if unit == "USD":
+        return f"{value} * {hours_of(span)}", ""
+    return f"{value} * {span}", f" / {US_PER_HOUR}"
+
+
 # The measures summed over rows of ``timed`` (or its pieces, with ``{us}`` = piece_us).
 _MEASURES = "\n    sum({us}) AS observed_us" + "".join(
-    f",\n    sum({m.name} * {{us}}) / {{h}} AS {m.name}" for m in _SUMMED
+    f",\n    sum({summed}){after} AS {m.name}"
+    for m in _SUMMED
+    for summed, after in [_integral(m.unit, m.name, "{us}")]
 )
 _COALESCED = "\n    coalesce(sum({us}), 0) AS observed_us" + "".join(
-    f",\n    coalesce(sum({m.name} * {{us}}), 0) / {{h}} AS {m.name}" for m in _SUMMED
+    f",\n    coalesce(sum({summed}), 0){after} AS {m.name}"
+    for m in _SUMMED
+    for summed, after in [_integral(m.unit, m.name, "{us}")]
 )
 
 
@@ -263,7 +277,7 @@ def _per_window_sql(one_file: bool, rollup: bool) -> str:
     windows AS (
         SELECT unnest(range(len($starts_us))) AS window_id, unnest($starts_us) AS start_us
     ),{interval_ctes("snap", windows="windows")}
-    SELECT window_id, cluster_id, {_MEASURES.format(us="covered_us", h=US_PER_HOUR)},
+    SELECT window_id, cluster_id, {_MEASURES.format(us="covered_us")},
            ($end_us - start_us) AS window_us
     FROM timed WHERE in_window
     GROUP BY window_id, start_us, cluster_id ORDER BY window_id, cluster_id"""
@@ -301,7 +315,7 @@ def _summed_sql(by: str | None, one_file: bool, rollup: bool) -> str:
     whole = "($end_us - $start_us)"
     if by is None:  # zero covered time sums to 0, not NULL (a young store is a result)
         return f"""{ctes}
-        SELECT {_COALESCED.format(us="covered_us", h=US_PER_HOUR)},
+        SELECT {_COALESCED.format(us="covered_us")},
                (SELECT count(*) FROM scope) * {whole} AS window_us
         FROM timed WHERE in_window"""
     day = US_PER_DAY
@@ -311,7 +325,7 @@ def _summed_sql(by: str | None, one_file: bool, rollup: bool) -> str:
             WHERE $end_us > $start_us
         ),
         per_day AS (
-            SELECT k, {_MEASURES.format(us="piece_us", h=US_PER_HOUR)}
+            SELECT k, {_MEASURES.format(us="piece_us")}
             FROM {split_sql("timed", day)} GROUP BY k
         )
         SELECT days.k,
@@ -346,22 +360,22 @@ def pod_rows_ctes() -> str:
     )"""
 
 
-def _pod_sums(h: int) -> str:
+def _pod_sums() -> str:
     """The registry's sums per pod: Σ row·Δt over its rows where the measure's rule holds."""
     return ",\n           ".join(
-        f"coalesce(sum(coalesce({m.row}, 0) * covered_us)"
+        f"coalesce(sum({summed})"
         + (f" FILTER (WHERE {m.where})" if m.where else "")
-        + f", 0) / {h} AS {m.name}"
+        + f", 0){after} AS {m.name}"
         for m in _SUMMED
+        for summed, after in [_integral(m.unit, f"coalesce({m.row}, 0)", "covered_us")]
     )
 
 
 def _pod_sql() -> str:
-    h = US_PER_HOUR
     return f"""{pod_rows_ctes()}
     SELECT cluster_id, pod_id, arg_max(name, t) AS name, arg_max(rank, t) AS rank,
            sum(covered_us) AS observed_us,
-           {_pod_sums(h)},
+           {_pod_sums()},
            sum(raw_us - covered_us) AS unobserved_us,
            coalesce(sum(covered_us) FILTER (WHERE idle), 0) AS idle_us,
            min(t) AS first_us, max(t) AS last_us,

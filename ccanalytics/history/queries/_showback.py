@@ -36,6 +36,7 @@ from ccanalytics.history.queries._accounting import (
     JUDGED,
     US_PER_DAY,
     US_PER_HOUR,
+    hours_of,
     max_gap_us,
     run,
     split_sql,
@@ -120,7 +121,7 @@ def _sum(measure: str) -> str:
     """The registry's measure as Σ row·Δt over the pieces (USD), 0 when none."""
     m = by_name(measure)
     where = f" FILTER (WHERE {m.where})" if m.where else ""
-    return f"coalesce(sum(coalesce({m.row}, 0) * piece_us){where}, 0) / {US_PER_HOUR}"
+    return f"coalesce(sum(coalesce({m.row}, 0) * {hours_of('piece_us')}){where}, 0)"
 
 
 def _showback_sql(width: int) -> str:

@@ -15,7 +15,13 @@ from typing import Any
 import pandas as pd
 
 from ccanalytics.frames import POD_COLUMNS
-from ccanalytics.history.queries._accounting import US_PER_HOUR, max_gap_us, run, window_us
+from ccanalytics.history.queries._accounting import (
+    US_PER_HOUR,
+    hours_of,
+    max_gap_us,
+    run,
+    window_us,
+)
 from ccanalytics.history.queries._queries import pod_rows_ctes
 from ccanalytics.measures import Params, waste_classes
 from ccanalytics.measures.rules import straggler_ctes, waste_ctes
@@ -66,8 +72,8 @@ def class_sums(span: str) -> str:
     """Each waste class's USD as a select list: Σ row·``span`` over the rows its rule
     assigns to it (``span``: a column of microseconds), ``AS`` the class's name."""
     return ",\n           ".join(
-        f"coalesce(sum(coalesce({m.row}, 0) * {span}) FILTER (WHERE {m.where}), 0)"
-        f" / {US_PER_HOUR} AS {m.name}"
+        f"coalesce(sum(coalesce({m.row}, 0) * {hours_of(span)}) FILTER (WHERE {m.where}), 0)"
+        f" AS {m.name}"
         for m in _CLASSES
     )
 
@@ -79,7 +85,6 @@ def waste_cost(frame: pd.DataFrame) -> pd.Series:
 
 
 def _waste_sql(by: str | None) -> str:
-    h = US_PER_HOUR
     if by == "pod":
         keys = "cluster_id, pod_id"
         extra = (
@@ -94,7 +99,7 @@ def _waste_sql(by: str | None) -> str:
     return f"""{waste_rows_ctes()}
     SELECT {select}{extra}
            coalesce(sum(covered_us), 0) AS observed_us,
-           coalesce(sum(coalesce(cost, 0) * covered_us), 0) / {h} AS total_cost,
+           coalesce(sum(coalesce(cost, 0) * {hours_of("covered_us")}), 0) AS total_cost,
            {class_sums("covered_us")}
     FROM pod_waste{group}"""
 
