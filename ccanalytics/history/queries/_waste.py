@@ -29,14 +29,16 @@ from ccanalytics.measures.rules import straggler_ctes, waste_ctes
 __all__ = ["WASTE_COLUMNS", "class_sums", "waste", "waste_cost", "waste_rows_ctes"]
 
 _CLASSES = waste_classes()
-#: The measures of :func:`waste`, after its ``by`` column(s).
-WASTE_COLUMNS = (
-    "observed_hours",
-    "total_cost",
-    *(m.name for m in _CLASSES),
-    "waste_cost",
-    "waste_share",
-)
+#: The measures of :func:`waste`, after its ``by`` column(s): name -> meaning and unit.
+#: ``pod_hours`` is not ``observed_hours``, which is cluster-hours in
+#: :meth:`History.idle_cost` (a pod's own hours with ``by="pod"``).
+WASTE_COLUMNS: dict[str, str] = {
+    "pod_hours": "pod-hours seen: Σ Δt over the pod-snapshots (two pods for an hour: 2)",
+    "total_cost": "USD: Σ cost·Δt (History.idle_cost's total_cost)",
+    **{m.name: f"USD: {m.meaning}" for m in _CLASSES},
+    "waste_cost": "USD: the sum of the classes (a pod-snapshot is in one class at most)",
+    "waste_share": "waste_cost / total_cost, 0-1 (<NA> over no cost)",
+}
 #: Each ``by``'s key columns, in the pods frame's own dtypes (frames.POD_COLUMNS).
 _KEYS: dict[str | None, dict[str, str]] = {
     by: {name: POD_COLUMNS[name].dtype for name in names}
@@ -119,8 +121,8 @@ def waste(
     """What each waste class cost over ``[start, end)``, per ``by`` value, USD.
 
     ``by``: ``"cluster"``, ``"pod"`` (with ``name, rank, gpu_type, gpu_count`` as last
-    seen) or ``None`` (one row). Columns: the ``by`` column(s), ``observed_hours``
-    (pod-hours seen), ``total_cost`` (Σ cost·Δt, USD: idle_cost's), one column per class
+    seen) or ``None`` (one row). Columns: the ``by`` column(s), ``pod_hours``
+    (pod-hours seen, not idle_cost's cluster-hours), ``total_cost`` (Σ cost·Δt, USD: idle_cost's), one column per class
     (:func:`ccanalytics.measures.waste_classes`: ``idle_empty_cost``,
     ``idle_loaded_cost``, ``straggler_cost``, ``idle_gpus_cost``, ``low_compute_cost``),
     ``waste_cost`` (their sum: a pod row is in one class at most, so nothing is counted
@@ -144,7 +146,7 @@ def waste(
             **judged_by.sql(),
         }
         frame = run(con, _SQL[by], sql_params)
-    frame["observed_hours"] = frame["observed_us"] / US_PER_HOUR
+    frame["pod_hours"] = frame["observed_us"] / US_PER_HOUR
     frame["waste_cost"] = waste_cost(frame)
     total = frame["total_cost"].astype("float64")
     frame["waste_share"] = frame["waste_cost"].astype("float64") / total.where(total > 0)
