@@ -20,10 +20,10 @@ from ccanalytics.history.queries._accounting import (
     IDLE,
     JUDGED,
     POD_ROWS_ONCE,
+    SCALED_HOUR,
     US_PER_DAY,
     US_PER_HOUR,
     duration_us,
-    hours_of,
     interval_ctes,
     max_gap_us,
     one_file_per_instant,
@@ -31,6 +31,7 @@ from ccanalytics.history.queries._accounting import (
     run,
     split_sql,
     to_utc,
+    us_scaled,
     window_us,
 )
 from ccanalytics.history.store._rollup import (
@@ -143,25 +144,22 @@ def _instants(one_file: bool, rollup: bool) -> str:
     snap AS (SELECT * FROM snap_rest UNION ALL BY NAME SELECT * FROM _rollup)"""
 
 
-def _integral(unit: str, value: str, span: str) -> tuple[str, str]:
-    """Σ value·``span`` in hours as (what to sum, what follows the sum): a count (GPU-
-    or pod-hours) is summed in integer microseconds, exactly, and divided once; USD is
-    divided first (:func:`hours_of`), as a finite 1e300 USD/h x 3e8 µs overflows."""
-    if unit == "USD":
-        return f"{value} * {hours_of(span)}", ""
-    return f"{value} * {span}", f" / {US_PER_HOUR}"
+def _integral(value: str, span: str) -> tuple[str, str]:
+    """Σ value·``span`` in hours as (what to sum, what follows the sum), in scaled
+    microseconds (:func:`us_scaled`: no product overflows, every sum is as exact)."""
+    return f"{value} * {us_scaled(span)}", f" / {SCALED_HOUR}"
 
 
 # The measures summed over rows of ``timed`` (or its pieces, with ``{us}`` = piece_us).
 _MEASURES = "\n    sum({us}) AS observed_us" + "".join(
     f",\n    sum({summed}){after} AS {m.name}"
     for m in _SUMMED
-    for summed, after in [_integral(m.unit, m.name, "{us}")]
+    for summed, after in [_integral(m.name, "{us}")]
 )
 _COALESCED = "\n    coalesce(sum({us}), 0) AS observed_us" + "".join(
     f",\n    coalesce(sum({summed}), 0){after} AS {m.name}"
     for m in _SUMMED
-    for summed, after in [_integral(m.unit, m.name, "{us}")]
+    for summed, after in [_integral(m.name, "{us}")]
 )
 
 
@@ -367,7 +365,7 @@ def _pod_sums() -> str:
         + (f" FILTER (WHERE {m.where})" if m.where else "")
         + f", 0){after} AS {m.name}"
         for m in _SUMMED
-        for summed, after in [_integral(m.unit, f"coalesce({m.row}, 0)", "covered_us")]
+        for summed, after in [_integral(f"coalesce({m.row}, 0)", "covered_us")]
     )
 
 

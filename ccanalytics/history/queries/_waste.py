@@ -16,10 +16,11 @@ import pandas as pd
 
 from ccanalytics.frames import POD_COLUMNS
 from ccanalytics.history.queries._accounting import (
+    SCALED_HOUR,
     US_PER_HOUR,
-    hours_of,
     max_gap_us,
     run,
+    us_scaled,
     window_us,
 )
 from ccanalytics.history.queries._queries import pod_rows_ctes
@@ -74,8 +75,8 @@ def class_sums(span: str) -> str:
     """Each waste class's USD as a select list: Σ row·``span`` over the rows its rule
     assigns to it (``span``: a column of microseconds), ``AS`` the class's name."""
     return ",\n           ".join(
-        f"coalesce(sum(coalesce({m.row}, 0) * {hours_of(span)}) FILTER (WHERE {m.where}), 0)"
-        f" AS {m.name}"
+        f"coalesce(sum(coalesce({m.row}, 0) * {us_scaled(span)}) FILTER (WHERE {m.where}), 0)"
+        f" / {SCALED_HOUR} AS {m.name}"
         for m in _CLASSES
     )
 
@@ -101,7 +102,8 @@ def _waste_sql(by: str | None) -> str:
     return f"""{waste_rows_ctes()}
     SELECT {select}{extra}
            coalesce(sum(covered_us), 0) AS observed_us,
-           coalesce(sum(coalesce(cost, 0) * {hours_of("covered_us")}), 0) AS total_cost,
+           coalesce(sum(coalesce(cost, 0) * {us_scaled("covered_us")}), 0) / {SCALED_HOUR}
+             AS total_cost,
            {class_sums("covered_us")}
     FROM pod_waste{group}"""
 
