@@ -149,7 +149,27 @@ def columns_page() -> str:
             meaning = str(spec.meaning).replace("|", "\\|")
             parts.append(f"| `{name}` | `{spec.dtype}` | {meaning} |\n")
         parts.append("\n")
+    parts.append(_waste_columns())
     return "".join(parts).rstrip() + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _waste_columns() -> str:
+    """History.waste's measures: its hours are pod-hours, idle_cost's cluster-hours."""
+    from ccanalytics.history.queries._waste import WASTE_COLUMNS
+
+    rows = "".join(
+        f"| `{name}` | `Float64` | {_cell(meaning)} |\n" for name, meaning in WASTE_COLUMNS.items()
+    )
+    return (
+        "## History.waste (after its `by` columns)\n\n"
+        "Its `pod_hours` are pod-hours; `observed_hours` in `History.idle_cost` are "
+        'cluster-hours (a pod\'s own hours with `by="pod"`).\n\n'
+        "| column | dtype | meaning and unit |\n| --- | --- | --- |\n" + rows + "\n"
+    )
 
 
 def measures_page() -> str:

@@ -82,6 +82,34 @@ def write_store(store: Path, pod_rows: Iterable[Mapping[str, Any]]) -> pd.DataFr
     return pods
 
 
+def write_empty_listing(store: Path, cluster_id: str = "a", when: str = "2026-11-20") -> Path:
+    """A store of one snapshot whose listing answered with no pods: the ``snapshots``
+    table only. The smallest store there is (a folder without one is no store)."""
+    folder = store / "snapshots" / f"date={ts(when):%Y-%m-%d}"
+    folder.mkdir(parents=True)
+    table = pa.table(
+        {
+            "cluster_id": pa.array([cluster_id], pa.string()),
+            "observed_at": pa.array([ts(when)], pa.timestamp("us", tz="UTC")),
+            "pods": pa.array([0], pa.int64()),
+            "outcome": pa.array(["ok"], pa.string()),
+            "http_status": pa.array([None], pa.int64()),
+            "schema_version": pa.array([1], pa.int32()),
+        }
+    )
+    pq.write_table(table, folder / f"{uuid.uuid4().hex}.parquet")
+    return store
+
+
+def write_crash_leftover(store: Path, when: str = "2026-11-20") -> Path:
+    """A store whose first write crashed: one hidden ``.tmp`` file in ``pods/``, never
+    read. A store all the same (a writer was there), holding no snapshot at all."""
+    folder = store / "pods" / f"date={ts(when):%Y-%m-%d}"
+    folder.mkdir(parents=True)
+    (folder / f".{uuid.uuid4().hex}.parquet.tmp").write_bytes(b"PAR1 cut short")
+    return store
+
+
 def _gpu_rows(pods: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for pod in pods.itertuples(index=False):

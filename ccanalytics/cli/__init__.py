@@ -4,10 +4,17 @@ Each command reads its arguments, calls one library function, prints, and turns
 library errors into a one-line message on stderr with a non-zero exit status:
 
 - 0: success;
-- 1: the API or the network failed (cron should alert), or ``--strict`` warnings;
-- 2: bad usage or bad input (argparse's convention; also key-audit errors): a
-  wrong argument is one line on stderr, checked before anything runs;
-- 3: ``check`` found a threshold breached.
+- 1: the API, the network or the store failed (cron should alert), any other
+  failure that is not the user's (its cause in one line, never a traceback), or
+  ``--strict`` warnings;
+- 2: bad usage or bad input, only what the user typed or named (argparse's
+  convention; also a bad policy, team or key file): a wrong argument is one line on
+  stderr, checked before anything runs;
+- 3 and 4: ``check`` found a threshold breached (4: every breach snoozed); 5:
+  ``audit-keys`` found a key with errors.
+
+Each command's statuses are written once, in ``_exits``, which its ``--help`` and the
+README print.
 
 One module per command (``_pods``, ``_report``, ``_collect``, ``_check``, ``_history``
 (one subcommand per History query), ``_export`` (with its ``showback``), ``_sandbox``;
@@ -36,7 +43,7 @@ from ccanalytics.cli import (
     _report,
     _sandbox,
 )
-from ccanalytics.cli._common import EXIT_FAILURE, EXIT_USAGE, Formatter, Parser
+from ccanalytics.cli._common import EXIT_FAILURE, EXIT_USAGE, Formatter, Parser, UsageError
 from ccanalytics.cli._exits import add_exit_statuses
 
 __all__ = ["build_parser", "main"]
@@ -52,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Configure with CCANALYTICS_API_KEY and CCANALYTICS_BASE_URL, "
         "or add --sandbox to use the embedded sandbox.\n\n"
         "Example:\n  ccanalytics report --sandbox --output report.html\n\n"
-        "Exit status: 0 success; 1 the API, the network or the store failed; 2 bad usage\n"
+        "Exit status: 0 success; 1 the API, the network or the store failed, or anything\n"
+        "else failed (its cause in one line); 2 bad usage\n"
         "or bad input (also no command); check: 3 breached, 4 every breach snoozed;\n"
         "audit-keys: 5 a key has errors. Each command's --help says its own.",
     )
@@ -85,7 +93,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         ApiConnectionError,
         ApiError,
         ArgumentsError,
-        CCAnalyticsError,
         FleetLoadError,
         NotFoundError,
     )
@@ -105,12 +112,51 @@ def main(argv: Sequence[str] | None = None) -> int:
         spelled = err.spelled(_spelling(parser, words, args))
         print(f"ccanalytics {args.command}: {_one_line(spelled)}", file=sys.stderr)
         return EXIT_USAGE
-    except (CCAnalyticsError, ValueError, OSError) as err:
+    except _usage_errors() as err:  # what the user typed, or a file they named: 2
         print(f"ccanalytics {args.command}: {_one_line(err)}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception as err:  # anything else failed, not the user: 1, its cause in one line
+        print(f"ccanalytics {args.command}: {_cause(err)}", file=sys.stderr)
+        return EXIT_FAILURE
     except KeyboardInterrupt:
         print(f"ccanalytics {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+def _usage_errors() -> tuple[type[Exception], ...]:
+    """The errors that mean the user asked wrongly (exit 2), every other failure being 1.
+
+    Arguments that do not go together, and the files and settings the user gave us to
+    read (a policy, a team mapping, GPU types, keys, the configuration) or to write (an
+    output that exists or has no folder). A plain ``ValueError`` or ``OSError`` from
+    inside is not among them: it would blame the user for the library's failure.
+    """
+    from ccanalytics import errors
+
+    return (
+        UsageError,
+        errors.ArgumentsError,
+        errors.ConfigurationError,
+        errors.ExportOutputError,
+        errors.GpuTypesError,
+        errors.InvalidSshKeysError,
+        errors.KeyFileError,
+        errors.KeyNormalizationError,
+        errors.PolicyError,
+        errors.ReportOutputError,
+        errors.ScheduleError,
+        errors.TeamsError,
+    )
+
+
+def _cause(err: Exception) -> str:
+    """``err`` in one line; named by its type unless it is ours or the system's (whose
+    message says what failed), since ``KeyError: 'x'`` means nothing as ``'x'``."""
+    from ccanalytics.errors import CCAnalyticsError
+
+    if isinstance(err, CCAnalyticsError | OSError):
+        return _one_line(err)
+    return f"{type(err).__name__}: {_one_line(err)}"
 
 
 def _refuse_unknown_options(parser: argparse.ArgumentParser, words: list[str]) -> None:

@@ -4,7 +4,8 @@ Exit status: 0 every threshold holds; 3 one is breached (one plain sentence per 
 on stdout, so cron mail carries it); 4 breached, but every breach is snoozed; 1 the store
 cannot be read, holds no snapshot, the alert state cannot be saved, or ``--textfile``
 cannot be written (one line; the alerts are still sent); 2 bad usage (a
-wrong argument, a malformed policy file or webhook URL). Thresholds come from flags (one
+wrong argument, a malformed policy file or webhook URL, or a rule whose clusters match
+no cluster of the store, after the others ran). Thresholds come from flags (one
 set, judged over the whole store) or from ``--policy FILE`` (rules per cluster or glob,
 see :mod:`ccanalytics.history.alerts._policy`), or both. With ``--notify URL`` (or a rule's own
 route) a Slack-compatible message is POSTed when an alert's state changes
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ccanalytics.cli._common import (
     EXIT_FAILURE,
     EXIT_OK,
+    EXIT_USAGE,
     Formatter,
     UsageError,
     add_rule_options,
@@ -223,6 +225,8 @@ def _judge(args: argparse.Namespace) -> int:
     # the alert went out when it reached no one.
     if outcome.textfile_error is not None or (outcome.notified and outcome.notified.failed):
         return EXIT_FAILURE
+    if outcome.policy is not None and outcome.policy.unmatched:
+        return EXIT_USAGE  # a rule that checks nothing is a bad policy, after the others ran
     if not outcome.breached:
         return EXIT_OK
     return EXIT_SNOOZED if outcome.all_snoozed else EXIT_BREACHED
@@ -235,8 +239,8 @@ def _print_outcome(outcome: CheckRun, *, verbose: bool) -> None:
         if verbose or result.breached:
             print(result.summary(), file=sys.stderr if result.breached else sys.stdout)
     if (report := outcome.policy) is not None:
-        for warning in report.warnings:
-            print(f"ccanalytics check: warning: {warning}", file=sys.stderr)
+        for unmatched in report.unmatched:
+            print(f"ccanalytics check: {unmatched}", file=sys.stderr)
         _print(report.lines(every=verbose))
     if outcome.textfile_error is not None:  # a failure, not bad usage: 1, after the alerts
         _fail(outcome.textfile_error)

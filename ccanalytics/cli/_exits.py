@@ -32,12 +32,14 @@ EXIT_SNOOZED: Final = 4
 EXIT_KEY_ERRORS: Final = 5
 
 _USAGE = "bad usage"
+#: Every command's status 1 ends so: a failure that is not the user's is 1, never 2.
+_OTHER = ", or anything else failed (its cause in one line)"
 
 #: Command -> (status, what it means), in the order of the statuses.
 EXIT_STATUSES: Final[dict[str, tuple[tuple[int, str], ...]]] = {
     "pods": (
         (EXIT_OK, "the table or file was written"),
-        (EXIT_FAILURE, "the API or the network failed, or a cluster could not be loaded"),
+        (EXIT_FAILURE, "the API or the network failed, or a cluster could not be loaded" + _OTHER),
         (EXIT_USAGE, f"{_USAGE}, or an output that cannot be written"),
     ),
     "report": (
@@ -45,7 +47,7 @@ EXIT_STATUSES: Final[dict[str, tuple[tuple[int, str], ...]]] = {
         (
             EXIT_FAILURE,
             "a cluster could not be loaded or the API failed: nothing written, or with "
-            "--keep-going the report was written for the clusters that loaded",
+            "--keep-going the report was written for the clusters that loaded" + _OTHER,
         ),
         (
             EXIT_USAGE,
@@ -54,12 +56,15 @@ EXIT_STATUSES: Final[dict[str, tuple[tuple[int, str], ...]]] = {
     ),
     "collect": (
         (EXIT_OK, "every snapshot complete"),
-        (EXIT_FAILURE, "a cluster or the store failed in some snapshot, or a compaction failed"),
+        (
+            EXIT_FAILURE,
+            "a cluster or the store failed in some snapshot, or a compaction failed" + _OTHER,
+        ),
         (EXIT_USAGE, f"{_USAGE}, or a schedule over the rate-limit budget (nothing written)"),
     ),
     "audit-keys": (
         (EXIT_OK, "every key is fine"),
-        (EXIT_FAILURE, "warnings (with --strict only)"),
+        (EXIT_FAILURE, "warnings (with --strict only)" + _OTHER),
         (EXIT_USAGE, f"{_USAGE}, or a file that cannot be read (nothing audited)"),
         (EXIT_KEY_ERRORS, "a key has errors: the API or sshd would refuse it"),
     ),
@@ -69,15 +74,20 @@ EXIT_STATUSES: Final[dict[str, tuple[tuple[int, str], ...]]] = {
             EXIT_FAILURE,
             "the store cannot be read or is empty, the alert state or the textfile cannot "
             "be saved, or a notification cannot be posted (the breaches still print: the "
-            "alert reached no one)",
+            "alert reached no one)" + _OTHER,
         ),
-        (EXIT_USAGE, f"{_USAGE}, or a bad policy"),
+        (
+            EXIT_USAGE,
+            f"{_USAGE}, or a bad policy, also a rule whose clusters match no cluster of the "
+            "store (after the other rules are judged and sent; may_match_nothing = true "
+            "accepts it)",
+        ),
         (EXIT_BREACHED, "a threshold is breached (one sentence per breach on stdout)"),
         (EXIT_SNOOZED, "breached, but every breach snoozed"),
     ),
     "history": (
         (EXIT_OK, "the answer was written"),
-        (EXIT_FAILURE, "the store cannot be read"),
+        (EXIT_FAILURE, "the store cannot be read, or the path holds no store" + _OTHER),
         (
             EXIT_USAGE,
             f"{_USAGE}, an output file that exists (without --force), or parquet without a file",
@@ -85,7 +95,7 @@ EXIT_STATUSES: Final[dict[str, tuple[tuple[int, str], ...]]] = {
     ),
     "export": (
         (EXIT_OK, "the file was written"),
-        (EXIT_FAILURE, "the store cannot be read, or holds no snapshot"),
+        (EXIT_FAILURE, "the store cannot be read, or holds no snapshot" + _OTHER),
         (
             EXIT_USAGE,
             f"{_USAGE}, a bad --teams file, or an output that exists (without --force) or "

@@ -6,6 +6,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from ccanalytics._csv import frame_csv
+from ccanalytics.cli._common import UsageError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -28,7 +29,7 @@ def write_frame(frame: pd.DataFrame, fmt: str, output: str | None, *, replace: b
     mode = "w" if replace else "x"
     if fmt == "parquet":
         if to_stdout:
-            raise ValueError("--format parquet needs --output FILE (it is binary)")
+            raise UsageError("--format parquet needs --output FILE (it is binary)")
         try:
             with open(output, mode + "b") as sink:  # type: ignore[arg-type]
                 frame.to_parquet(sink, index=False)

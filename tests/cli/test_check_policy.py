@@ -137,14 +137,45 @@ def test_an_unset_webhook_variable_is_exit_2(
     assert code == 2 and "CC_FLEET_HOOK (notify_env) is not set" in err
 
 
-def test_a_glob_matching_no_cluster_warns_and_judges_the_rest(
+def test_a_rule_matching_no_cluster_is_exit_2_after_the_others_are_judged_and_sent(
+    store: Path, tmp_path: Path, hooks: dict[str, Receiver], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A typo (cl-infer-prd) would check nothing, every run: cron must hear of it, and
+    # the rules that do match still alert (cl-a has spent 512.50 of 500).
+    path = tmp_path / "p.toml"
+    path.write_text(
+        '[[rule]]\nclusters = "cl-infer-prd"\nmax_idle_cost = 1\n\n'
+        '[[rule]]\nname = "cl-a budget"\nclusters = "cl-a"\nmax_spend = { month = 500 }\n'
+        'notify_env = "CC_A_HOOK"\n'
+    )
+    code, out, err = _run(capsys, "--store", str(store), "--policy", str(path))
+    assert code == 2
+    assert out.startswith("cl-a: 512.50 USD spent this month") and len(out.splitlines()) == 1
+    assert err == (
+        "ccanalytics check: rule 'cl-infer-prd': no cluster in the store matches "
+        "cl-infer-prd (set may_match_nothing = true on the rule if it may)\n"
+    )
+    assert len(hooks["CC_A_HOOK"].bodies) == 1
+
+
+def test_a_rule_that_may_match_nothing_is_judged_quietly(
     store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "p.toml"
-    path.write_text('[[rule]]\nclusters = "cl-infer-*"\nmax_idle_cost = 1\n')
+    path.write_text(
+        '[[rule]]\nclusters = "cl-infer-*"\nmax_idle_cost = 1\nmay_match_nothing = true\n'
+    )
+    assert _run(capsys, "--store", str(store), "--policy", str(path)) == (0, "", "")
+
+
+def test_a_budget_far_from_reached_holds_and_exits_0(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Its crossing, (1e8 - 1742.50) / 6.50 h away, is centuries past the month's end.
+    path = tmp_path / "p.toml"
+    path.write_text('[[rule]]\nclusters = "cl-*"\nmax_projected_spend = { month = 100000000 }\n')
     code, out, err = _run(capsys, "--store", str(store), "--policy", str(path))
-    assert code == 0 and out == ""
-    assert "warning: rule 'cl-infer-*': no cluster in the store matches cl-infer-*" in err
+    assert (code, out, err) == (0, "", "")
 
 
 def test_the_textfile_holds_the_judged_figures(

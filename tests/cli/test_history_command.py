@@ -210,6 +210,56 @@ def test_a_corrupt_store_is_exit_1_in_one_line(
     assert err.count("\n") == 1 and "Traceback" not in err
 
 
+@pytest.mark.parametrize("query", ["idle-cost", "spend", "stragglers", "coverage"])
+@pytest.mark.parametrize("where", ["a typo", "another folder"])
+def test_a_path_that_holds_no_store_is_exit_1_naming_it(
+    store: Path, tmp_path: Path, query: str, where: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "stor"  # the store is tmp_path / "store"
+    if where == "another folder":  # as /etc is: files and folders, none of a store
+        (path / "ssl").mkdir(parents=True)
+        (path / "hosts").write_text("127.0.0.1 localhost\n")
+    code, out, err = _run(capsys, query, "--store", str(path))
+    assert (code, out) == (1, "")
+    assert (
+        err
+        == f"ccanalytics history: the store {path} holds no snapshot: "
+        + (
+            "it does not exist"
+            if where == "a typo"
+            else "no file in its pods/, gpus/ or snapshots/"
+        )
+        + " (is the path right? collect creates a store)\n"
+    )
+    assert not path.exists() or sorted(p.name for p in path.iterdir()) == ["hosts", "ssl"]
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        ValueError("seconds=12930948082758621184, milliseconds=0"),
+        OSError(28, "No space left on device"),
+        RuntimeError("a slip inside the library"),
+    ],
+    ids=["ValueError", "OSError", "RuntimeError"],
+)
+def test_an_unexpected_failure_is_exit_1_with_its_cause_in_one_line(
+    store: Path,
+    failure: Exception,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Nothing the user typed is wrong: a failure inside is not "bad usage" (2).
+    def fail(*args: object, **kwargs: object) -> None:
+        raise failure
+
+    monkeypatch.setattr(History, "idle_cost", fail)
+    code, out, err = _run(capsys, "idle-cost", "--store", str(store))
+    assert (code, out) == (1, "")
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("ccanalytics history: ") and str(failure) in err
+
+
 @pytest.mark.parametrize(
     ("words", "said"),
     [

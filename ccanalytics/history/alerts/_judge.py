@@ -74,10 +74,12 @@ class Judgement:
 
 @dataclass(frozen=True)
 class PolicyReport:
-    """Every judgement of a policy, warnings (a glob matching no cluster), active snoozes."""
+    """Every judgement of a policy, its patterns that matched nothing, active snoozes."""
 
     judgements: tuple[Judgement, ...]
-    warnings: tuple[str, ...]
+    #: One line per rule with a pattern of ``clusters`` that matches no cluster of the
+    #: store (unless the rule says ``may_match_nothing``): a typo would check nothing.
+    unmatched: tuple[str, ...]
     now: Any  #: pandas.Timestamp of the newest snapshot judged, or None for an empty store
     #: judgement key -> the snooze silencing its rule now
     snoozed: Mapping[str, Snooze] = field(default_factory=dict)
@@ -126,23 +128,25 @@ def judge_policy(policy: Policy, history: History, *, at: Any = None) -> PolicyR
         answers = _Answers(history, at)
         clusters = answers.clusters()
         judgements: list[Judgement] = []
-        warnings: list[str] = []
+        unmatched: list[str] = []
         for rule in policy.rules:
-            matched = [c for c in clusters if _matches(rule, c)]
-            if not matched:
-                warnings.append(
-                    f"rule {rule.name!r}: no cluster in the store matches {', '.join(rule.clusters)}"
+            matched = [c for c in clusters if _matches(rule.clusters, c)]
+            idle = [p for p in rule.clusters if not any(_matches((p,), c) for c in clusters)]
+            if idle and not rule.may_match_nothing:
+                unmatched.append(
+                    f"rule {rule.name!r}: no cluster in the store matches {', '.join(idle)} "
+                    "(set may_match_nothing = true on the rule if it may)"
                 )
             for threshold in rule.thresholds:
                 targets = matched
                 if rule.pooled and matched and by_policy_key(threshold.figure).kind != "anomaly":
                     targets = [ALL_CLUSTERS]
                 judgements += [_judge(rule, threshold, c, answers) for c in targets]
-    return PolicyReport(tuple(judgements), tuple(warnings), answers.now)
+    return PolicyReport(tuple(judgements), tuple(unmatched), answers.now)
 
 
-def _matches(rule: Rule, cluster_id: str) -> bool:
-    return any(fnmatch.fnmatchcase(cluster_id, pattern) for pattern in rule.clusters)
+def _matches(patterns: tuple[str, ...], cluster_id: str) -> bool:
+    return any(fnmatch.fnmatchcase(cluster_id, pattern) for pattern in patterns)
 
 
 def _judge(rule: Rule, threshold: Threshold, cluster_id: str, answers: _Answers) -> Judgement:

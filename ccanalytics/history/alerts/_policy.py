@@ -20,6 +20,7 @@ A policy is TOML, read with the standard library's :mod:`tomllib`::
     max_idle_cost_share = 0.25          # idle cost / total cost over the window, 0 to 1
     warn_at = [0.5, 0.8]                # budgets warn at these shares of their limits first
     max_spend_anomaly_z = 3.5           # the latest hour's spend against the same hour of past weeks
+    may_match_nothing = false           # true: a pattern matching no cluster is no error
     notify = "https://hooks.example.com/T000/B000/XXXX"   # ...or a URL (kept out of output)
 
 The keys are the registry's (:data:`ccanalytics.measures.MEASURES`: each measure with a
@@ -28,7 +29,10 @@ with a DeprecationWarning. Every threshold is judged per cluster the rule matche
 figure and period, one :class:`Judgement` per threshold and cluster. A malformed policy
 (a TOML error, an unknown key, a negative or non-numeric threshold, a bad window, an
 unset ``notify_env`` variable) raises :class:`~ccanalytics.errors.PolicyError` naming the
-file, the line and the key, before anything is judged.
+file, the line and the key, before anything is judged. A pattern of ``clusters`` that
+matches no cluster of the store (a typo checks nothing) is named in the judged
+:class:`~ccanalytics.history.alerts._judge.PolicyReport`'s ``unmatched``, unless the rule
+says ``may_match_nothing = true`` (a cluster not collected yet).
 
 ``warn_at`` (shares of the limit, each in (0, 1), increasing) makes each budget of the
 rule (``max_spend``: of the spend so far; ``max_projected_spend``: of the projection)
@@ -79,9 +83,11 @@ _ROUTES: Final = ("notify", "notify_env")
 #: Params field.
 _PARAMS: Final = {t.policy_key: t.name for t in THRESHOLDS}
 _WARN_AT: Final = "warn_at"
+_MAY_MATCH_NOTHING: Final = "may_match_nothing"
 _RULE_KEYS: Final = (
     "name",
     "clusters",
+    _MAY_MATCH_NOTHING,
     "window",
     _WARN_AT,
     *_ROUTES,
@@ -126,6 +132,9 @@ class Rule:
     #: Judged once over every cluster together (``check``'s flags), not per cluster; a
     #: spend anomaly, a cluster's own, is still judged per cluster.
     pooled: bool = False
+    #: Whether a pattern of ``clusters`` may match no cluster of the store (else it is
+    #: reported: a typo would check nothing).
+    may_match_nothing: bool = False
 
     def webhook(self) -> str | None:
         """The URL alerts of this rule are POSTed to (read now; ``None``: print only)."""
@@ -215,7 +224,12 @@ def _rule(table: Any, number: int, defaults: Mapping[str, Any], where: _Locator)
         {**_only(defaults, tuple(_PARAMS)), **_only(table, tuple(_PARAMS))}, where, number
     )
     warn_at = _warn_at(table.get(_WARN_AT), thresholds, where, number)
-    return Rule(name, clusters, window, thresholds, route, params, warn_at)
+    may_match_nothing = table.get(_MAY_MATCH_NOTHING, False)
+    if not isinstance(may_match_nothing, bool):
+        raise where.error(
+            number, f"{_MAY_MATCH_NOTHING} must be true or false", key=_MAY_MATCH_NOTHING
+        )
+    return Rule(name, clusters, window, thresholds, route, params, warn_at, may_match_nothing)
 
 
 def _warn_at(

@@ -46,6 +46,7 @@ __all__ = [
     "ONE_FILE_VIEW",
     "POD_ROWS_ONCE",
     "ROLLUP_VIEW",
+    "SCALED_HOUR",
     "US_PER_DAY",
     "US_PER_HOUR",
     "Window",
@@ -58,11 +59,31 @@ __all__ = [
     "snapshot_instants",
     "split_sql",
     "to_utc",
+    "us_scaled",
     "window_us",
 ]
 
 US_PER_HOUR = 3_600_000_000
 US_PER_DAY = 24 * US_PER_HOUR
+
+
+#: A power of two that microseconds are scaled by before a product with them.
+_SCALE = 2**32
+#: An hour in scaled microseconds, as SQL: what a sum of ``x * us_scaled(span)`` is
+#: divided by to be in hours.
+SCALED_HOUR = f"({US_PER_HOUR} / {_SCALE})"
+
+
+def us_scaled(span_us: str) -> str:
+    """SQL: the microseconds ``span_us`` times 2**-32, to multiply a figure by.
+
+    A finite cost of 1e300 USD/h times 3e8 µs overflows a double; times 0.07 it does
+    not. Scaling by a power of two is exact, so every product and sum rounds as the
+    unscaled one would (integral sums stay exact, in any order), and the sum divided by
+    :data:`SCALED_HOUR` is the same number as the unscaled sum divided by an hour.
+    """
+    return f"(CAST({span_us} AS DOUBLE) / {_SCALE})"
+
 
 #: A pod-snapshot that can be judged busy or idle (:data:`ccanalytics.measures.rules.JUDGED_SQL`).
 JUDGED = JUDGED_SQL

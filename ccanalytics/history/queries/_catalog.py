@@ -88,6 +88,8 @@ class Catalog:
         #: Inside one_listing (nested: its depth), and whether it has listed the store.
         self._questions = 0
         self._listed_once = False
+        #: Whether the last listing found any file a writer left (see :meth:`no_store`).
+        self.holds_store = False
         for table in TABLES:
             empty = empty_table(table)
             self.con.register(f"_empty_{table}", empty)
@@ -97,6 +99,22 @@ class Catalog:
     def close(self) -> None:
         """Close the connection (idempotent; its database may be kept for the next reader)."""
         self._finalizer()
+
+    def no_store(self) -> StoreError:
+        """The error of a path that holds no store: a typo or another folder would
+        otherwise answer every question with an empty frame. Only collect creates one."""
+        where = self.location.show(self.root)
+        folders = [f"{table}/" for table in TABLES]
+        why = (
+            f"no file in its {', '.join(folders[:-1])} or {folders[-1]}"
+            if self.location.exists()
+            else "it does not exist"
+        )
+        return StoreError(
+            f"the store {where} holds no snapshot: {why} (is the path right? collect "
+            "creates a store)",
+            self.location.at(self.root),
+        )
 
     # -- the questions' side ----------------------------------------------------------
 
@@ -212,6 +230,12 @@ class Catalog:
 
     def _refresh(self) -> None:
         listings = list_tables(self.location, list(TABLES), every_marker=False)
+        # Any file a writer left, even one being written or of a failed snapshot, says a
+        # store is there.
+        self.holds_store = any(
+            listing.files or listing.temporary or listing.markers or listing.uncommitted
+            for listing in listings.values()
+        )
         self._refuse_outside(listings)
         if self._cache is None:
             self._cache = VetCache.load(self.location)

@@ -59,9 +59,13 @@ class History(Questions):
     Parameters
     ----------
     store:
-        The store's folder (see :mod:`ccanalytics.history`). A missing folder is an
-        empty store. A path that is not a folder, a data file that is not a snapshot
-        file of ours (:func:`~ccanalytics.history.store._schema.file_problem`: what
+        The store's folder (see :mod:`ccanalytics.history`). A path that holds no
+        store (missing, or no file in its ``pods/``, ``gpus/`` or ``snapshots/``: a
+        typo, another folder, an S3 prefix nothing was collected to) is a
+        :class:`~ccanalytics.errors.StoreError` naming it: only
+        :func:`~ccanalytics.history.collect` creates a store. A path that is not a
+        folder, a data file that is not a snapshot file of ours
+        (:func:`~ccanalytics.history.store._schema.file_problem`: what
         :func:`~ccanalytics.history.verify` reports too) and a folder or file that is a
         symbolic link out of the store are each a
         :class:`~ccanalytics.errors.StoreError` naming the path, never rows of nulls.
@@ -91,6 +95,9 @@ class History(Questions):
 
     def __init__(self, store: str | PathLike[str] | Location) -> None:
         self._catalog = Catalog(store)
+        if not self._catalog.holds_store:
+            self._catalog.close()
+            raise self._catalog.no_store()
 
     # -- lifetime -------------------------------------------------------------------
 

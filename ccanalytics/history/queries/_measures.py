@@ -8,7 +8,8 @@ a time dimension cuts each span at its buckets' edges first. Each measure is the
 Σ row·Δt over the rows its rule holds for, and a share is its two sums' quotient, taken
 after every grouping (a team's share is of the team's sums, never a mean of shares).
 
-``observed_hours`` here is pod-hours: the time the rows of a group stand for.
+``pod_hours`` is the time the rows of a group stand for (two pods for an hour: 2), not
+``observed_hours``, which is cluster-hours in :meth:`History.idle_cost`.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ import pandas as pd
 
 from ccanalytics.errors import ArgumentsError
 from ccanalytics.history.queries._accounting import (
+    SCALED_HOUR,
     US_PER_HOUR,
     max_gap_us,
     run,
     split_sql,
+    us_scaled,
     window_us,
 )
 from ccanalytics.history.queries._teams import UNALLOCATED
@@ -93,7 +96,7 @@ def measures(
     """The ``chosen`` measures over ``[start, end)`` per value of the ``by`` dimensions.
 
     Columns: the dimensions' (:func:`~ccanalytics.measures._dimensions.columns_of`),
-    ``observed_hours`` (pod-hours), then each measure (Float64). No split (``by=()``):
+    ``pod_hours``, then each measure (Float64). No split (``by=()``):
     one row, zeros over a window with no time.
     """
     if any(d.needs == "teams" for d in by) and teams is None:
@@ -120,10 +123,10 @@ def measures(
     keys = columns_of(by)
     dtypes = {
         **keys,
-        "observed_hours": "Float64",
+        "pod_hours": "Float64",
         **dict.fromkeys((m.name for m in chosen), "Float64"),
     }
-    frame["observed_hours"] = frame["observed_us"] / US_PER_HOUR
+    frame["pod_hours"] = frame["observed_us"] / US_PER_HOUR
     out = frame[list(dtypes)].astype(dtypes)
     return out.sort_values(list(keys)).reset_index(drop=True) if keys else out
 
@@ -165,9 +168,9 @@ def _sql(summed: tuple[Measure, ...], by: tuple[Dimension, ...]) -> str:
         if column not in grouped
     ]
     sums = [
-        f"coalesce(sum(coalesce({m.row}, 0) * {span})"
+        f"coalesce(sum(coalesce({m.row}, 0) * {us_scaled(span)})"
         + (f" FILTER (WHERE {m.where})" if m.where else "")
-        + f", 0) / {US_PER_HOUR} AS {m.name}"
+        + f", 0) / {SCALED_HOUR} AS {m.name}"
         for m in summed
     ]
     select = ",\n           ".join(

@@ -19,6 +19,7 @@ import pandas as pd
 from ccanalytics.history.queries._accounting import (
     IDLE,
     POD_ROWS_ONCE,
+    SCALED_HOUR,
     US_PER_DAY,
     US_PER_HOUR,
     interval_ctes,
@@ -27,6 +28,7 @@ from ccanalytics.history.queries._accounting import (
     rolled_days,
     run,
     split_sql,
+    us_scaled,
     window_us,
 )
 from ccanalytics.history.store._rollup import (
@@ -151,12 +153,22 @@ def _instants(one_file: bool, rollup: bool) -> str:
     snap AS (SELECT * FROM snap_rest UNION ALL BY NAME SELECT * FROM _rollup)"""
 
 
+def _integral(value: str, span: str) -> tuple[str, str]:
+    """Σ value·``span`` in hours as (what to sum, what follows the sum), in scaled
+    microseconds (:func:`us_scaled`: no product overflows, every sum is as exact)."""
+    return f"{value} * {us_scaled(span)}", f" / {SCALED_HOUR}"
+
+
 # The measures summed over rows of ``timed`` (or its pieces, with ``{us}`` = piece_us).
 _MEASURES = "\n    sum({us}) AS observed_us" + "".join(
-    f",\n    sum({m.name} * {{us}}) / {{h}} AS {m.name}" for m in _SUMMED
+    f",\n    sum({summed}){after} AS {m.name}"
+    for m in _SUMMED
+    for summed, after in [_integral(m.name, "{us}")]
 )
 _COALESCED = "\n    coalesce(sum({us}), 0) AS observed_us" + "".join(
-    f",\n    coalesce(sum({m.name} * {{us}}), 0) / {{h}} AS {m.name}" for m in _SUMMED
+    f",\n    coalesce(sum({summed}), 0){after} AS {m.name}"
+    for m in _SUMMED
+    for summed, after in [_integral(m.name, "{us}")]
 )
 
 
@@ -272,7 +284,7 @@ def _per_window_sql(one_file: bool, rollup: bool) -> str:
     windows AS (
         SELECT unnest(range(len($starts_us))) AS window_id, unnest($starts_us) AS start_us
     ),{interval_ctes("snap", windows="windows")}
-    SELECT window_id, cluster_id, {_MEASURES.format(us="covered_us", h=US_PER_HOUR)},
+    SELECT window_id, cluster_id, {_MEASURES.format(us="covered_us")},
            ($end_us - start_us) AS window_us
     FROM timed WHERE in_window
     GROUP BY window_id, start_us, cluster_id ORDER BY window_id, cluster_id"""
@@ -310,7 +322,7 @@ def _summed_sql(by: str | None, one_file: bool, rollup: bool) -> str:
     whole = "($end_us - $start_us)"
     if by is None:  # zero covered time sums to 0, not NULL (a young store is a result)
         return f"""{ctes}
-        SELECT {_COALESCED.format(us="covered_us", h=US_PER_HOUR)},
+        SELECT {_COALESCED.format(us="covered_us")},
                (SELECT count(*) FROM scope) * {whole} AS window_us
         FROM timed WHERE in_window"""
     day = US_PER_DAY
@@ -320,7 +332,7 @@ def _summed_sql(by: str | None, one_file: bool, rollup: bool) -> str:
             WHERE $end_us > $start_us
         ),
         per_day AS (
-            SELECT k, {_MEASURES.format(us="piece_us", h=US_PER_HOUR)}
+            SELECT k, {_MEASURES.format(us="piece_us")}
             FROM {split_sql("timed", day)} GROUP BY k
         )
         SELECT days.k,
@@ -355,22 +367,22 @@ def pod_rows_ctes() -> str:
     )"""
 
 
-def _pod_sums(h: int) -> str:
+def _pod_sums() -> str:
     """The registry's sums per pod: Σ row·Δt over its rows where the measure's rule holds."""
     return ",\n           ".join(
-        f"coalesce(sum(coalesce({m.row}, 0) * covered_us)"
+        f"coalesce(sum({summed})"
         + (f" FILTER (WHERE {m.where})" if m.where else "")
-        + f", 0) / {h} AS {m.name}"
+        + f", 0){after} AS {m.name}"
         for m in _SUMMED
+        for summed, after in [_integral(f"coalesce({m.row}, 0)", "covered_us")]
     )
 
 
 def _pod_sql() -> str:
-    h = US_PER_HOUR
     return f"""{pod_rows_ctes()}
     SELECT cluster_id, pod_id, arg_max(name, t) AS name, arg_max(rank, t) AS rank,
            sum(covered_us) AS observed_us,
-           {_pod_sums(h)},
+           {_pod_sums()},
            sum(raw_us - covered_us) AS unobserved_us,
            coalesce(sum(covered_us) FILTER (WHERE idle), 0) AS idle_us,
            min(t) AS first_us, max(t) AS last_us,

@@ -74,12 +74,13 @@ class Questions:
         Returns
         -------
         pandas.DataFrame
-            The dimensions' columns, ``observed_hours``, then each measure (Float64: USD,
-            hours or a 0-1 share, <NA> over no denominator). Split by nothing but
-            ``cluster``, ``day`` or ``pod``, ``observed_hours`` is the time the snapshots
-            cover (a cluster's hours; a pod's hours seen) and ``unobserved_hours`` follows
-            (what :meth:`idle_cost` shows); split otherwise, ``observed_hours`` is the
-            pod-hours the rows stand for. Every split of one measure sums to the same total.
+            The dimensions' columns, the hours, then each measure (Float64: USD, hours
+            or a 0-1 share, <NA> over no denominator). Split by nothing but ``cluster``,
+            ``day`` or ``pod`` and asked only sums that :meth:`idle_cost` answers, the hours
+            are ``observed_hours``, the time the snapshots cover (a cluster's hours; a
+            pod's hours seen), and ``unobserved_hours`` follows; otherwise they are
+            ``pod_hours``, the pod-hours the rows stand for (two pods for an hour: 2).
+            Every split of one measure sums to the same total.
         """
         from ccanalytics.history.queries import _measures, _queries
         from ccanalytics.history.queries._showback import resolve_teams
@@ -172,7 +173,8 @@ class Questions:
         ``h.waste("7d", by="pod")``: per pod (or ``"cluster"``, or ``None`` for one row),
         a column per class of the registry (``idle_empty_cost``, ``idle_loaded_cost``,
         ``straggler_cost``, ``idle_gpus_cost``, ``low_compute_cost``), their sum
-        ``waste_cost``, ``total_cost`` and ``waste_share``. A pod-snapshot is in one class
+        ``waste_cost``, ``total_cost``, ``waste_share`` and ``pod_hours`` (pod-hours seen,
+        not :meth:`idle_cost`'s cluster-hours ``observed_hours``). A pod-snapshot is in one class
         at most (:mod:`ccanalytics.measures.rules`), so ``idle_empty_cost +
         idle_loaded_cost`` is :meth:`idle_cost`'s ``idle_cost``. ``params`` judges
         (idle, memory and low-compute lines, straggler ``z`` and ``min_gap``). See

@@ -139,8 +139,12 @@ def breach_instant(
 
     if not spent < limit or not burn_rate > 0:
         return None
-    crossing = now + pd.Timedelta(hours=(limit - spent) / burn_rate)
-    return crossing if crossing < period_end else None
+    hours = (limit - spent) / burn_rate
+    # Compared in hours first: a crossing far beyond the period (a generous budget) is
+    # past what a pandas Timedelta can hold, and is no crossing this period anyway.
+    if not hours < (period_end - now) / pd.Timedelta(hours=1):
+        return None
+    return now + pd.Timedelta(hours=hours)
 
 
 def _breach_column(rows: pd.DataFrame, limit: Limit) -> pd.Series:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ccanalytics.history.queries._accounting import US_PER_HOUR
+from ccanalytics.history.queries._accounting import SCALED_HOUR, us_scaled
 from ccanalytics.history.queries._queries import pod_rows_ctes
 from ccanalytics.measures import waste_classes
 from ccanalytics.measures._dimensions import columns_of, dimensions
@@ -29,14 +29,16 @@ __all__ = [
 ]
 
 _CLASSES = waste_classes()
-#: The measures of :func:`waste`, after its ``by`` column(s).
-WASTE_COLUMNS = (
-    "observed_hours",
-    "total_cost",
-    *(m.name for m in _CLASSES),
-    "waste_cost",
-    "waste_share",
-)
+#: The measures of :meth:`History.waste`, after its ``by`` column(s): name -> meaning
+#: and unit. ``pod_hours`` is not ``observed_hours``, which is cluster-hours in
+#: :meth:`History.idle_cost` (a pod's own hours with ``by="pod"``).
+WASTE_COLUMNS: dict[str, str] = {
+    "pod_hours": "pod-hours seen: Σ Δt over the pod-snapshots (two pods for an hour: 2)",
+    "total_cost": "USD: Σ cost·Δt (History.idle_cost's total_cost)",
+    **{m.name: f"USD: {m.meaning}" for m in _CLASSES},
+    "waste_cost": "USD: the sum of the classes (a pod-snapshot is in one class at most)",
+    "waste_share": "waste_cost / total_cost, 0-1 (<NA> over no cost)",
+}
 #: What :meth:`History.waste` asks :meth:`History.measures` for: the cost and each class.
 WASTE_MEASURES = ("total_cost", *(m.name for m in _CLASSES))
 #: The key columns of :meth:`History.waste` per ``by``: the dimensions' own.
@@ -69,8 +71,8 @@ def class_sums(span: str) -> str:
     """Each waste class's USD as a select list: Σ row·``span`` over the rows its rule
     assigns to it (``span``: a column of microseconds), ``AS`` the class's name."""
     return ",\n           ".join(
-        f"coalesce(sum(coalesce({m.row}, 0) * {span}) FILTER (WHERE {m.where}), 0)"
-        f" / {US_PER_HOUR} AS {m.name}"
+        f"coalesce(sum(coalesce({m.row}, 0) * {us_scaled(span)}) FILTER (WHERE {m.where}), 0)"
+        f" / {SCALED_HOUR} AS {m.name}"
         for m in _CLASSES
     )
 

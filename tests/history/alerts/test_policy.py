@@ -165,7 +165,34 @@ def test_each_threshold_is_judged_per_cluster_to_the_cent(
         # (2000 - 216) / 4 = 446 h = 18 d 14 h after Nov 10 12:00: Nov 29 02:00.
         "cl-b reaches its 2,000 USD month on 2026-11-29."
     )
-    assert report.warnings == ("rule 'nobody': no cluster in the store matches cl-nope-*",)
+    assert report.unmatched == (
+        "rule 'nobody': no cluster in the store matches cl-nope-* "
+        "(set may_match_nothing = true on the rule if it may)",
+    )
+
+
+def test_each_pattern_that_matches_nothing_is_named_unless_the_rule_may(
+    budget_store: Path,
+) -> None:
+    policy = parse_policy(
+        '[[rule]]\nname = "typo"\nclusters = ["cl-a", "cl-infer-prd", "cl-x*"]\n'
+        "max_idle_cost = 1\n\n"
+        '[[rule]]\nname = "soon"\nclusters = "cl-new-*"\nmax_idle_cost = 1\n'
+        "may_match_nothing = true\n"
+    )
+    with History(budget_store) as h:
+        report = judge_policy(policy, h)
+    # cl-a matches and is judged; the two other patterns of the rule match nothing.
+    assert [j.key for j in report.judgements] == ["typo/max_idle_cost@cl-a"]
+    assert report.unmatched == (
+        "rule 'typo': no cluster in the store matches cl-infer-prd, cl-x* "
+        "(set may_match_nothing = true on the rule if it may)",
+    )
+
+
+def test_may_match_nothing_is_true_or_false() -> None:
+    with pytest.raises(PolicyError, match=r"line 3.*may_match_nothing must be true or false"):
+        parse_policy('[[rule]]\nmax_idle_cost = 1\nmay_match_nothing = "yes"\n')
 
 
 def test_window_figures_name_the_costliest_idle_pods(tmp_path: Path) -> None:

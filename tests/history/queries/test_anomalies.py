@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from history_helpers import pod_row, ts, write_store
+from history_helpers import pod_row, ts, write_empty_listing, write_store
 from prometheus_client.parser import text_string_to_metric_families
 
 from ccanalytics import History
@@ -101,7 +101,7 @@ def test_an_ordinary_hour_is_not_unusual(store: Path) -> None:
 
 
 def test_an_empty_store_has_no_anomaly(tmp_path: Path) -> None:
-    with History(tmp_path) as h:
+    with History(write_empty_listing(tmp_path)) as h:
         frame = h.spend_anomalies()
     assert frame.empty and "robust_z" in frame.columns
 

@@ -22,6 +22,7 @@ from history_helpers import (
     spans,
     ts,
     us,
+    write_empty_listing,
     write_store,
 )
 
@@ -363,7 +364,7 @@ def test_window_bounds_say_which_window_a_query_covers(history: History) -> None
 
 
 def test_an_empty_store_gives_empty_answers(tmp_path: Path) -> None:
-    with History(tmp_path / "none") as empty:
+    with History(write_empty_listing(tmp_path / "none")) as empty:
         assert empty.idle_cost().empty and empty.idle_cost(by="pod").empty
         assert empty.idle_cost(by=None)["observed_hours"].tolist() == [0.0]
         assert empty.stragglers().empty and empty.utilization().empty

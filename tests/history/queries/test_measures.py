@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from history_helpers import write_crash_leftover
 from waste_store import A100, H100, L40S, write_waste_store
 
 from ccanalytics.errors import ArgumentsError
@@ -42,7 +43,7 @@ def test_by_gpu_type_by_hand(store: Path) -> None:
         got = h.measures(["total_cost", "idle_cost", "idle_cost_share"], by="gpu_type")
     assert list(got.columns) == [
         "gpu_type",
-        "observed_hours",
+        "pod_hours",
         "total_cost",
         "idle_cost",
         "idle_cost_share",
@@ -132,12 +133,12 @@ def test_every_split_sums_to_the_whole(store: Path, by: list[str]) -> None:
 
 
 def test_no_split_over_an_empty_store_is_one_row_of_zeros(tmp_path: Path) -> None:
-    with History(tmp_path) as h:
+    with History(write_crash_leftover(tmp_path)) as h:
         whole = h.measures(["straggler_cost", "idle_cost_share"], by=None)
         split = h.measures("straggler_cost", by="gpu_type")
     assert whole["straggler_cost"].tolist() == [0.0]
     assert whole["idle_cost_share"].isna().all()  # no spend: no share
-    assert split.empty and list(split.columns) == ["gpu_type", "observed_hours", "straggler_cost"]
+    assert split.empty and list(split.columns) == ["gpu_type", "pod_hours", "straggler_cost"]
 
 
 @pytest.mark.parametrize(

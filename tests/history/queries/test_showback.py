@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from examples import examples
-from history_helpers import pod_row, ts, write_store
+from history_helpers import pod_row, ts, write_empty_listing, write_store
 from hypothesis import given, settings, strategies as st
 from simulated_day import START, SimulatedDay
 
@@ -188,7 +188,7 @@ def test_a_bad_mapping_fails_before_the_store_is_read(tmp_path: Path, one_pod: P
 
 
 def test_an_empty_store_gives_an_empty_frame_with_the_columns(tmp_path: Path) -> None:
-    with History(tmp_path / "none") as h:
+    with History(write_empty_listing(tmp_path / "none")) as h:
         rows = h.showback("7d")
     assert rows.empty and list(rows.columns) == list(SHOWBACK_COLUMNS)
 

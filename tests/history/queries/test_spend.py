@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from budget_store import A_RATE, B_RATE
-from history_helpers import ts
+from history_helpers import ts, write_crash_leftover
 
 from ccanalytics import History
 from ccanalytics.history import period_bounds
@@ -108,7 +108,7 @@ def test_a_cluster_not_yet_seen_is_not_projected(budget_store: Path) -> None:
 
 
 def test_an_empty_store_gives_an_empty_frame_with_the_columns(tmp_path: Path) -> None:
-    with History(tmp_path) as h:
+    with History(write_crash_leftover(tmp_path)) as h:
         frame = h.spend()
     assert frame.empty
     assert {"period", "spent", "burn_rate", "projected"} <= set(frame.columns)
@@ -148,3 +148,17 @@ def test_breach_instant_is_before_the_period_end_exactly_when_projected_over() -
     assert breach_instant(512.50, 2.50, 1742.49, now, end) is not None
     assert breach_instant(512.50, 0.0, 600.0, now, end) is None  # burning nothing
     assert breach_instant(600.0, 2.50, 600.0, now, end) is None  # at the limit already
+
+
+def test_a_limit_far_beyond_the_period_has_no_breach_date() -> None:
+    now, end = ts("2026-11-10T12:00"), ts("2026-12-01")
+    # (1e8 - 512.50) / 2.50 h is some 4,500 years: past pandas' Timedelta, and past the
+    # period's end, so never a crossing this period.
+    assert breach_instant(512.50, 2.50, 1e8, now, end) is None
+    assert breach_instant(0.0, 1e-300, 1.0, now, end) is None  # a rate that is all but zero
+
+
+def test_a_generous_budget_gives_a_null_breach_at(budget_store: Path) -> None:
+    with History(budget_store) as h:
+        frame = h.spend(limit={"month": 100_000_000})
+    assert frame["breach_at"].isna().all()

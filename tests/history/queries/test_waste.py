@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from history_helpers import pod_row, ts, write_empty_listing, write_store
 from waste_store import TIMES, frames, write_waste_store
 
 from ccanalytics import analysis
@@ -147,9 +148,26 @@ def test_check_and_the_textfile_carry_each_class(store: Path) -> None:
 
 
 def test_an_empty_store_has_no_waste(tmp_path: Path) -> None:
-    with History(tmp_path) as h:
+    with History(write_empty_listing(tmp_path)) as h:
         one = h.waste(by=None)
         per = h.waste(by="pod")
     assert len(one) == 1 and float(one.iloc[0]["waste_cost"]) == 0.0
     assert per.empty and "idle_gpus_cost" in per.columns
     assert isinstance(one, pd.DataFrame)
+
+
+def test_pod_hours_and_observed_hours_are_two_names_for_two_quantities(tmp_path: Path) -> None:
+    # Two pods seen for the same hour of one cluster (13 snapshots, 5 minutes apart):
+    # one cluster-hour observed, two pod-hours.
+    rows = [
+        pod_row("cl-a", str(ts("2026-11-20T10:00") + pd.Timedelta(minutes=5 * i)), pod)
+        for i in range(13)
+        for pod in ("p1", "p2")
+    ]
+    write_store(tmp_path, rows)
+    with History(tmp_path) as h:
+        waste = h.waste(by="cluster").set_index("cluster_id")
+        idle = h.idle_cost(by="cluster").set_index("cluster_id")
+    assert idle.loc["cl-a", "observed_hours"] == pytest.approx(1.0)  # cluster-hours
+    assert waste.loc["cl-a", "pod_hours"] == pytest.approx(2.0)  # pod-hours
+    assert "observed_hours" not in waste.columns

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from history_helpers import write_crash_leftover
 
 from ccanalytics import History, pods_frame
 from ccanalytics.history import resolve_window
@@ -114,7 +115,7 @@ def test_resolve_window_is_reusable_on_the_connection(store: Path, tmp_path: Pat
     with History(store) as h:
         start, end = resolve_window(h.connection, timedelta(minutes=10), None)
     assert start == pd.Timestamp("2026-11-21T00:00Z") and end is None
-    with History(tmp_path / "empty") as h:
+    with History(write_crash_leftover(tmp_path / "empty")) as h:
         assert resolve_window(h.connection, timedelta(hours=1), "2026-11-21") == (
             None,
             pd.Timestamp("2026-11-21T00:00Z"),

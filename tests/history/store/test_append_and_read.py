@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
+from history_helpers import write_empty_listing
 
 import ccanalytics
 from ccanalytics import History, StoreError, collect
@@ -329,13 +330,9 @@ def test_a_column_the_files_lack_still_reads_as_null(client: Any, tmp_path: Path
 # -- empty, missing and corrupt stores ----------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["missing", "empty folder"])
-def test_an_empty_or_missing_store_gives_empty_frames_with_the_right_columns(
-    tmp_path: Path, kind: str
-) -> None:
-    store = tmp_path / "store"
-    if kind == "empty folder":
-        store.mkdir()
+def test_a_store_without_pods_gives_empty_frames_with_the_right_columns(tmp_path: Path) -> None:
+    # A missing or empty folder is no store at all: tests/history/test_no_store.py.
+    store = write_empty_listing(tmp_path / "store")
     with History(store) as h:
         pods, gpus = h.pods(), h.gpus()
         n = h.sql("SELECT count(*) AS n FROM pods")["n"].tolist()
@@ -346,7 +343,7 @@ def test_an_empty_or_missing_store_gives_empty_frames_with_the_right_columns(
     assert list(gpus.columns) == [*live_gpus.columns, "observed_at"]
     assert pods.dtypes.drop("observed_at").to_dict() == live_pods.dtypes.to_dict()
     assert str(pods["observed_at"].dtype) == "datetime64[ns, UTC]"
-    assert not store.exists() or kind == "empty folder"  # reading never creates anything
+    assert not (store / "pods").exists() and not (store / "gpus").exists()  # nor creates
 
 
 def test_a_corrupt_file_gives_an_error_naming_it(client: Any, tmp_path: Path) -> None:
@@ -362,7 +359,7 @@ def test_a_corrupt_file_gives_an_error_naming_it(client: Any, tmp_path: Path) ->
 
 
 def test_a_query_mistake_is_duckdbs_own_error_not_a_store_error(tmp_path: Path) -> None:
-    with History(tmp_path) as h, pytest.raises(duckdb.Error) as caught:
+    with History(write_empty_listing(tmp_path)) as h, pytest.raises(duckdb.Error) as caught:
         h.sql("SELECT no_such_column FROM pods")
     assert not isinstance(caught.value, StoreError)
 

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from examples import examples
+from history_helpers import write_crash_leftover
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from ccanalytics.frames import POD_COLUMNS
@@ -298,7 +299,7 @@ def test_windows_over_a_store_without_snapshots_are_each_idle_costs_empty_frame(
     tmp_path: Path,
 ) -> None:
     """An open end on an empty store: no window to time, one empty frame per start."""
-    with History(tmp_path) as h:
+    with History(write_crash_leftover(tmp_path)) as h:
         together = _idle_cost_since(h, [T0, T0 + pd.Timedelta(days=1)], None, None)
         alone = h.idle_cost(T0, None, by="cluster")
     assert len(together) == 2
