@@ -41,7 +41,13 @@ from ccanalytics.history.queries._window import BOUNDS_VIEW, resolve_window
 from ccanalytics.history.store._daycache import DayCache
 from ccanalytics.history.store._duckdb import connect
 from ccanalytics.history.store._fs import dataset_of, open_store
-from ccanalytics.history.store._layout import list_tables, partition_day, store_folder
+from ccanalytics.history.store._layout import (
+    holds_store,
+    list_tables,
+    no_store_error,
+    partition_day,
+    store_folder,
+)
 from ccanalytics.history.store._rollup import list_rollups, merged_rollups, rolled_days
 from ccanalytics.history.store._schema import TABLES, empty_table, schema_key, to_pandas
 from ccanalytics.history.store._vetted import VetCache
@@ -101,20 +107,8 @@ class Catalog:
         self._finalizer()
 
     def no_store(self) -> StoreError:
-        """The error of a path that holds no store: a typo or another folder would
-        otherwise answer every question with an empty frame. Only collect creates one."""
-        where = self.location.show(self.root)
-        folders = [f"{table}/" for table in TABLES]
-        why = (
-            f"no file in its {', '.join(folders[:-1])} or {folders[-1]}"
-            if self.location.exists()
-            else "it does not exist"
-        )
-        return StoreError(
-            f"the store {where} holds no snapshot: {why} (is the path right? collect "
-            "creates a store)",
-            self.location.at(self.root),
-        )
+        """The error of a path that holds no store (see :func:`holds_store`)."""
+        return no_store_error(self.location, TABLES)
 
     # -- the questions' side ----------------------------------------------------------
 
@@ -230,12 +224,7 @@ class Catalog:
 
     def _refresh(self) -> None:
         listings = list_tables(self.location, list(TABLES), every_marker=False)
-        # Any file a writer left, even one being written or of a failed snapshot, says a
-        # store is there.
-        self.holds_store = any(
-            listing.files or listing.temporary or listing.markers or listing.uncommitted
-            for listing in listings.values()
-        )
+        self.holds_store = holds_store(listings)
         self._refuse_outside(listings)
         if self._cache is None:
             self._cache = VetCache.load(self.location)

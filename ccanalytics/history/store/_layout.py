@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import PurePath
@@ -54,9 +55,11 @@ __all__ = [
     "Listing",
     "committed_snapshots",
     "data_file_name",
+    "holds_store",
     "list_store",
     "list_tables",
     "new_snapshot_id",
+    "no_store_error",
     "partition_dir",
     "read_marker",
     "snapshot_of",
@@ -159,6 +162,35 @@ def read_marker(store: Location, path: PurePath) -> tuple[str, frozenset[str]]:
 def list_store(store: Location, table: str) -> Listing:
     """The files of ``store/table`` a reader should read (see the module docstring)."""
     return list_tables(store, [table])[table]
+
+
+def holds_store(listings: Mapping[str, Listing]) -> bool:
+    """Whether a listing of the store's tables found any file a writer left: data, one
+    being written or left by a crash, a compaction's marker, a failed snapshot's file.
+
+    A path with none holds no store (a typo, another folder), and every reader and
+    maintainer refuses it with :func:`no_store_error`: only ``collect`` creates a store.
+    """
+    return any(
+        listing.files or listing.temporary or listing.markers or listing.uncommitted
+        for listing in listings.values()
+    )
+
+
+def no_store_error(store: Location, tables: Sequence[str]) -> StoreError:
+    """The error of a path that holds no store (:func:`holds_store`), naming it: a typo
+    would otherwise answer every question with nothing."""
+    where = store.show(store.root)
+    folders = [f"{table}/" for table in tables]
+    why = (
+        f"no file in its {', '.join(folders[:-1])} or {folders[-1]}"
+        if store.exists()
+        else "it does not exist"
+    )
+    return StoreError(
+        f"the store {where} holds no snapshot: {why} (is the path right? collect creates a store)",
+        store.at(store.root),
+    )
 
 
 def list_tables(

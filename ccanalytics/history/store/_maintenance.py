@@ -63,8 +63,10 @@ from ccanalytics.history.store._layout import (
     MARKER_PREFIX,
     committed_snapshots,
     data_file_name,
+    holds_store,
     is_committed,
     list_tables,
+    no_store_error,
     partition_dir,
     read_marker,
     snapshot_of,
@@ -268,8 +270,8 @@ def compact(store: str | PathLike[str] | Location, day: str | date | datetime) -
     instant, which long windows of :meth:`History.idle_cost` read in place of its pod
     rows). Also finishes a compaction a crash interrupted, and removes temporary files left
     by crashed writers (older than an hour). Every failure (a store path that is not a
-    folder, a read-only or full disk) is a :class:`StoreError` naming the path; a
-    failed compaction leaves the day's files as they were.
+    folder or holds no store, a read-only or full disk) is a :class:`StoreError` naming
+    the path; a failed compaction leaves the day's files as they were.
     """
     root, name = open_store(store), _day(day)
     store_folder(root)
@@ -277,9 +279,9 @@ def compact(store: str | PathLike[str] | Location, day: str | date | datetime) -
     after: dict[str, int] = {}
     rows: dict[str, int] = {}
     removed: list[PurePath] = []
-    if not root.exists():  # a mistyped path: nothing to compact, and nothing created
-        empty = MappingProxyType(dict.fromkeys(TABLES, 0))
-        return CompactResult(name, empty, empty, empty)
+    # Before the lock, which would leave its file in a folder that is not a store.
+    if not root.exists() or not holds_store(list_tables(root, list(TABLES), every_marker=False)):
+        raise no_store_error(root, TABLES)
     try:
         with root.lock(_LOCK_NAME):
             committed = _committed_now(root)
@@ -313,8 +315,9 @@ def verify(store: str | PathLike[str] | Location) -> StoreReport:
     """Read every file's Parquet footer; report unreadable files, leftovers and markers.
 
     A folder or file that is a symbolic link out of the store is reported unreadable
-    (:class:`History` refuses it). A store path that is not a folder is a
-    :class:`StoreError`; a missing one is an empty store.
+    (:class:`History` refuses it). A store path that is not a folder, and one that holds
+    no store (missing, or no file in its tables' folders: a typo), is a
+    :class:`StoreError` naming it.
     """
     root = store_folder(open_store(store))
     count = 0
@@ -323,6 +326,8 @@ def verify(store: str | PathLike[str] | Location) -> StoreReport:
     unreadable: dict[PurePath, str] = {}
     uncommitted: list[PurePath] = []
     listings = list_tables(root, list(TABLES))
+    if not holds_store(listings):
+        raise no_store_error(root, TABLES)
     for table in TABLES:
         listing = listings[table]
         count += len(listing.files)

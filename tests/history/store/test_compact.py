@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ccanalytics import History, collect
+from ccanalytics.errors import StoreError
 from ccanalytics.history import compact, verify
 from ccanalytics.history.store._write import DICTIONARY_FROM_ROWS
 from ccanalytics.sandbox import EXEMPT_KEY, Sandbox, SandboxApp, SimulatedClock
@@ -342,16 +343,36 @@ def test_a_bad_day_is_a_value_error(tmp_path: Path, day: Any) -> None:
         compact(tmp_path, day)
 
 
-def test_a_day_without_files_is_nothing_to_do(tmp_path: Path) -> None:
-    result = compact(tmp_path, "2026-11-20")
+def test_a_day_without_files_is_nothing_to_do(store: Path) -> None:
+    result = compact(store, "2026-11-01")
     assert dict(result.files_before) == {"pods": 0, "gpus": 0, "snapshots": 0}
-    assert not (tmp_path / "pods").exists()
+    assert not (store / "pods" / "date=2026-11-01").exists()
 
 
-def test_a_missing_store_is_not_created(tmp_path: Path) -> None:
-    result = compact(tmp_path / "typo", "2026-11-20")
-    assert dict(result.rows) == {"pods": 0, "gpus": 0, "snapshots": 0}
-    assert not (tmp_path / "typo").exists()
+@pytest.mark.parametrize("where", ["typo", "folder"])
+def test_a_path_that_holds_no_store_is_a_store_error_and_nothing_is_created(
+    tmp_path: Path, where: str
+) -> None:
+    """A mistyped path, or a folder of something else (``/etc``): compacting it would
+    report nothing to do and leave its lock file behind."""
+    path = tmp_path / where
+    if where == "folder":
+        path.mkdir()
+        (path / "notes.txt").write_text("not a store")
+    with pytest.raises(StoreError, match="holds no snapshot") as caught:
+        compact(path, "2026-11-20")
+    assert str(path) in str(caught.value)
+    assert not path.exists() if where == "typo" else sorted(os.listdir(path)) == ["notes.txt"]
+
+
+@pytest.mark.parametrize("where", ["typo", "folder"])
+def test_verify_of_a_path_that_holds_no_store_is_a_store_error(tmp_path: Path, where: str) -> None:
+    path = tmp_path / where
+    if where == "folder":
+        path.mkdir()
+    with pytest.raises(StoreError, match="holds no snapshot"):
+        verify(path)
+    assert path.exists() == (where == "folder")
 
 
 def _dictionary_encoded(path: Path) -> bool:
