@@ -27,7 +27,9 @@ Only what readers count is merged: the files of snapshots whose record was commi
 when the compaction began (and files of no snapshot). The ids are read once, before
 the first table is merged (the snapshots table, whose names carry them, is merged
 last), so a snapshot committed meanwhile keeps its own files, and a failed snapshot's
-files are left out, then removed once they are an hour old (:mod:`._layout`).
+files are left out, then removed once they are an hour old
+(:data:`ORPHAN_AGE_SECONDS`; the rule that they count for nothing is :mod:`._layout`'s).
+A record whose id a surviving data file's name still carries is not merged.
 
 Engines that do not honour the marker (DuckDB's glob, Spark, ...) see the same rows
 exactly once whenever no compaction is running; do not run them during one, or read
@@ -172,6 +174,10 @@ def _write_marker(store: Location, folder: PurePath, merged: str, replaces: list
     return marker
 
 
+#: The tables whose files a snapshot's record commits (the records themselves are merged last).
+_DATA_TABLES = ("pods", "gpus")
+
+
 def _remove_uncommitted(
     store: Location, folder: PurePath, committed: frozenset[str], now: float
 ) -> list[PurePath]:
@@ -191,23 +197,41 @@ def _remove_uncommitted(
     return removed
 
 
-def _mergeable(store: Location, folder: PurePath, committed: frozenset[str]) -> list[PurePath]:
+def _mergeable(
+    store: Location, folder: PurePath, committed: frozenset[str], named: frozenset[str]
+) -> list[PurePath]:
     """The data files of a partition that a compaction merges: those of no snapshot and
-    those of the snapshots committed when it began (records included)."""
+    those of the snapshots committed when it began (records included), but not a record
+    whose id a data file still carries (``named``)."""
     return [
         folder / n
         for n, _ in store.entries(folder)
         if n.endswith(DATA_SUFFIX)
         and not n.startswith(".")
-        and (snapshot_of(n) is None or snapshot_of(n) in committed)
+        and (
+            snapshot_of(n) is None or (snapshot_of(n) in committed and snapshot_of(n) not in named)
+        )
     ]
 
 
+def _ids_on_data_files(store: Location) -> frozenset[str]:
+    """The snapshot ids that pods and gpus files anywhere in the store still carry in their
+    names: a file left alone on its day (nothing to merge it with) keeps its id, and it
+    counts only while a record named with that id exists, so that record is not merged."""
+    listings = list_tables(store, list(_DATA_TABLES), every_marker=False)
+    names = [path.name for listing in listings.values() for path in listing.files]
+    return committed_snapshots(names)
+
+
 def _compact_folder(
-    store: Location, folder: PurePath, table_name: str, committed: frozenset[str]
+    store: Location,
+    folder: PurePath,
+    table_name: str,
+    committed: frozenset[str],
+    named: frozenset[str] = frozenset(),
 ) -> tuple[int, int, int]:
     """Merge one partition folder's files: (files before, files after, rows)."""
-    files = _mergeable(store, folder, committed)
+    files = _mergeable(store, folder, committed, named)
     if len(files) <= 1:
         rows = pq.read_metadata(store.source(files[0])).num_rows if files else 0
         return len(files), len(files), rows
@@ -293,8 +317,10 @@ def compact(store: str | PathLike[str] | Location, day: str | date | datetime) -
                 _finish_leftovers(root, folder)
                 removed += _remove_orphans(root, folder, time.time())
                 removed += _remove_uncommitted(root, folder, committed, time.time())
+                # The records keep each id a surviving data file's name still needs.
+                named = _ids_on_data_files(root) if table not in _DATA_TABLES else frozenset()
                 before[table], after[table], rows[table] = _compact_folder(
-                    root, folder, table, committed
+                    root, folder, table, committed, named
                 )
             _roll_up(root, name, committed)
     except OSError as err:

@@ -397,3 +397,29 @@ def test_small_files_are_written_plain_and_big_ones_with_dictionaries(store: Pat
     assert pq.ParquetFile(gpus).metadata.num_rows >= DICTIONARY_FROM_ROWS
     assert _dictionary_encoded(gpus)
     assert {table: all_rows(store, table) for table in ("pods", "gpus")} == before
+
+
+def test_a_lone_snapshot_file_stays_counted_when_the_records_are_merged(
+    tmp_path: Path, clock: SimulatedClock
+) -> None:
+    """One snapshot's pods and gpus files alone on their day, two records: merging the
+    records must not take away the id that makes the lone files count (nor let a later
+    compaction delete them as a failed snapshot's)."""
+    collect_at(clock, tmp_path, ["cl-infer-prod"])
+    (record,) = data_files(tmp_path, "snapshots")
+    # A second snapshot of that day that listed no pods: a record and nothing else.
+    other = record.with_name(record.name[: -len("s" + "0" * 32 + ".parquet")] + "s" + "e" * 32)
+    shutil.copy2(record, other.with_suffix(".parquet"))
+    with History(tmp_path) as h:
+        before = len(h.pods())
+    assert before > 0
+    compact(tmp_path, the_day(tmp_path))
+    with History(tmp_path) as h:
+        assert len(h.pods()) == before
+    for path in data_files(tmp_path, "pods") + data_files(tmp_path, "gpus"):
+        old = time.time() - 2 * 3600
+        os.utime(path, (old, old))
+    again = compact(tmp_path, the_day(tmp_path))
+    assert again.removed_temporary == ()
+    with History(tmp_path) as h:
+        assert len(h.pods()) == before
