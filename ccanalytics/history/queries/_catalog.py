@@ -47,6 +47,7 @@ from ccanalytics.history.store._layout import (
     no_store_error,
     partition_day,
     store_folder,
+    survey,
 )
 from ccanalytics.history.store._rollup import list_rollups, merged_rollups, rolled_days
 from ccanalytics.history.store._schema import TABLES, empty_table, schema_key, to_pandas
@@ -218,7 +219,7 @@ class Catalog:
             return  # one question, one listing (one_listing)
         # One listing of an S3 store answers every table, its rollups and the day cache
         # (the markers still get their own listing, after the data files' one).
-        with self.location.surveyed():
+        with survey(self.location):
             self._refresh()
         self._listed_once = self._questions > 0
 

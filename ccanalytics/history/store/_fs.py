@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from os import PathLike
 from pathlib import Path, PurePath, PurePosixPath
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, overload
 from urllib.parse import parse_qs, quote, urlsplit
 
 from ccanalytics._files import fsync_dir, write_atomic, write_new
@@ -85,6 +85,8 @@ FETCHES_AT_ONCE = 8
 #: A store surveyed with fewer objects than this (one page of a listing) has its
 #: markers' pass listed by botocore, not pyarrow (see S3Location._names).
 SMALL_LISTING = 1000
+#: Keys a listing request asks for at most (S3's own maximum).
+LIST_PAGE_SIZE = 1000
 #: Tries of one S3 read whose download was cut short (see S3Location.read_bytes), and
 #: the pause before the second (doubled before each next: 0.1, 0.2, 0.4 s).
 READ_ATTEMPTS = 4
@@ -146,13 +148,17 @@ class Location:
         partitions = self.partitions(table_dir)
         return partitions, self.entries_of([part for part, out in partitions if not out])
 
-    def surveyed(self) -> contextlib.AbstractContextManager[None]:
+    def surveyed(self, first: PurePath | None = None) -> contextlib.AbstractContextManager[None]:
         """Within this block, the listings of a reader's first pass (:meth:`table_listing`,
         :meth:`partitions`, :meth:`entries`, :meth:`walk`) may all be answered by one
         listing of the whole store, made at the first of them (S3: one request, not
         one per table and folder). :meth:`entries_of` (the markers' pass, which must
         come after the data files' listing) always lists afresh; so does any listing
-        after this location wrote or deleted something. Locally nothing changes."""
+        after this location wrote or deleted something. Locally nothing changes.
+
+        ``first``: a folder whose files must be listed before every other folder's (the
+        snapshots' records, :mod:`._layout`). A listing of many pages comes in key
+        order, so that folder is then listed by a request of its own first."""
         return contextlib.nullcontext()
 
     def outside(self, path: PurePath) -> bool:
@@ -413,6 +419,8 @@ class S3Location(Location):
         #: store's objects, sorted by key, and those keys, for bisecting).
         self._surveying = False
         self._survey: tuple[list[dict[str, Any]], list[str]] | None = None
+        #: The folder a survey lists before the others (see :meth:`Location.surveyed`).
+        self._first: PurePath | None = None
 
     def __repr__(self) -> str:
         return f"S3Location({self.show(self.root)!r})"
@@ -538,12 +546,12 @@ class S3Location(Location):
         return self._object(folder) + "/" if folder != PurePosixPath(self.bucket) else ""
 
     @contextlib.contextmanager
-    def surveyed(self) -> Iterator[None]:
-        self._surveying, self._survey = True, None
+    def surveyed(self, first: PurePath | None = None) -> Iterator[None]:
+        self._surveying, self._survey, self._first = True, None, first
         try:
             yield
         finally:
-            self._surveying, self._survey = False, None
+            self._surveying, self._survey, self._first = False, None, None
 
     def _list(self, folder: PurePath, *, delimiter: bool) -> tuple[list[dict[str, Any]], list[str]]:
         if self._surveying and self._within(folder):
@@ -558,7 +566,7 @@ class S3Location(Location):
     ) -> tuple[list[dict[str, Any]], list[str]]:
         """What a listing of ``folder`` would return, cut from the survey of the store."""
         if self._survey is None:
-            objects, _ = self._request_listing(self.root, delimiter=False)
+            objects = self._survey_objects()
             objects.sort(key=lambda obj: str(obj["Key"]))
             self._survey = objects, [obj["Key"] for obj in objects]
         objects, keys = self._survey
@@ -580,19 +588,58 @@ class S3Location(Location):
                 folders.append(prefix + head + "/")
         return direct, folders
 
+    def _survey_objects(self) -> list[dict[str, Any]]:
+        """Every object of the store, with the ``first`` folder's listed before the rest.
+
+        One page is one request, read whole. Pages after it come in key order, the
+        ``first`` folder's keys possibly last: then that folder is listed on its own
+        first and its objects taken from that listing, the rest from the whole one.
+        """
+        if self._first is None:
+            return self._request_listing(self.root, delimiter=False)[0]
+        objects, _, more = self._request_listing(self.root, delimiter=False, pages=1)
+        if not more:
+            return objects
+        first, _ = self._request_listing(self._first, delimiter=False)
+        everything, _ = self._request_listing(self.root, delimiter=False)
+        prefix = self._prefix(self._first)
+        return [obj for obj in everything if not obj["Key"].startswith(prefix)] + first
+
+    @overload
     def _request_listing(
         self, folder: PurePath, *, delimiter: bool
-    ) -> tuple[list[dict[str, Any]], list[str]]:
+    ) -> tuple[list[dict[str, Any]], list[str]]: ...
+
+    @overload
+    def _request_listing(
+        self, folder: PurePath, *, delimiter: bool, pages: int
+    ) -> tuple[list[dict[str, Any]], list[str], bool]: ...
+
+    def _request_listing(
+        self, folder: PurePath, *, delimiter: bool, pages: int | None = None
+    ) -> tuple[list[dict[str, Any]], list[str]] | tuple[list[dict[str, Any]], list[str], bool]:
+        """The objects and subfolders under ``folder``; with ``pages``, at most that many
+        pages of them and whether more follow."""
         prefix = self._prefix(folder)
         objects: list[dict[str, Any]] = []
         folders: list[str] = []
-        options: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix}
+        options: dict[str, Any] = {
+            "Bucket": self.bucket,
+            "Prefix": prefix,
+            "PaginationConfig": {"PageSize": LIST_PAGE_SIZE},
+        }
         if delimiter:
             options["Delimiter"] = "/"
+        more = False
         try:
-            for page in self.client.get_paginator("list_objects_v2").paginate(**options):
+            for count, page in enumerate(
+                self.client.get_paginator("list_objects_v2").paginate(**options), 1
+            ):
                 objects += page.get("Contents", ())
                 folders += [p["Prefix"] for p in page.get("CommonPrefixes", ())]
+                if pages is not None and count >= pages:
+                    more = bool(page.get("IsTruncated"))
+                    break
         except Exception as err:
             raise StoreError(
                 f"cannot list {self.show(folder)}: {_aws_reason(err)}", self.show(folder)
@@ -600,7 +647,7 @@ class S3Location(Location):
         for obj in objects:
             path = PurePosixPath(self.bucket, obj["Key"])
             self._keys[path] = _s3_key(obj["Size"], obj["LastModified"], obj["ETag"])
-        return objects, folders
+        return (objects, folders) if pages is None else (objects, folders, more)
 
     def partitions(self, table_dir: PurePath) -> list[tuple[PurePath, bool]]:
         _, folders = self._list(table_dir, delimiter=True)

@@ -13,10 +13,12 @@ its snapshot's id: ``<observed_at>-s<snapshot id>.parquet`` in each table.
 A snapshot counts once its record is committed: its ``snapshots`` file is written last,
 so a pods or gpus file named with a snapshot id that no ``snapshots`` file carries is a
 snapshot that failed, or one still being written, and no reader reads it
-(:attr:`Listing.uncommitted`). The snapshots table is listed before the others, so a
-reader that finds the record finds every file it commits. Files named without an id
-(written by hand, by :func:`~._write.append_frame` alone, merged by a compaction) are
-read as they are. Names that start with a dot are
+(:attr:`Listing.uncommitted`). The snapshots table is listed before the others (on S3
+too, where one listing of many pages would bring it last: :func:`survey`), so a reader
+that finds the record finds every file it commits. A compaction never merges away a
+record whose id a data file's name still carries (a file alone on its day keeps its
+name). Files named without an id (written by hand, by :func:`~._write.append_frame`
+alone, merged by a compaction) are read as they are. Names that start with a dot are
 never data: ``.<name>.tmp`` is a file being written (or left by a crash), and
 ``.compaction-<uuid>.json`` is a compaction in progress (see :mod:`._compact`).
 DuckDB, Polars, pyarrow and Spark skip them (they do not end in ``.parquet``, and
@@ -41,6 +43,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import PurePath
@@ -64,6 +67,7 @@ __all__ = [
     "read_marker",
     "snapshot_of",
     "store_folder",
+    "survey",
     "temp_path",
 ]
 
@@ -162,6 +166,12 @@ def read_marker(store: Location, path: PurePath) -> tuple[str, frozenset[str]]:
 def list_store(store: Location, table: str) -> Listing:
     """The files of ``store/table`` a reader should read (see the module docstring)."""
     return list_tables(store, [table])[table]
+
+
+def survey(store: Location) -> AbstractContextManager[None]:
+    """The store listed once for a reader's pass (:meth:`Location.surveyed`), the records
+    before the files they commit (see the module docstring)."""
+    return store.surveyed(first=store.root / _RECORDS)
 
 
 def holds_store(listings: Mapping[str, Listing]) -> bool:

@@ -704,3 +704,34 @@ def test_the_same_simulated_day_answers_to_the_cent_on_s3_and_on_a_folder(
     monkeypatch.setattr(_daycache, "BLOCK_FILES", 10**9)
     upload_folder(simulated_day.store, s3_store)
     _assert_same_answers(str(simulated_day.store), s3_store)
+
+
+def test_a_survey_of_many_pages_lists_the_records_first(
+    s3_store: str, clock: SimulatedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listing of many pages comes in key order, the records (``snapshots/``) last: a
+    compaction between its pages would leave a reader with the old data files and only
+    the merged record, which no longer names them. So the records get a request first."""
+    from ccanalytics.history.store import _fs
+
+    for _ in range(3):
+        collect_at(clock, s3_store, ["cl-infer-prod"])
+        clock.advance(timedelta(minutes=5))
+    with History(s3_store) as h:
+        want = h.idle_cost(by="cluster")
+    monkeypatch.setattr(_fs, "LIST_PAGE_SIZE", 2)  # 9 objects: five pages
+    prefixes: list[str] = []
+    with History(s3_store) as h:
+        client = h._catalog.location.client
+        client.meta.events.register(
+            "provide-client-params.s3.ListObjectsV2",
+            lambda params, **_: prefixes.append(params.get("Prefix", "")),
+        )
+        prefixes.clear()
+        h.refresh()
+        got = h.idle_cost(by="cluster")
+    pd.testing.assert_frame_equal(got, want)
+    records = next(i for i, p in enumerate(prefixes) if p.endswith("snapshots/"))
+    root = min(prefixes, key=len)  # the whole store's prefix
+    whole = [i for i, p in enumerate(prefixes) if p == root]
+    assert records < whole[-1], prefixes
