@@ -28,6 +28,7 @@ from __future__ import annotations
 from ccanalytics.measures import rules
 from ccanalytics.measures._engine import query
 from ccanalytics.measures._gpu_types import GpuTypes, gpu_types
+from ccanalytics.measures._measure import Measure, Metric, format_share, sum_where
 from ccanalytics.measures._params import (
     PARAMETER_DOCS,
     Params,
@@ -38,19 +39,14 @@ from ccanalytics.measures._params import (
 from ccanalytics.measures._registry import (
     MEASURES,
     THRESHOLDS,
-    Measure,
-    Metric,
-    Threshold,
-    Unit,
     by_name,
     by_policy_key,
-    format_share,
     policy_keys,
-    sum_where,
     threshold,
     waste_classes,
 )
 from ccanalytics.measures._sql import sql_columns, sql_parameters, sql_printed, sql_tables
+from ccanalytics.measures._thresholds import Threshold, Unit
 
 __all__ = [
     "MEASURES",

@@ -30,12 +30,12 @@ Kinds:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final, Literal
+from typing import Final
 
+from ccanalytics.measures._measure import Measure, Metric
+from ccanalytics.measures._thresholds import PERCENT, POINTS, SHARE, Threshold, Z
 from ccanalytics.measures.rules import (
     IDLE_SQL,
     JUDGED_SQL,
@@ -48,77 +48,12 @@ from ccanalytics.measures.rules import (
 __all__ = [
     "MEASURES",
     "THRESHOLDS",
-    "Measure",
-    "Metric",
-    "Threshold",
-    "Unit",
     "by_name",
     "by_policy_key",
-    "format_share",
     "policy_keys",
     "threshold",
     "waste_classes",
 ]
-
-
-@dataclass(frozen=True)
-class Unit:
-    """What a threshold's values are: their bounds, and how a message or a flag says so."""
-
-    name: str  #: "percent", "z", "points", "share"
-    low: float  #: the least value allowed (included)
-    high: float | None  #: the greatest (included); None: no bound
-    what: str  #: "a utilization in percent (0-100)": the library's message
-    expected: str  #: "a percentage from 0 to 100": the CLI's message
-    metavar: str  #: the flag's value, in ``--help``
-
-    def allows(self, value: Any) -> bool:
-        """Whether ``value`` is a finite number (not a bool) within the bounds."""
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            return False
-        if not math.isfinite(value) or value < self.low:
-            return False
-        return self.high is None or value <= self.high
-
-
-PERCENT: Final = Unit(
-    "percent", 0, 100, "a utilization in percent (0-100)", "a percentage from 0 to 100", "PERCENT"
-)
-Z: Final = Unit("z", 0, None, "a number, 0 or more", "a number, 0 or more", "Z")
-POINTS: Final = Unit("points", 0, None, "a number, 0 or more", "a number, 0 or more", "POINTS")
-SHARE: Final = Unit("share", 0, 1, "a share of snapshots (0-1)", "a share from 0 to 1", "SHARE")
-
-
-@dataclass(frozen=True)
-class Threshold:
-    """One threshold the rules judge with, declared once.
-
-    :class:`~ccanalytics.measures.Params` (its field, default and validation), the SQL
-    parameter ``$name``, the CLI flag of every command that judges pods
-    (``--straggler-z``), the policy key (``[defaults]`` and per rule) and the docs'
-    thresholds table are all read off this entry.
-    """
-
-    name: str  #: the Params field and the SQL parameter
-    default: float
-    unit: Unit
-    meaning: str  #: one sentence: ``--help``, the docs, docstrings
-    key: str = ""  #: the policy key and the flag (``--key-with-dashes``); default ``name``
-
-    @property
-    def policy_key(self) -> str:
-        return self.key or self.name
-
-    @property
-    def flag(self) -> str:
-        """The CLI option: the policy key with dashes."""
-        return "--" + self.policy_key.replace("_", "-")
-
-    def checked(self, value: Any) -> float:
-        """``value`` as a float, or ValueError saying what the threshold takes."""
-        if not self.unit.allows(value):
-            raise ValueError(f"{self.name} is {self.unit.what}, not {value!r}")
-        return float(value)
 
 
 #: Every threshold, in the order Params, the flags and the docs list them.
@@ -184,103 +119,6 @@ def threshold(name: str) -> Threshold:
         return _THRESHOLD[name]
     except KeyError:
         raise KeyError(f"no threshold {name!r} (known: {', '.join(_THRESHOLD)})") from None
-
-
-Kind = Literal["sum", "share", "waste", "count", "spend", "pod_share", "anomaly", "judgement"]
-Format = Literal["usd", "share", "count", "hours", "z", "date"]
-
-
-@dataclass(frozen=True)
-class Metric:
-    """A Prometheus metric of the textfile: ``ccanalytics_<name>``."""
-
-    name: str
-    kind: Literal["gauge", "counter"]
-    help: str
-
-
-def sum_where(value: str, where: str) -> str:
-    """``sum(value) FILTER (WHERE where)`` as ``sum(CASE WHEN where THEN value END)``: the
-    same values summed (a row outside ``where`` gives NULL, which a sum skips), in the
-    aggregate's one pass, where DuckDB runs each FILTER as a pass of its own."""
-    return f"sum(CASE WHEN {where} THEN {value} END)"
-
-
-@dataclass(frozen=True)
-class Measure:
-    """One quantity, declared once (see the module docstring for the kinds)."""
-
-    name: str  #: the column over a window (History), and the measure's name
-    kind: Kind
-    unit: str  #: of ``name``: "USD", "GPU-hours", "0-1", "ranks"
-    meaning: str  #: one sentence: the docs, the report's card note
-    label: str  #: the report's label
-    fmt: Format
-    live: str | None = None  #: the live summary's column (per hour), if any
-    live_unit: str | None = None
-    row: str | None = None  #: "sum": the value of one pod row, per hour
-    where: str | None = None  #: "sum": which pod rows count (None: all)
-    numerator: str | None = None  #: "share": measure names
-    denominator: str | None = None
-    params: tuple[str, ...] = ()  #: the Params fields that judge it
-    policy_key: str | None = None  #: the policy's limit on it
-    old_policy_keys: tuple[str, ...] = ()  #: spellings that warn for one release
-    metric: Metric | None = None
-    #: How an alert says the figure: ``{value}`` formatted by ``fmt``.
-    sentence: str | None = None
-    periodic: bool = False  #: the policy limits it per period (day, week, month)
-    #: Old column names (over a window) for this one: documented, not kept.
-    old_names: tuple[str, ...] = field(default=())
-    #: The report's window section shows it as a card of its own.
-    card: bool = False
-
-    @property
-    def live_dtype(self) -> str:
-        """The live column's dtype: whole numbers for counts of things, else floats."""
-        return "Int64" if self.live_unit in ("GPUs", "pods", "ranks") else "Float64"
-
-    def sql_sum(self, *, case: bool = False) -> str:
-        """``sum(row) FILTER (WHERE where)`` over pod rows (a "sum" or "waste" measure).
-
-        With ``case``, the same sum as ``sum(CASE WHEN where THEN row END)``: a row
-        outside ``where`` gives NULL, which a sum skips, so the same values are summed in
-        the same order. DuckDB runs each FILTER as a pass of its own over the group's
-        rows and the CASE in the aggregate's one pass: the live summary's thirty sums
-        took a fifth less time so.
-        """
-        if self.kind not in ("sum", "waste") or self.row is None:
-            raise TypeError(f"{self.name} is not a sum over pod rows")
-        if case and self.where:
-            return sum_where(self.row, self.where)
-        where = f" FILTER (WHERE {self.where})" if self.where else ""
-        return f"sum({self.row}){where}"
-
-    def format(self, value: float) -> str:
-        """``value`` in words of the measure's unit."""
-        if self.fmt == "usd":
-            return f"{value:,.2f} USD"
-        if self.fmt == "share":
-            return format_share(value)
-        if self.fmt == "hours":
-            return f"{value:,.1f} h"
-        if self.fmt == "z":
-            return f"z {value:.1f}"
-        if self.fmt == "date":  # Unix seconds: the UTC day
-            from datetime import UTC, datetime
-
-            return f"{datetime.fromtimestamp(value, UTC):%Y-%m-%d}"
-        return f"{int(value)}"
-
-
-def format_share(value: float) -> str:
-    """A share (0-1) in percent for a sentence: never a non-zero share printed as 0 %.
-
-    One decimal below 10 % (``0.3%``), none above (``46%``), ``<0.1%`` for the tiniest.
-    """
-    percent = value * 100
-    if 0 < percent < 0.1:
-        return "<0.1%"
-    return f"{percent:.1f}%" if percent < 10 else f"{percent:.0f}%"
 
 
 _HAS_GPUS: Final = "gpu_count > 0"

@@ -229,7 +229,16 @@ def _rule(table: Any, number: int, defaults: Mapping[str, Any], where: _Locator)
         raise where.error(
             number, f"{_MAY_MATCH_NOTHING} must be true or false", key=_MAY_MATCH_NOTHING
         )
-    return Rule(name, clusters, window, thresholds, route, params, warn_at, may_match_nothing)
+    return Rule(
+        name,
+        clusters,
+        window,
+        thresholds,
+        route,
+        params,
+        warn_at,
+        may_match_nothing=may_match_nothing,
+    )
 
 
 def _warn_at(

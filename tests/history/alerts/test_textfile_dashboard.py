@@ -27,7 +27,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from ccanalytics.cli import main
 from ccanalytics.measures import MEASURES, by_policy_key
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DASHBOARD = ROOT / "dashboards" / "grafana.json"
 PROMTOOL = shutil.which("promtool")
 needs_promtool = pytest.mark.skipif(

@@ -180,10 +180,10 @@ def test_a_database_runs_on_the_cores_it_may_use_and_half_the_memory(tmp_path: P
     frames, and runs on the cores this process may use."""
     plain = duckdb.connect()
     with History(_store(tmp_path / "s")) as h:
-        assert _setting(h._con, "threads") == len(os.sched_getaffinity(0))
-        assert _setting(h._con, "allocator_background_threads") is True
-        assert _setting(h._con, "allocator_flush_threshold") == "16MiB"
-        ours = _bytes(str(_setting(h._con, "memory_limit")))
+        assert _setting(h._catalog.con, "threads") == len(os.sched_getaffinity(0))
+        assert _setting(h._catalog.con, "allocator_background_threads") is True
+        assert _setting(h._catalog.con, "allocator_flush_threshold") == "16MiB"
+        ours = _bytes(str(_setting(h._catalog.con, "memory_limit")))
     # DuckDB's default is 80 % of the memory it sees, printed to 3 digits; ours is half.
     assert ours == pytest.approx(_bytes(str(_setting(plain, "memory_limit"))) * 0.5 / 0.8, rel=0.01)
 
