@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import timedelta
+from typing import Final
 
 __all__ = ["DURATION_FORMS", "describe_duration", "format_duration", "parse_duration"]
 
@@ -34,6 +35,10 @@ _UNIT = "|".join(sorted(_UNITS, key=len, reverse=True))
 _PART = re.compile(rf"\s*(\d+(?:\.\d+)?)\s*({_UNIT})(?![a-z])\s*")
 
 
+#: The longest duration taken: pandas' times end in 2262, and no window spans more.
+LONGEST_SECONDS: Final = 100 * 366 * 86400
+
+
 def parse_duration(text: str) -> float:
     """Seconds in ``30s``, ``5m`` (or ``5min``), ``1h``, ``1d``, ``1w``, their words
     (``7 days``, ``90 minutes``) or a sum like ``1h30m``; else ValueError naming
@@ -45,6 +50,8 @@ def parse_duration(text: str) -> float:
     seconds = sum(float(p.group(1)) * _UNITS[p.group(2)] for p in parts)
     if seconds <= 0:
         raise ValueError(f"{text!r}: the interval must be longer than zero")
+    if not seconds <= LONGEST_SECONDS:  # NaN and inf too
+        raise ValueError(f"{text!r} is longer than a century: no store spans it")
     return seconds
 
 

@@ -7,6 +7,8 @@ is not one gets the same sentence, naming every unit, from both.
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -104,3 +106,20 @@ def test_history_and_the_command_line_say_the_same_about_a_bad_duration(
     err = capsys.readouterr().err
     assert exited.value.code == 2
     assert DURATION_FORMS in " ".join(err.split())
+
+
+@pytest.mark.parametrize("text", ["99999999999d", "5300w", "36600.5d", "1" + "0" * 400 + "s"])
+def test_a_duration_past_a_century_is_refused_in_words(text: str) -> None:
+    """Past pandas' times it overflowed inside the parser: a traceback on the command line."""
+    with pytest.raises(ValueError, match="longer than a century"):
+        parse_duration(text)
+
+
+def test_the_cli_refuses_a_window_past_a_century_in_one_line(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ccanalytics", "history", "idle-cost", "--store", str(tmp_path),
+         "--window", "99999999999d"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "longer than a century" in done.stderr and "Traceback" not in done.stderr
