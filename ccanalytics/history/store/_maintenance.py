@@ -48,7 +48,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from os import PathLike
@@ -152,15 +152,25 @@ def _finish_leftovers(store: Location, folder: PurePath) -> None:
 
 
 def _remove_orphans(store: Location, folder: PurePath, now: float) -> list[PurePath]:
+    """Delete the temporary files crashed writers left, once no writer can still be at work."""
+    return _remove_old(
+        store, folder, now, lambda name: name.startswith(".") and name.endswith(TEMP_SUFFIX)
+    )
+
+
+def _remove_old(
+    store: Location, folder: PurePath, now: float, chosen: Callable[[str], bool]
+) -> list[PurePath]:
+    """Delete the ``chosen`` files of ``folder`` older than :data:`ORPHAN_AGE_SECONDS`."""
     removed = []
     for name, _ in store.entries(folder):
-        if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
+        if not chosen(name):
             continue
-        temp = folder / name
+        path = folder / name
         try:
-            if now - store.key(temp)[1] / 1e9 >= ORPHAN_AGE_SECONDS:
-                store.delete(temp)
-                removed.append(temp)
+            if now - store.key(path)[1] / 1e9 >= ORPHAN_AGE_SECONDS:
+                store.delete(path)
+                removed.append(path)
         except FileNotFoundError:
             continue
     return removed
@@ -183,18 +193,12 @@ def _remove_uncommitted(
 ) -> list[PurePath]:
     """Delete the files of snapshots never committed, once a collect still writing
     them is out of the question (:data:`ORPHAN_AGE_SECONDS`)."""
-    removed = []
-    for name, _ in store.entries(folder):
-        if not name.endswith(DATA_SUFFIX) or is_committed(name, committed):
-            continue
-        path = folder / name
-        try:
-            if now - store.key(path)[1] / 1e9 >= ORPHAN_AGE_SECONDS:
-                store.delete(path)
-                removed.append(path)
-        except FileNotFoundError:
-            continue
-    return removed
+    return _remove_old(
+        store,
+        folder,
+        now,
+        lambda name: name.endswith(DATA_SUFFIX) and not is_committed(name, committed),
+    )
 
 
 def _mergeable(
