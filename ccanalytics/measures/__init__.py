@@ -38,15 +38,13 @@ from ccanalytics.measures._params import (
 )
 from ccanalytics.measures._registry import (
     MEASURES,
-    THRESHOLDS,
     by_name,
     by_policy_key,
     policy_keys,
-    threshold,
     waste_classes,
 )
 from ccanalytics.measures._sql import sql_columns, sql_parameters, sql_printed, sql_tables
-from ccanalytics.measures._thresholds import Threshold, Unit
+from ccanalytics.measures._thresholds import THRESHOLDS, Threshold, Unit, threshold
 
 __all__ = [
     "MEASURES",

@@ -13,7 +13,7 @@ from dataclasses import FrozenInstanceError
 from pathlib import Path
 from typing import Any, Final
 
-from ccanalytics.measures._registry import THRESHOLDS, threshold as _threshold
+from ccanalytics.measures._thresholds import THRESHOLDS, threshold as _threshold
 from ccanalytics.measures.rules import MIN_RANKS_FOR_STRAGGLERS
 
 __all__ = ["PARAMETER_DOCS", "Params", "deprecated", "idle_threshold_given", "renamed"]

@@ -35,7 +35,6 @@ from types import MappingProxyType
 from typing import Final
 
 from ccanalytics.measures._measure import Measure, Metric
-from ccanalytics.measures._thresholds import PERCENT, POINTS, SHARE, Threshold, Z
 from ccanalytics.measures.rules import (
     IDLE_SQL,
     JUDGED_SQL,
@@ -47,78 +46,11 @@ from ccanalytics.measures.rules import (
 
 __all__ = [
     "MEASURES",
-    "THRESHOLDS",
     "by_name",
     "by_policy_key",
     "policy_keys",
-    "threshold",
     "waste_classes",
 ]
-
-
-#: Every threshold, in the order Params, the flags and the docs list them.
-THRESHOLDS: Final[tuple[Threshold, ...]] = (
-    Threshold(
-        "idle_threshold",
-        10.0,
-        PERCENT,
-        "a running GPU pod whose busiest GPU is below it is idle",
-    ),
-    Threshold(
-        "z",
-        3.5,
-        Z,
-        "a rank straggles when its robust z-score is below minus this...",
-        key="straggler_z",
-    ),
-    Threshold(
-        "min_gap",
-        10.0,
-        POINTS,
-        "...and it is at least this many utilization points below its cluster's median",
-    ),
-    Threshold(
-        "chronic_share",
-        0.5,
-        SHARE,
-        "a rank flagged in at least this share of its snapshots is a chronic straggler",
-    ),
-    Threshold(
-        "memory_threshold",
-        95.0,
-        PERCENT,
-        "a running GPU pod whose fullest GPU's memory is above it is at risk",
-    ),
-    Threshold(
-        "idle_memory_threshold",
-        10.0,
-        PERCENT,
-        "an idle pod whose fullest GPU's memory is at or above it holds a model (idle, model "
-        "loaded); below it, idle and empty",
-    ),
-    Threshold(
-        "low_compute_threshold",
-        30.0,
-        PERCENT,
-        "a busy GPU pod whose mean GPU utilization is below it does low compute",
-    ),
-    Threshold(
-        "saturation_threshold",
-        95.0,
-        PERCENT,
-        "a running GPU pod whose least busy GPU is above it is saturated",
-    ),
-)
-
-_THRESHOLD: Final[Mapping[str, Threshold]] = MappingProxyType({t.name: t for t in THRESHOLDS})
-
-
-def threshold(name: str) -> Threshold:
-    """The threshold called ``name`` (KeyError naming the known ones otherwise)."""
-    try:
-        return _THRESHOLD[name]
-    except KeyError:
-        raise KeyError(f"no threshold {name!r} (known: {', '.join(_THRESHOLD)})") from None
 
 
 _HAS_GPUS: Final = "gpu_count > 0"

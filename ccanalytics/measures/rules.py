@@ -90,9 +90,9 @@ _DEFAULTS: Final = {
 
 
 def __getattr__(name: str) -> Any:
-    # Read lazily: the registry imports this module's SQL.
+    # Read lazily: the thresholds' entries are the one home of their defaults.
     if name in _DEFAULTS:
-        from ccanalytics.measures._registry import threshold
+        from ccanalytics.measures._thresholds import threshold
 
         return threshold(_DEFAULTS[name]).default
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any, Final
 import pandas as pd
 from markupsafe import Markup
 
+from ccanalytics._durations import describe_duration
+from ccanalytics.measures import waste_classes
 from ccanalytics.measures.rules import DAYS_PER_MONTH
 from ccanalytics.report._html import _Card, _cards
 from ccanalytics.report._templates import block
@@ -44,6 +46,8 @@ __all__ = [
     "live_actions",
     "ranked",
     "render_first_screen",
+    "window_actions",
+    "window_headline",
 ]
 
 #: Actions listed at most: the ones that save the most per day.
@@ -139,6 +143,18 @@ def live_actions(f: _Findings, pods: pd.DataFrame) -> list[Action]:
             )
         )
     return out
+
+
+def window_headline(f: WindowFindings) -> Headline:
+    """The window's waste per day: the waste classes' totals over its days, and each class."""
+    days = f.window.total_seconds() / 86400
+    per_day = [
+        (m.label, float(0.0 if pd.isna(f.totals[m.name]) else f.totals[m.name]) / days)
+        for m in waste_classes()
+        if m.name in f.totals.index
+    ]
+    spend = float(f.totals["total_cost"]) / days
+    return Headline.of(per_day, spend, f"over the last {describe_duration(f.window)}")
 
 
 def window_actions(w: WindowFindings) -> list[Action]:

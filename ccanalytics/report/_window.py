@@ -21,7 +21,6 @@ from markupsafe import Markup
 
 from ccanalytics._durations import describe_duration
 from ccanalytics.measures import MEASURES, Params, waste_classes
-from ccanalytics.report._actions import Headline
 from ccanalytics.report._draw import Plot, figure
 from ccanalytics.report._html import _Card, _columns, _table
 from ccanalytics.report._templates import block
@@ -32,7 +31,6 @@ __all__ = [
     "render_window_section",
     "window_cards",
     "window_findings",
-    "window_headline",
     "window_sentences",
 ]
 
@@ -289,18 +287,6 @@ def window_cards(f: WindowFindings) -> list[_Card]:
         ),
         *_registry_cards(f),
     ]
-
-
-def window_headline(f: WindowFindings) -> Headline:
-    """The window's waste per day: the waste classes' totals over its days, and each class."""
-    days = f.window.total_seconds() / 86400
-    per_day = [
-        (m.label, float(0.0 if pd.isna(f.totals[m.name]) else f.totals[m.name]) / days)
-        for m in waste_classes()
-        if m.name in f.totals.index
-    ]
-    spend = float(f.totals["total_cost"]) / days
-    return Headline.of(per_day, spend, f"over the last {describe_duration(f.window)}")
 
 
 def _registry_cards(f: WindowFindings) -> list[_Card]:

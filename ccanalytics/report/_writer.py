@@ -51,7 +51,13 @@ from ccanalytics.errors import (
     ReportLoadError as ReportLoadError,
 )
 from ccanalytics.measures import Params
-from ccanalytics.report._actions import live_actions, ranked, render_first_screen, window_actions
+from ccanalytics.report._actions import (
+    live_actions,
+    ranked,
+    render_first_screen,
+    window_actions,
+    window_headline,
+)
 from ccanalytics.report._draw import DPI as DPI, Drawers, drawn_together, fill_figures
 
 # The ``X as X`` names moved with their concept; re-exported so they stay importable here.
@@ -248,7 +254,7 @@ def _render(
         from ccanalytics.report import _window
 
         first = render_first_screen(
-            _window.window_headline(window),
+            window_headline(window),
             ranked(window_actions(window)),
             _window.window_cards(window),
         )

@@ -20,13 +20,17 @@ from budget_store import write_budget_store
 from history_helpers import pod_row, ts, write_store
 
 from ccanalytics.report import render_report
-from ccanalytics.report._actions import ranked, render_first_screen, window_actions
+from ccanalytics.report._actions import (
+    ranked,
+    render_first_screen,
+    window_actions,
+    window_headline,
+)
 from ccanalytics.report._budget import budget_section
 from ccanalytics.report._window import (
     render_window_section,
     window_cards,
     window_findings,
-    window_headline,
 )
 
 BIDI = "\u202e\u2066\u200f"  # right-to-left override, isolate, mark
