@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -182,14 +183,18 @@ def test_a_database_runs_on_the_cores_it_may_use_and_half_the_memory(tmp_path: P
     with History(_store(tmp_path / "s")) as h:
         assert _setting(h._catalog.con, "threads") == len(os.sched_getaffinity(0))
         assert _setting(h._catalog.con, "allocator_background_threads") is True
-        assert _setting(h._catalog.con, "allocator_flush_threshold") == "16MiB"
+        flush = str(_setting(h._catalog.con, "allocator_flush_threshold"))
+        assert _bytes(flush) == 16 * 1024**2  # "16MiB" in DuckDB 2, "16.0 MiB" in 1.3
         ours = _bytes(str(_setting(h._catalog.con, "memory_limit")))
     # DuckDB's default is 80 % of the memory it sees, printed to 3 digits; ours is half.
     assert ours == pytest.approx(_bytes(str(_setting(plain, "memory_limit"))) * 0.5 / 0.8, rel=0.01)
 
 
 def _bytes(setting: str) -> float:
-    number, unit = setting.split()
+    """A size as DuckDB prints it: ``16.0 MiB`` (1.3) or ``16MiB``."""
+    found = re.fullmatch(r"([\d.]+)\s*(bytes|KiB|MiB|GiB|TiB)", setting.strip())
+    assert found, setting
+    number, unit = found.groups()
     return float(number) * 1024 ** ["bytes", "KiB", "MiB", "GiB", "TiB"].index(unit)
 
 
