@@ -133,7 +133,7 @@ def test_a_state_that_cannot_be_saved_posts_nothing_and_never_twice(
     def read_only(*args: object, **kwargs: object) -> None:
         raise OSError(30, "Read-only file system")
 
-    monkeypatch.setattr("ccanalytics.history.store._fs.LocalLocation.replace", read_only)
+    monkeypatch.setattr("ccanalytics.history.store._local.LocalLocation.replace", read_only)
     post = Receiver()
     for _ in range(3):
         with pytest.raises(StoreError, match="cannot save the alert state"):

@@ -3,7 +3,7 @@
 The S3 server is moto's, on 127.0.0.1, started by the tests (tests/s3server.py); every
 test named ``[s3]`` talks to it over HTTP, never to a mock object and never to AWS. The
 guarantees are the local store's (store/test_compact.py, store/test_append_and_read.py),
-observed through the one seam both backends share (history.store._fs.Location): a
+observed through the one seam both backends share (history.store._location.Location): a
 reader at every step of a compaction, a crash at each step, a process killed at any
 moment, collectors, a compaction and readers at once.
 """
@@ -354,10 +354,10 @@ def _killed(store: str, what: str, after: float) -> None:
 def test_a_process_killed_at_any_moment_loses_nothing(
     store: str, clock: SimulatedClock, after: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ccanalytics.history.store import _fs
+    from ccanalytics.history.store import _s3
 
     # A killed compaction's S3 lock object is taken over once stale (10 minutes; 1 s here).
-    monkeypatch.setattr(_fs, "LOCK_STALE_SECONDS", 1.0)
+    monkeypatch.setattr(_s3, "LOCK_STALE_SECONDS", 1.0)
     fill(store, clock, snapshots=6)
     expected = history_rows(store)
     _killed(store, "compact", after)  # killed somewhere in the compaction (or after it)
@@ -399,17 +399,17 @@ def test_the_vetting_cache_keys_an_object_by_etag_and_size(
 def test_s3_times_read_as_botocore_reads_them_and_keys_stay_the_same(
     s3_store: str, clock: SimulatedClock
 ) -> None:
-    """A listing's times are read without dateutil (``_fs._timestamp``), to the same
+    """A listing's times are read without dateutil (``_s3_replies.s3_timestamp``), to the same
     instant botocore's own parser gives: a key vetted before reads the same after, so
     no cached verdict is lost. A HEAD's HTTP date goes to botocore's parser."""
     from botocore.utils import parse_timestamp
 
-    from ccanalytics.history.store import _fs
+    from ccanalytics.history.store import _s3_replies
 
     for text in ("2026-11-20T10:05:00.000Z", "2026-11-20T10:05:00.123456Z",
                  "2026-11-20T10:05:00+01:00", "Fri, 20 Nov 2026 10:05:00 GMT",
                  "2026-11-20T10:05:00", "1795687500"):  # fmt: skip
-        ours, theirs = _fs._timestamp(text), parse_timestamp(text)
+        ours, theirs = _s3_replies.s3_timestamp(text), parse_timestamp(text)
         assert ours == theirs and ours.utcoffset() == theirs.utcoffset(), text
     fill(s3_store, clock, snapshots=1)
     location = open_store(s3_store)
@@ -420,7 +420,7 @@ def test_s3_times_read_as_botocore_reads_them_and_keys_stay_the_same(
     head = location.client.head_object(Bucket=location.bucket, Key=listed[0]["Key"])
     by_dateutil = parse_timestamp(head["ResponseMetadata"]["HTTPHeaders"]["last-modified"])
     assert head["LastModified"] == by_dateutil == listed[0]["LastModified"].replace(microsecond=0)
-    assert location._keys[path] == _fs._s3_key(
+    assert location._keys[path] == _s3_replies.s3_key(
         listed[0]["Size"], parse_timestamp(listed[0]["LastModified"].isoformat()), listed[0]["ETag"]
     )
 
@@ -562,7 +562,7 @@ def test_small_objects_held_past_their_bound_are_read_by_pyarrow_instead(
 ) -> None:
     """The memory of held objects is bounded: past it the least recently used are let
     go and the rest read through pyarrow's S3 filesystem, with the same answers."""
-    from ccanalytics.history.store import _fs
+    from ccanalytics.history.store import _s3_held
 
     fill(s3_store, clock, snapshots=3)
     with History(s3_store) as h:
@@ -571,12 +571,12 @@ def test_small_objects_held_past_their_bound_are_read_by_pyarrow_instead(
     location.walk(location.root, "*/date=*/*")  # the listing that gives every object's size
     sizes = sorted(key[0] for key in location._keys.values())
     bound = sizes[len(sizes) // 2] * 3  # room for about three of the nine
-    monkeypatch.setattr(_fs, "HELD_BYTES", bound)
+    monkeypatch.setattr(_s3_held, "HELD_BYTES", bound)
     location.delete(location.root / ".vetted.json")  # vetted (read whole) again below
     with History(s3_store) as h:
         for _ in range(2):
             pd.testing.assert_frame_equal(h.pods(), unbounded)
-            held = h._catalog.location._held
+            held = h._catalog.location._held.buffers
             assert 0 < len(held) < len(sizes)
             assert sum(buffer.size for _, buffer in held.values()) <= bound
 
@@ -712,14 +712,14 @@ def test_a_survey_of_many_pages_lists_the_records_first(
     """A listing of many pages comes in key order, the records (``snapshots/``) last: a
     compaction between its pages would leave a reader with the old data files and only
     the merged record, which no longer names them. So the records get a request first."""
-    from ccanalytics.history.store import _fs
+    from ccanalytics.history.store import _s3
 
     for _ in range(3):
         collect_at(clock, s3_store, ["cl-infer-prod"])
         clock.advance(timedelta(minutes=5))
     with History(s3_store) as h:
         want = h.idle_cost(by="cluster")
-    monkeypatch.setattr(_fs, "LIST_PAGE_SIZE", 2)  # 9 objects: five pages
+    monkeypatch.setattr(_s3, "LIST_PAGE_SIZE", 2)  # 9 objects: five pages
     prefixes: list[str] = []
     with History(s3_store) as h:
         client = h._catalog.location.client

@@ -219,7 +219,7 @@ def test_a_store_that_cannot_hold_copies_still_answers(
         attempts.append(final)
         raise OSError(errno.EROFS, "Read-only file system", str(final))
 
-    monkeypatch.setattr("ccanalytics.history.store._fs.LocalLocation.create", refuse)
+    monkeypatch.setattr("ccanalytics.history.store._local.LocalLocation.create", refuse)
     _assert_same(_answers(store), want)  # five queries in one History
     assert not _copies(store)
     # One try per History: reading a day's files to learn again that the copy cannot

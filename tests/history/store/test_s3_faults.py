@@ -22,7 +22,7 @@ from s3server import new_bucket
 from ccanalytics import History, collect
 from ccanalytics.errors import StoreError
 from ccanalytics.history import verify
-from ccanalytics.history.store import _fs
+from ccanalytics.history.store import _s3
 from ccanalytics.history.store._fs import open_store
 from ccanalytics.history.store._layout import snapshot_of
 from ccanalytics.sandbox import EXEMPT_KEY, Sandbox, SandboxApp, SimulatedClock
@@ -105,7 +105,7 @@ def test_an_object_of_other_bytes_at_the_key_is_still_a_conflict(
 def test_a_lock_whose_answer_was_lost_is_held(
     fault_proxy: FaultProxy, s3_endpoint: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_fs, "LOCK_WAIT_SECONDS", 1.0)  # the bug: stuck until the lock is stale
+    monkeypatch.setattr(_s3, "LOCK_WAIT_SECONDS", 1.0)  # the bug: stuck until the lock is stale
     bucket = new_bucket(s3_endpoint)
     location = open_store(through(fault_proxy, bucket))
     fault_proxy.add("PUT", f"/{bucket}/store/.compact.lock", "reset-after", times=1)
@@ -141,7 +141,7 @@ def test_a_data_file_that_never_downloads_whole_is_a_store_error_naming_it(
     action: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(_fs, "READ_PAUSE_SECONDS", 0.01)
+    monkeypatch.setattr(_s3, "READ_PAUSE_SECONDS", 0.01)
     bucket = new_bucket(s3_endpoint)
     collect_at(clock, through(fault_proxy, bucket))
     (key,) = stored(s3_endpoint, bucket, "pods")
@@ -151,7 +151,7 @@ def test_a_data_file_that_never_downloads_whole_is_a_store_error_naming_it(
     assert caught.value.path == f"s3://{bucket}/{key}"
     assert f"s3://{bucket}/{key}" in str(caught.value)
     # Bounded: a few tries, not botocore's five per try nor for ever.
-    assert len(fault_proxy.outcomes("GET", f"/{bucket}/{key}")) == _fs.READ_ATTEMPTS
+    assert len(fault_proxy.outcomes("GET", f"/{bucket}/{key}")) == _s3.READ_ATTEMPTS
 
 
 # --------------------------------------------------------------------------- failed snapshots

@@ -99,12 +99,12 @@ def test_a_full_disk_during_compaction_is_a_store_error_and_changes_nothing(
     write_store(tmp_path, _rows())
     write_store(tmp_path, [pod_row("cl-a", f"{DAY}T03:00:00Z", "p1")])
     before = sorted(tmp_path.rglob("*.parquet"))
-    from ccanalytics.history.store import _fs
+    from ccanalytics.history.store import _local
 
     def disk_full(*args: Any, **kwargs: Any) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(_fs, "write_new", disk_full)  # the merged file's staging write
+    monkeypatch.setattr(_local, "write_new", disk_full)  # the merged file's staging write
     with pytest.raises(StoreError, match="No space left") as caught:
         compact(tmp_path, DAY)
     assert caught.value.path is not None

@@ -159,7 +159,7 @@ def test_a_store_that_cannot_be_written_gets_no_cache_and_still_reads(
     def refuse(*args: object, **kwargs: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("ccanalytics.history.store._fs.LocalLocation.replace", refuse)
+    monkeypatch.setattr("ccanalytics.history.store._local.LocalLocation.replace", refuse)
     got = _answers(tmp_path)
     assert len(got[1]) == 6 and not (tmp_path / _vetted.CACHE_NAME).exists()
 
