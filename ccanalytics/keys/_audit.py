@@ -27,6 +27,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
+from ccanalytics.keys._blocks import _RFC4716_BEGIN, _private_key, _private_key_kind, _rfc4716
+
 # Re-exported: a public constant of this module before the split.
 from ccanalytics.keys._line import (
     RECOMMENDED_RSA_BITS as RECOMMENDED_RSA_BITS,
@@ -36,15 +38,7 @@ from ccanalytics.keys._line import (
     _judge_line,
 )
 from ccanalytics.keys._seen import Duplicates
-from ccanalytics.keys._source import (
-    _RFC4716_BEGIN,
-    KeySource,
-    _entries,
-    _private_key,
-    _private_key_kind,
-    _rfc4716,
-    key_files,
-)
+from ccanalytics.keys._source import KeySource, _entries, key_files
 
 if TYPE_CHECKING:
     import pandas as pd
