@@ -39,6 +39,7 @@ from ccanalytics.history.queries._accounting import (
     snapshot_instants,
     split_sql,
     to_utc,
+    us_scaled,
 )
 from ccanalytics.measures import by_name
 from ccanalytics.measures.rules import (
@@ -85,7 +86,8 @@ _SQL: Final = f"""WITH {snapshot_instants()},
     ),
     hours AS (
         SELECT p.cluster_id, p.k,
-               sum(coalesce(c.cost, 0) * p.piece_us) / sum(p.piece_us) AS v
+               sum(coalesce(c.cost, 0) * {us_scaled("p.piece_us")})
+                   / sum({us_scaled("p.piece_us")}) AS v
         FROM pieces p LEFT JOIN instant_cost c USING (cluster_id, t)
         GROUP BY p.cluster_id, p.k HAVING sum(p.piece_us) > 0
     ),

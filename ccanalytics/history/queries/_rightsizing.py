@@ -36,6 +36,7 @@ from ccanalytics.history.queries._accounting import (
     US_PER_HOUR,
     max_gap_us,
     run,
+    us_scaled,
     window_us,
 )
 from ccanalytics.history.queries._queries import pod_rows_ctes
@@ -82,7 +83,8 @@ _PODS_SQL = f"""{_RUNNING},
                arg_max(gpu_type, t) AS gpu_type, arg_max(gpu_count, t) AS gpu_count,
                count(DISTINCT gpu_type) AS types, count(DISTINCT gpu_count) AS counts,
                count(*) AS snapshots, sum(covered_us) AS running_us,
-               sum(coalesce(cost, 0) * covered_us) AS cost_us,
+               sum(coalesce(cost, 0) * {us_scaled("covered_us")})
+                   / sum({us_scaled("covered_us")}) AS cost_per_hour,
                sum(gpu_util_mean * covered_us) / sum(covered_us) AS gpu_util_mean,
                max(gpu_mem_util_max) AS peak_memory_pct
         FROM running GROUP BY cluster_id, pod_id
@@ -113,7 +115,8 @@ _PODS_SQL = f"""{_RUNNING},
 #: USD per GPU-hour each GPU type was observed to cost in the window.
 _PRICES_SQL = f"""{_RUNNING}
     SELECT gpu_type,
-           sum(cost * covered_us) / sum(CAST(gpu_count AS DOUBLE) * covered_us) AS usd_per_gpu_hour
+           sum(cost * {us_scaled("covered_us")}) / sum(gpu_count * {us_scaled("covered_us")})
+               AS usd_per_gpu_hour
     FROM running WHERE gpu_type IS NOT NULL AND cost > 0
     GROUP BY gpu_type ORDER BY gpu_type"""
 
@@ -189,7 +192,7 @@ def hints(
         peak = float(pod.peak_memory_pct) / 100 * gb
         total_pct = pod.peak_total_pct
         total = peak * count if pd.isna(total_pct) else float(total_pct) / 100 * gb
-        per_hour = float(pod.cost_us) / float(pod.running_us)
+        per_hour = float(pod.cost_per_hour)
         base = {
             "cluster_id": pod.cluster_id,
             "pod_id": pod.pod_id,

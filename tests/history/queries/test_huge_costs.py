@@ -15,6 +15,7 @@ import pytest
 from history_helpers import pod_row, ts, write_store
 
 from ccanalytics import History
+from tests.waste_store import H100
 
 HUGE = 1e300
 
@@ -55,3 +56,29 @@ def test_waste_and_showback_of_a_huge_finite_cost_are_finite(store: Path) -> Non
     assert waste["idle_empty_cost"] + waste["idle_loaded_cost"] == pytest.approx(2.0, rel=1e-12)
     costs = showback.select_dtypes("number").sum()
     assert all(math.isfinite(v) for v in costs), costs[~costs.map(math.isfinite)]
+
+
+def test_spend_anomalies_of_a_huge_finite_cost_are_finite(store: Path) -> None:
+    """The hour of spend is Σ cost·Δt / Σ Δt over the hour's pieces: 1e300 + 2 USD/h."""
+    with History(store) as h:
+        hours = h.spend_anomalies(at="2026-04-01 11:00")
+    assert len(hours) == 1
+    assert hours.iloc[0]["spend"] == pytest.approx(HUGE, rel=1e-12)
+
+
+def test_rightsizing_prices_of_a_huge_finite_cost_are_finite(tmp_path: Path) -> None:
+    """A GPU type's price is Σ cost·Δt / Σ gpu_count·Δt; an 8-GPU pod at 8e300 USD/h whose
+    GPUs are all below the idle line in every snapshot fits on fewer GPUs: 8 -> 1 saves
+    7/8 of its cost, 7e300 USD/h, over a month of 30 days."""
+    rows = []
+    for i in range(13):
+        when = str(ts("2026-04-01 10:00") + pd.Timedelta(minutes=5 * i))
+        rows.append(
+            pod_row("cl-a", when, "big", cost=8 * HUGE, gpu_count=8, gpu_type=H100,
+                    gpu_util_mean=1.0, gpu_util_max=2.0, gpu_mem_util_max=10.0)
+        )  # fmt: skip
+    write_store(tmp_path / "store", rows)
+    with History(tmp_path / "store") as h:
+        hints = h.rightsizing()
+    assert len(hints) == 1
+    assert hints.iloc[0]["monthly_saving"] == pytest.approx(7 * HUGE * 24 * 30, rel=1e-9)
