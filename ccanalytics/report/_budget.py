@@ -32,8 +32,10 @@ def budget_section(
     report = check_policy(store, rules)
     with History(store) as history:
         totals = history.spend(by=None).set_index("period")
-    sentences = [_month_sentence(totals.loc["month"]), *_breach_sentences(report)]
-    return block("budget", " ".join(sentences[:2]), report.lines()), sentences
+    sentences = [_month_sentence(totals.loc["month"]), _breach_sentence(report)]
+    # A rule whose clusters match nothing checks nothing (check exits 2 for it): said too.
+    items = [*report.unmatched, *report.lines()]
+    return block("budget", " ".join(sentences), items), [*sentences, *report.unmatched]
 
 
 def _month_sentence(month: Any) -> str:
@@ -44,10 +46,11 @@ def _month_sentence(month: Any) -> str:
     )
 
 
-def _breach_sentences(report: PolicyReport) -> list[str]:
-    count = len(report.breaches)
+def _breach_sentence(report: PolicyReport) -> str:
+    count, idle = len(report.breaches), len(report.unmatched)
+    nothing = f"; {idle} rule{'s check' if idle != 1 else ' checks'} nothing" if idle else ""
     if count == 0:
-        return ["Every budget rule holds."]
+        return f"Every budget rule holds{nothing}."
     snoozed = count - len(report.unsnoozed_breaches)
     quiet = f" ({snoozed} snoozed)" if snoozed else ""
-    return [f"{count} budget rule{'s' if count != 1 else ''} breached{quiet}."]
+    return f"{count} budget rule{'s' if count != 1 else ''} breached{quiet}{nothing}."

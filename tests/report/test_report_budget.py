@@ -7,6 +7,7 @@ the month reaches 728.50 + 3198.00 = 3926.50 USD.
 
 from __future__ import annotations
 
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -63,3 +64,19 @@ def test_the_command_refuses_a_policy_without_a_store_and_a_bad_policy(
     err = capsys.readouterr().err
     assert "--policy needs --store" in err and f"{bad}, line 2: max_spend must be a table" in err
     assert not Path(out).exists()
+
+
+@pytest.mark.slow
+def test_a_rule_that_checks_nothing_is_named_in_the_report(tmp_path: Path) -> None:
+    """A typo in a rule's clusters checks nothing: ``check`` exits 2 for it, and the
+    report says so where the budget status is, not "every budget rule holds"."""
+    store = write_budget_store(tmp_path / "store")
+    policy = tmp_path / "policy.toml"
+    policy.write_text(POLICY.replace('"cl-*"', '["cl-a", "cl-infer-prd"]'))
+    out = tmp_path / "r.html"
+    with Sandbox() as sb, sb.client() as client:
+        summary = write_report(["cl-infer-prod"], out, client=client, store=store, policy=policy)
+    page = unescape(out.read_text())
+    said = "rule 'month': no cluster in the store matches cl-infer-prd"
+    assert said in page and said in str(summary)
+    assert "Every budget rule holds; 1 rule checks nothing." in page
