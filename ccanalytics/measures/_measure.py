@@ -55,8 +55,10 @@ class Measure:
     periodic: bool = False  #: the policy limits it per period (day, week, month)
     #: Old column names (over a window) for this one: documented, not kept.
     old_names: tuple[str, ...] = field(default=())
-    #: The report's window section shows it as a card of its own.
+    #: The report shows it as a card of its own (live and over a window).
     card: bool = False
+    #: The share measure the card's note gives beside it (``idle_cost_share``).
+    card_share: str | None = None
 
     @property
     def live_dtype(self) -> str:
@@ -78,6 +80,14 @@ class Measure:
             return sum_where(self.row, self.where)
         where = f" FILTER (WHERE {self.where})" if self.where else ""
         return f"sum({self.row}){where}"
+
+    def format_live(self, value: float) -> str:
+        """The live figure ``value`` (of ``live``, in ``live_unit``) in words."""
+        if self.live_unit == "USD/h":
+            return f"{value:,.2f} USD/h"
+        if self.live_unit == "0-1":
+            return format_share(value)
+        return f"{int(value)}"
 
     def format(self, value: float) -> str:
         """``value`` in words of the measure's unit."""

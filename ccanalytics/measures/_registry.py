@@ -91,6 +91,7 @@ MEASURES: Final[tuple[Measure, ...]] = (
         live="cost_per_hour",
         live_unit="USD/h",
         row="cost",
+        card=True,
     ),
     Measure(
         name="gpu_cost",
@@ -133,6 +134,8 @@ MEASURES: Final[tuple[Measure, ...]] = (
         policy_key="max_idle_cost",
         metric=Metric("idle_cost_usd", "gauge", "USD spent on idle GPUs over the window"),
         sentence="idle GPUs cost {value}",
+        card=True,
+        card_share="idle_cost_share",
     ),
     Measure(
         name="unused_cost",
@@ -147,6 +150,8 @@ MEASURES: Final[tuple[Measure, ...]] = (
         row=UNUSED_COST_SQL,
         where=JUDGED_SQL,
         old_names=("unused_gpu_cost",),
+        card=True,
+        card_share="unused_cost_share",
     ),
     Measure(
         name="idle_cost_share",
@@ -182,6 +187,18 @@ MEASURES: Final[tuple[Measure, ...]] = (
         old_names=("idle_share",),
     ),
     Measure(
+        name="unused_cost_share",
+        kind="share",
+        unit="0-1",
+        meaning="unused capacity over all spend (total_cost), idle pods included",
+        label="unused share of spend",
+        fmt="share",
+        live="unused_cost_share",
+        live_unit="0-1",
+        numerator="unused_cost",
+        denominator="total_cost",
+    ),
+    Measure(
         name="idle_time_share",
         kind="pod_share",
         unit="0-1",
@@ -209,6 +226,7 @@ MEASURES: Final[tuple[Measure, ...]] = (
             "ranks flagged in at least chronic_share of the window's snapshots",
         ),
         sentence="{value} straggled",
+        card=True,
     ),
     Measure(
         name="memory_risk_pod_hours",
