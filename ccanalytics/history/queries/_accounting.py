@@ -37,6 +37,7 @@ import pandas as pd
 from ccanalytics._durations import DURATION_FORMS
 from ccanalytics.history.queries._window import DurationLike, as_duration, snapshot_bounds
 from ccanalytics.history.store._rollup import snapshot_instants
+from ccanalytics.measures import sql_parameters
 from ccanalytics.measures.rules import IDLE_SQL, JUDGED_SQL
 
 __all__ = [
@@ -258,7 +259,12 @@ def split_sql(relation: str, width_us: int) -> str:
 
 
 def run(con: Any, sql: str, params: dict[str, Any]) -> pd.DataFrame:
-    """Execute ``sql`` with named ``params`` on ``con`` and return a pandas frame."""
-    used = {name: value for name, value in params.items() if f"${name}" in sql}
+    """Execute ``sql`` with named ``params`` on ``con`` and return a pandas frame.
+
+    Only the parameters the statement's tree names are bound (DuckDB refuses others):
+    read off the tree, a name that starts another's or sits in a comment is no match.
+    """
+    bound = sql_parameters(sql)
+    used = {name: value for name, value in params.items() if name in bound}
     frame: pd.DataFrame = con.execute(sql, used).df()
     return frame

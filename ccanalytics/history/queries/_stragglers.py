@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from ccanalytics.history.queries._accounting import POD_ROWS_ONCE, run, window_us
-from ccanalytics.measures import Params
+from ccanalytics.measures import Params, sql_parameters
 from ccanalytics.measures.rules import straggler_ctes
 
 __all__ = ["FLAGS_SQL", "STRAGGLER_COLUMNS", "flags", "sql_params", "stragglers"]
@@ -62,7 +62,8 @@ ORDER BY cluster_id, observed_at, rank"""
 
 def sql_params(start_us: int, end_us: int, judged_by: Params | None = None) -> dict[str, Any]:
     """The named parameters of the straggler queries: the window and the thresholds."""
-    rule = {k: v for k, v in (judged_by or Params()).sql().items() if f"${k}" in FLAGS_SQL}
+    bound = sql_parameters(FLAGS_SQL)
+    rule = {k: v for k, v in (judged_by or Params()).sql().items() if k in bound}
     return {"start_us": start_us, "end_us": end_us, **rule}
 
 
