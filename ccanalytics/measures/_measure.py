@@ -44,6 +44,8 @@ class Measure:
     live_unit: str | None = None
     row: str | None = None  #: "sum": the value of one pod row, per hour
     where: str | None = None  #: "sum": which pod rows count (None: all)
+    #: "count": the statement whose rows it counts where ``where`` holds (its own SQL)
+    source: str | None = None
     numerator: str | None = None  #: "share": measure names
     denominator: str | None = None
     params: tuple[str, ...] = ()  #: the Params fields that judge it
@@ -80,6 +82,15 @@ class Measure:
             return sum_where(self.row, self.where)
         where = f" FILTER (WHERE {self.where})" if self.where else ""
         return f"sum({self.row}){where}"
+
+    def sql_count(self, keys: tuple[str, ...] = ()) -> str:
+        """A "count" measure over its ``source``'s rows, per value of ``keys`` (none: one
+        row); ``source``'s own relations are the caller's (CTEs before it)."""
+        if self.kind != "count" or self.source is None or self.where is None:
+            raise TypeError(f"{self.name} is not a count of rows")
+        select = ", ".join([*keys, f"count(*) FILTER (WHERE {self.where}) AS {self.name}"])
+        group = f" GROUP BY {', '.join(keys)} ORDER BY {', '.join(keys)}" if keys else ""
+        return f"SELECT {select} FROM ({self.source}) AS counted{group}"
 
     def format_live(self, value: float) -> str:
         """The live figure ``value`` (of ``live``, in ``live_unit``) in words."""

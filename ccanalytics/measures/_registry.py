@@ -20,9 +20,12 @@ Kinds:
   adds (idle GPUs from the per-GPU table, the straggler rule's deficit); live, USD/h per
   cluster (``cluster_summary``), over a window, USD (``History.waste``). A pod row is in
   one class at most.
-- ``"count"``: stragglers; ``"spend"``: spend so far and its projection per period;
-  ``"pod_share"``: a share per pod over a window (History.pod_lifetimes). Their SQL
-  lives with the query that computes them (the registry holds the rest).
+- ``"count"``: stragglers: the rows of ``source`` (per cluster and rank over the
+  straggler rule's judgements) where ``where`` holds, counted per cluster or over the
+  fleet (History.measures; History.stragglers lists the rows).
+- ``"spend"``: spend so far and its projection per period; ``"pod_share"``: a share per
+  pod over a window (History.pod_lifetimes). Their SQL lives with the query that
+  computes them (the registry holds the rest).
 - ``"anomaly"``: an hour's spend against the same hour of the week
   (History.spend_anomalies); ``"judgement"``: a figure of one budget's judgement (its
   tier, its breach date), written to the textfile per rule.
@@ -40,6 +43,7 @@ from ccanalytics.measures.rules import (
     JUDGED_SQL,
     MEMORY_RISK_SQL,
     RUNNING_SQL,
+    STRAGGLER_RANKS_SQL,
     UNUSED_COST_SQL,
     WASTE_CLASSES,
 )
@@ -218,6 +222,8 @@ MEASURES: Final[tuple[Measure, ...]] = (
         fmt="count",
         live="stragglers",
         live_unit="ranks",
+        source=STRAGGLER_RANKS_SQL,
+        where="share >= $chronic_share",
         params=("idle_threshold", "z", "min_gap", "chronic_share"),
         policy_key="max_stragglers",
         metric=Metric(
