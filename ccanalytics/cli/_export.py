@@ -17,8 +17,9 @@ from ccanalytics.cli._common import (
     EXIT_FAILURE,
     EXIT_OK,
     Formatter,
+    add_rule_options,
     duration,
-    percent,
+    rule_params,
 )
 
 __all__ = ["add_parser", "run"]
@@ -90,20 +91,14 @@ def add_parser(sub: Any) -> None:
     showback.add_argument(
         "--force", action="store_true", help="replace FILE if it exists (default: refuse)"
     )
-    showback.add_argument(
-        "--idle-threshold",
-        type=percent,
-        default=None,
-        metavar="PERCENT",
-        help="a running GPU pod is idle when every GPU is below this (default: 10)",
-    )
+    # Showback's waste classes read every threshold: the registry's flags, each of them.
+    add_rule_options(showback)
     showback.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ccanalytics.errors import StoreError
     from ccanalytics.history import export_showback
-    from ccanalytics.measures import Params
 
     try:
         result = export_showback(
@@ -114,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
             by=args.by,
             teams=args.teams,
             force=args.force,
-            params=Params.of(None, idle_threshold=args.idle_threshold),
+            params=rule_params(args),
         )
     except StoreError as err:  # the store failed: 1, as check and report say it
         print(f"ccanalytics export: {' '.join(str(err).split())}", file=sys.stderr)

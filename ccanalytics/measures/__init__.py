@@ -16,6 +16,8 @@
   unit, meaning, policy key, metric, label and docs), from which History's columns,
   the policy's keys, the alerts' sentences, the textfile's metrics, the report's
   cards and the docs' columns page are generated;
+- :func:`live_totals`: a live summary's measures over all its rows (sums summed, shares
+  the quotient of their totals), by the engine: the report's fleet figures;
 - :func:`gpu_types`: the table of GPU types' memory (``gpu_types.toml``, extendable),
   which right-sizing reads.
 
@@ -45,6 +47,7 @@ from ccanalytics.measures._registry import (
 )
 from ccanalytics.measures._sql import sql_columns, sql_parameters, sql_printed, sql_tables
 from ccanalytics.measures._thresholds import THRESHOLDS, Threshold, Unit, threshold
+from ccanalytics.measures._totals import live_totals
 
 __all__ = [
     "MEASURES",
@@ -62,6 +65,7 @@ __all__ = [
     "format_share",
     "gpu_types",
     "idle_threshold_given",
+    "live_totals",
     "policy_keys",
     "query",
     "renamed",

@@ -44,6 +44,8 @@ class Measure:
     live_unit: str | None = None
     row: str | None = None  #: "sum": the value of one pod row, per hour
     where: str | None = None  #: "sum": which pod rows count (None: all)
+    #: "count": the statement whose rows it counts where ``where`` holds (its own SQL)
+    source: str | None = None
     numerator: str | None = None  #: "share": measure names
     denominator: str | None = None
     params: tuple[str, ...] = ()  #: the Params fields that judge it
@@ -55,8 +57,10 @@ class Measure:
     periodic: bool = False  #: the policy limits it per period (day, week, month)
     #: Old column names (over a window) for this one: documented, not kept.
     old_names: tuple[str, ...] = field(default=())
-    #: The report's window section shows it as a card of its own.
+    #: The report shows it as a card of its own (live and over a window).
     card: bool = False
+    #: The share measure the card's note gives beside it (``idle_cost_share``).
+    card_share: str | None = None
 
     @property
     def live_dtype(self) -> str:
@@ -78,6 +82,23 @@ class Measure:
             return sum_where(self.row, self.where)
         where = f" FILTER (WHERE {self.where})" if self.where else ""
         return f"sum({self.row}){where}"
+
+    def sql_count(self, keys: tuple[str, ...] = ()) -> str:
+        """A "count" measure over its ``source``'s rows, per value of ``keys`` (none: one
+        row); ``source``'s own relations are the caller's (CTEs before it)."""
+        if self.kind != "count" or self.source is None or self.where is None:
+            raise TypeError(f"{self.name} is not a count of rows")
+        select = ", ".join([*keys, f"count(*) FILTER (WHERE {self.where}) AS {self.name}"])
+        group = f" GROUP BY {', '.join(keys)} ORDER BY {', '.join(keys)}" if keys else ""
+        return f"SELECT {select} FROM ({self.source}) AS counted{group}"
+
+    def format_live(self, value: float) -> str:
+        """The live figure ``value`` (of ``live``, in ``live_unit``) in words."""
+        if self.live_unit == "USD/h":
+            return f"{value:,.2f} USD/h"
+        if self.live_unit == "0-1":
+            return format_share(value)
+        return f"{int(value)}"
 
     def format(self, value: float) -> str:
         """``value`` in words of the measure's unit."""

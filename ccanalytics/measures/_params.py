@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import FrozenInstanceError
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ccanalytics.measures._thresholds import THRESHOLDS, threshold as _threshold
 from ccanalytics.measures.rules import MIN_RANKS_FOR_STRAGGLERS
@@ -37,6 +37,18 @@ class Params:
     __slots__ = ("_values",)
     _values: tuple[float, ...]
 
+    # One typed attribute per entry of THRESHOLDS, in its order, so a type checker sees
+    # ``params.idle_threshold`` as a float and a misspelling as an error; the values
+    # live in ``_values`` (tests/measures/test_params_typing.py holds the two together).
+    idle_threshold: float
+    z: float
+    min_gap: float
+    chronic_share: float
+    memory_threshold: float
+    idle_memory_threshold: float
+    low_compute_threshold: float
+    saturation_threshold: float
+
     def __init__(self, **given: float) -> None:
         unknown = [name for name in given if name not in _INDEX]
         if unknown:
@@ -47,11 +59,13 @@ class Params:
         values = tuple(t.checked(given.get(t.name, t.default)) for t in THRESHOLDS)
         object.__setattr__(self, "_values", values)
 
-    def __getattr__(self, name: str) -> float:
-        index = _INDEX.get(name)
-        if index is None or name == "_values":
-            raise AttributeError(f"Params has no threshold {name!r}")
-        return self._values[index]
+    if not TYPE_CHECKING:  # the declared attributes above are all a checker may read
+
+        def __getattr__(self, name: str) -> float:
+            index = _INDEX.get(name)
+            if index is None or name == "_values":
+                raise AttributeError(f"Params has no threshold {name!r}")
+            return self._values[index]
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")

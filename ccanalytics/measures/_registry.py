@@ -20,9 +20,12 @@ Kinds:
   adds (idle GPUs from the per-GPU table, the straggler rule's deficit); live, USD/h per
   cluster (``cluster_summary``), over a window, USD (``History.waste``). A pod row is in
   one class at most.
-- ``"count"``: stragglers; ``"spend"``: spend so far and its projection per period;
-  ``"pod_share"``: a share per pod over a window (History.pod_lifetimes). Their SQL
-  lives with the query that computes them (the registry holds the rest).
+- ``"count"``: stragglers: the rows of ``source`` (per cluster and rank over the
+  straggler rule's judgements) where ``where`` holds, counted per cluster or over the
+  fleet (History.measures; History.stragglers lists the rows).
+- ``"spend"``: spend so far and its projection per period; ``"pod_share"``: a share per
+  pod over a window (History.pod_lifetimes). Their SQL lives with the query that
+  computes them (the registry holds the rest).
 - ``"anomaly"``: an hour's spend against the same hour of the week
   (History.spend_anomalies); ``"judgement"``: a figure of one budget's judgement (its
   tier, its breach date), written to the textfile per rule.
@@ -40,6 +43,7 @@ from ccanalytics.measures.rules import (
     JUDGED_SQL,
     MEMORY_RISK_SQL,
     RUNNING_SQL,
+    STRAGGLER_RANKS_SQL,
     UNUSED_COST_SQL,
     WASTE_CLASSES,
 )
@@ -91,6 +95,7 @@ MEASURES: Final[tuple[Measure, ...]] = (
         live="cost_per_hour",
         live_unit="USD/h",
         row="cost",
+        card=True,
     ),
     Measure(
         name="gpu_cost",
@@ -133,6 +138,8 @@ MEASURES: Final[tuple[Measure, ...]] = (
         policy_key="max_idle_cost",
         metric=Metric("idle_cost_usd", "gauge", "USD spent on idle GPUs over the window"),
         sentence="idle GPUs cost {value}",
+        card=True,
+        card_share="idle_cost_share",
     ),
     Measure(
         name="unused_cost",
@@ -147,6 +154,8 @@ MEASURES: Final[tuple[Measure, ...]] = (
         row=UNUSED_COST_SQL,
         where=JUDGED_SQL,
         old_names=("unused_gpu_cost",),
+        card=True,
+        card_share="unused_cost_share",
     ),
     Measure(
         name="idle_cost_share",
@@ -182,6 +191,18 @@ MEASURES: Final[tuple[Measure, ...]] = (
         old_names=("idle_share",),
     ),
     Measure(
+        name="unused_cost_share",
+        kind="share",
+        unit="0-1",
+        meaning="unused capacity over all spend (total_cost), idle pods included",
+        label="unused share of spend",
+        fmt="share",
+        live="unused_cost_share",
+        live_unit="0-1",
+        numerator="unused_cost",
+        denominator="total_cost",
+    ),
+    Measure(
         name="idle_time_share",
         kind="pod_share",
         unit="0-1",
@@ -201,6 +222,8 @@ MEASURES: Final[tuple[Measure, ...]] = (
         fmt="count",
         live="stragglers",
         live_unit="ranks",
+        source=STRAGGLER_RANKS_SQL,
+        where="share >= $chronic_share",
         params=("idle_threshold", "z", "min_gap", "chronic_share"),
         policy_key="max_stragglers",
         metric=Metric(
@@ -209,6 +232,7 @@ MEASURES: Final[tuple[Measure, ...]] = (
             "ranks flagged in at least chronic_share of the window's snapshots",
         ),
         sentence="{value} straggled",
+        card=True,
     ),
     Measure(
         name="memory_risk_pod_hours",

@@ -67,6 +67,7 @@ __all__ = [
     "SPEND_ANOMALY_Z",
     "SPEND_BASELINE_WEEKS",
     "SPEND_MIN_BASELINE_WEEKS",
+    "STRAGGLER_RANKS_SQL",
     "UNUSED_COST_SQL",
     "WASTE_CLASSES",
     "WasteClass",
@@ -170,6 +171,19 @@ def robust_z_sql(value: str, median: str, mad: str) -> str:
         f"WHEN {value} < {median} THEN CAST('-inf' AS DOUBLE) "
         f"WHEN {value} > {median} THEN CAST('inf' AS DOUBLE) ELSE 0.0 END"
     )
+
+
+#: Per (cluster, rank) over the relation ``judged`` (:func:`straggler_ctes` keyed by
+#: cluster and snapshot instant): snapshots judged, flagged, the share flagged (a DOUBLE
+#: quotient, the one every path compares with a share), the mean deficit when flagged
+#: and the first and last flagged instants (Unix µs).
+STRAGGLER_RANKS_SQL: Final = """SELECT cluster_id, rank, count(*) AS snapshots,
+       count(*) FILTER (WHERE flagged) AS flagged,
+       count(*) FILTER (WHERE flagged) / count(*) AS share,
+       avg(deficit) FILTER (WHERE flagged) AS mean_deficit,
+       epoch_us(min(observed_at) FILTER (WHERE flagged)) AS first_us,
+       epoch_us(max(observed_at) FILTER (WHERE flagged)) AS last_us
+FROM judged GROUP BY cluster_id, rank"""
 
 
 def straggler_ctes(source: str, keys: str, columns: str = "") -> str:

@@ -25,7 +25,7 @@ from ccanalytics.analysis import (
     judge_pods,
     stragglers,
 )
-from ccanalytics.measures import Params
+from ccanalytics.measures import Params, by_name, live_totals
 from ccanalytics.measures.rules import DAYS_PER_MONTH
 
 # Underscored names are for ``report``, not public API.
@@ -50,13 +50,14 @@ class _Findings:
 
     clusters: int
     pods: int
-    total_cost: float
     idle_threshold: float
     summary: pd.DataFrame
+    #: The summary's measures over every cluster (:func:`ccanalytics.measures.live_totals`),
+    #: by live column: what the cards and sentences say of the fleet.
+    totals: pd.Series
     idle: pd.DataFrame
     stragglers: pd.DataFrame
     by_gpu: pd.DataFrame
-    unused_cost: float
     #: Per GPU type: spend, idle-pod cost and unused-capacity cost (USD/h).
     waste_by_gpu: pd.DataFrame
     #: Running pods (or of unknown status) without the metric of their kind.
@@ -76,9 +77,22 @@ class _Findings:
     def idle_pods(self) -> int:
         return len(self.idle)
 
+    def total(self, measure: str) -> float:
+        """The fleet's figure of the registry measure ``measure`` (0 when undefined)."""
+        value = self.totals.get(str(by_name(measure).live))
+        return 0.0 if value is None or pd.isna(value) else float(value)
+
+    @property
+    def total_cost(self) -> float:
+        return self.total("total_cost")
+
     @property
     def idle_cost(self) -> float:
-        return float(self.idle["wasted_cost_per_hour"].sum())
+        return self.total("idle_cost")
+
+    @property
+    def unused_cost(self) -> float:
+        return self.total("unused_cost")
 
     @property
     def idle_cost_so_far(self) -> float:
@@ -86,11 +100,11 @@ class _Findings:
 
     @property
     def idle_cost_share(self) -> float:
-        return self.idle_cost / self.total_cost if self.total_cost > 0 else 0.0
+        return self.total("idle_cost_share")
 
     @property
     def unused_share(self) -> float:
-        return self.unused_cost / self.total_cost if self.total_cost > 0 else 0.0
+        return self.total("unused_cost_share")
 
     @property
     def silent_cost(self) -> float:
@@ -143,16 +157,16 @@ def _findings(
     )
     unused = verdicts["unused_cost_per_hour"].astype("float64")
     idle = idle_pods(pods, params=judged_by)
+    summary = cluster_summary(pods, params=judged_by, gpus=gpus)
     return _Findings(
         clusters=int(pods["cluster_id"].nunique()),
         pods=len(pods),
-        total_cost=float(cost.sum()),
         idle_threshold=judged_by.idle_threshold,
-        summary=cluster_summary(pods, params=judged_by, gpus=gpus),
+        summary=summary,
+        totals=live_totals(summary),
         idle=idle,
         stragglers=slow,
         by_gpu=cost_per_gpu_hour(pods),
-        unused_cost=float(unused.sum()),
         waste_by_gpu=_waste_by_gpu(pods, cost, unused, idle),
         silent=silent,
         not_running=not_running,
@@ -185,7 +199,12 @@ def _waste_by_gpu(
 
 
 def _usd(value: float) -> str:
-    return f"{value:,.2f} USD/h"
+    return by_name("total_cost").format_live(value)
+
+
+def _share(f: _Findings, measure: str) -> str:
+    """The fleet's share ``measure`` (a registry share), as the registry writes it."""
+    return by_name(measure).format(f.total(measure))
 
 
 def _plural(n: int, one: str, many: str | None = None) -> str:
@@ -228,7 +247,7 @@ def _idle_sentence(f: _Findings) -> str:
         )
     return (
         f"Idle-pod cost, the whole cost of running GPU pods whose every GPU is below "
-        f"{f.idle_threshold:g}% utilization, is {_usd(f.idle_cost)} ({f.idle_cost_share:.1%} of the total) for "
+        f"{f.idle_threshold:g}% utilization, is {_usd(f.idle_cost)} ({_share(f, 'idle_cost_share')} of the total) for "
         f"{_plural(f.idle_pods, 'idle GPU pod')}{so_far}."
     )
 
@@ -237,7 +256,7 @@ def _unused_sentence(f: _Findings) -> str:
     return (
         f"Unused-capacity cost, each running GPU pod's cost times the share of its GPUs "
         f"left unused, Σ cost × (1 − utilization/100), is {_usd(f.unused_cost)} "
-        f"({f.unused_share:.1%}), idle pods included."
+        f"({_share(f, 'unused_cost_share')}), idle pods included."
     )
 
 

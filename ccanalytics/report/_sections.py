@@ -20,6 +20,7 @@ from ccanalytics.analysis import POD_STATES
 from ccanalytics.measures import waste_classes
 from ccanalytics.measures.rules import DAYS_PER_MONTH
 from ccanalytics.report._actions import Headline
+from ccanalytics.report._cards import measure_cards, measure_column
 from ccanalytics.report._findings import (
     HOURS_PER_DAY,
     _Findings,
@@ -79,7 +80,13 @@ def _headline_cards(r: _Report) -> Markup:
 
 
 def live_cards(r: _Report) -> list[_Card]:
-    """Cost per hour, idle and unused cost with their shares, stragglers, the rest."""
+    """The registry's cards at the reading's rate, then the listing's own facts.
+
+    The measures' cards (:func:`~ccanalytics.report._cards.measure_cards`: spend, idle
+    and unused spend with their shares, straggling ranks, ...) read the summary's
+    totals; the waste classes are one card; pods without metrics or not running, and
+    clusters that could not be loaded, are what the listing holds, not measures.
+    """
     f = r.findings
     slow = f.stragglers
     slow_note = ", ".join(f"{row.cluster_id} rank {row.rank}" for row in slow.head(3).itertuples())
@@ -87,26 +94,13 @@ def live_cards(r: _Report) -> list[_Card]:
         slow_note += f", +{len(slow) - 3} more"
     day = f.total_cost * HOURS_PER_DAY
     states = ", ".join(f"{n} {state}" for state, n in f.states.items())
-    cards: list[_Card] = [
-        (
-            "cost per hour",
-            _usd(f.total_cost),
-            f"{day:,.0f} USD/day, {day * DAYS_PER_MONTH:,.0f} USD/{DAYS_PER_MONTH} days",
-            False,
-        ),
-        (
-            "idle-pod cost",
-            _usd(f.idle_cost),
-            f"{f.idle_cost_share:.1%} of the total, {_plural(f.idle_pods, 'pod')}",
-            f.idle_cost > 0,
-        ),
-        (
-            "unused-capacity cost",
-            _usd(f.unused_cost),
-            f"{f.unused_share:.1%} of the total, idle pods included",
-            False,
-        ),
-        ("straggling ranks", str(len(slow)), slow_note or "none", len(slow) > 0),
+    notes = {
+        "total_cost": f"{day:,.0f} USD/day, {day * DAYS_PER_MONTH:,.0f} USD/{DAYS_PER_MONTH} days",
+        "idle_cost": _plural(f.idle_pods, "pod"),
+        "stragglers": slow_note or "none",
+    }
+    cards = measure_cards(f.totals, live=True, notes=notes, kinds=_LIVE_CARD_KINDS)
+    cards += [
         (
             "running, no metrics",
             str(len(f.silent)),
@@ -115,30 +109,34 @@ def live_cards(r: _Report) -> list[_Card]:
         ),
         ("not running", str(len(f.not_running)), states or "none", False),
     ]
-    cards.append(_waste_card(f.summary))
+    cards.append(_waste_card(f.totals))
     if f.failed:
         cards.append(("could not load", str(len(f.failed)), ", ".join(f.failed), True))
     return cards
 
 
-def _waste_per_hour(summary: pd.DataFrame) -> list[tuple[str, float]]:
-    """Each waste class's USD/h over every cluster of the summary, in the classes' order."""
+#: The live page's measure cards: every kind but the waste classes, which one card sums.
+_LIVE_CARD_KINDS: Final = ("sum", "share", "count")
+
+
+def _waste_per_hour(totals: pd.Series) -> list[tuple[str, float]]:
+    """Each waste class's USD/h over every cluster (the summary's totals), in order."""
     return [
-        (m.label, float(summary[str(m.live)].fillna(0).sum()))
+        (m.label, float(0.0 if pd.isna(totals[str(m.live)]) else totals[str(m.live)]))
         for m in waste_classes()
-        if m.live in summary.columns
+        if m.live in totals.index
     ]
 
 
 def live_headline(f: _Findings) -> Headline:
     """The reading's waste per day at its rate: the waste classes' total, and each class."""
-    per_day = [(label, usd * HOURS_PER_DAY) for label, usd in _waste_per_hour(f.summary)]
+    per_day = [(label, usd * HOURS_PER_DAY) for label, usd in _waste_per_hour(f.totals)]
     return Headline.of(per_day, f.total_cost * HOURS_PER_DAY, "at this reading's rate")
 
 
-def _waste_card(summary: pd.DataFrame) -> _Card:
+def _waste_card(totals: pd.Series) -> _Card:
     """The waste classes' USD/h over every cluster: the total, and each class that wastes."""
-    per_class = _waste_per_hour(summary)
+    per_class = _waste_per_hour(totals)
     total = sum(value for _, value in per_class)
     note = "; ".join(f"{label} {_usd(value)}" for label, value in per_class if value > 0)
     return ("waste by class", _usd(total), note or "none", total > 0)
@@ -219,12 +217,12 @@ def _clusters(r: _Report) -> Markup:
             _columns(
                 ("cluster_id", "cluster", "text"),
                 ("gpus", "GPUs", "int"),
-                ("cost_per_hour", "USD/h", "usd"),
+                measure_column("total_cost", live=True),
                 ("gpu_util_mean", "GPU util %", "pct"),
                 ("idle_pods", "idle pods", "int"),
-                ("idle_cost_per_hour", "idle USD/h", "usd"),
-                ("unused_cost_per_hour", "unused-capacity USD/h", "usd"),
-                ("stragglers", "stragglers", "int"),
+                measure_column("idle_cost", live=True),
+                measure_column("unused_cost", live=True),
+                measure_column("stragglers", live=True),
             ),
             "No pods.",
         )
@@ -239,7 +237,7 @@ def _clusters(r: _Report) -> Markup:
                     ("not_running", "not running", "text"),
                     ("running_without_metrics", "running, no metrics", "int"),
                     ("gpu_util_cost_weighted", "cost-weighted GPU util %", "pct"),
-                    ("idle_gpu_cost_share", "idle share of GPU spend", "share"),
+                    measure_column("idle_gpu_cost_share", live=True),
                 ),
                 "No pods.",
             ),
@@ -262,7 +260,7 @@ def _idle(r: _Report) -> Markup:
                 ("gpu_type", "GPU type", "text"),
                 ("gpu_count", "GPUs", "int"),
                 ("gpu_util_mean", "GPU util %", "pct"),
-                ("wasted_cost_per_hour", "idle USD/h", "usd"),
+                measure_column("idle_cost", live=True, column="wasted_cost_per_hour"),
                 ("cost_so_far", "USD since it started", "usd"),
             ),
             "No idle GPU pods.",

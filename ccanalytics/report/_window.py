@@ -20,7 +20,8 @@ import pandas as pd
 from markupsafe import Markup
 
 from ccanalytics._durations import describe_duration
-from ccanalytics.measures import MEASURES, Params, waste_classes
+from ccanalytics.measures import Params, by_name, waste_classes
+from ccanalytics.report._cards import measure_cards, measure_column
 from ccanalytics.report._draw import Plot, figure
 from ccanalytics.report._html import _Card, _columns, _table
 from ccanalytics.report._templates import block
@@ -52,7 +53,8 @@ class WindowFindings:
     window: timedelta
     start: pd.Timestamp
     end: pd.Timestamp
-    totals: pd.Series  #: idle_cost(by=None)'s one row
+    #: idle_cost(by=None)'s one row, the waste classes' totals and the chronic stragglers
+    totals: pd.Series
     by_cluster: pd.DataFrame
     by_day: pd.DataFrame
     stragglers: pd.DataFrame  #: every rank flagged at least once (min_share=0)
@@ -150,7 +152,8 @@ def window_findings(
         freq = bucket_width(window)
         heat = list(dict.fromkeys(slow["cluster_id"].astype(str)))[:MAX_HEATMAPS]
         ranks = history.utilization(since, freq=freq, by="rank")
-        transient = slow[slow["share"] < judged_by.chronic_share]
+        chronic = judged_by.chronic_share
+        transient = slow[slow["share"] < chronic]
         runs = flag_runs(history.straggler_flags(since, params=judged_by), transient)
         totals = history.idle_cost(since, by=None, params=judged_by).iloc[0]
         waste = history.waste(since, by=None, params=judged_by).iloc[0]
@@ -159,7 +162,13 @@ def window_findings(
             start=start,
             end=start + window,
             # The waste classes beside the idle cost: each class's card reads its total.
-            totals=pd.concat([totals, waste[[m.name for m in waste_classes()]]]),
+            totals=pd.concat(
+                [
+                    totals,
+                    waste[[m.name for m in waste_classes()]],
+                    pd.Series({"stragglers": float((slow["share"] >= chronic).sum())}),
+                ]
+            ),
             by_cluster=history.idle_cost(since, by="cluster", params=judged_by),
             by_day=history.idle_cost(since, by="day", params=judged_by),
             stragglers=slow,
@@ -176,8 +185,10 @@ def _usd(value: Any) -> str:
     return f"{float(value):,.2f} USD"
 
 
-def _share(part: Any, whole: Any) -> str:
-    return f"{float(part) / float(whole):.1%}" if float(whole) > 0 else "0.0%"
+def _share(totals: pd.Series, measure: str) -> str:
+    """History's share ``measure`` (a registry share) as the registry writes it."""
+    value = totals.get(measure)
+    return by_name(measure).format(0.0 if value is None or pd.isna(value) else float(value))
 
 
 def window_sentences(f: WindowFindings) -> list[str]:
@@ -187,8 +198,8 @@ def window_sentences(f: WindowFindings) -> list[str]:
     out = [
         f"Over the last {span} ({f.start:%Y-%m-%d %H:%M} to {f.end:%Y-%m-%d %H:%M} UTC) the "
         f"fleet spent {_usd(t['total_cost'])}: {_usd(t['idle_cost'])} "
-        f"({_share(t['idle_cost'], t['total_cost'])}) on idle GPU pods, and "
-        f"{_usd(t['unused_cost'])} ({_share(t['unused_cost'], t['total_cost'])}) "
+        f"({_share(t, 'idle_cost_share')}) on idle GPU pods, and "
+        f"{_usd(t['unused_cost'])} ({_share(t, 'unused_cost_share')}) "
         "paid for GPU capacity left unused."
     ]
     chronic = f.stragglers[f.stragglers["share"] >= f.params.chronic_share]
@@ -261,42 +272,18 @@ def _wasting(by_cluster: pd.DataFrame) -> int:
 
 
 def window_cards(f: WindowFindings) -> list[_Card]:
-    """The headline figures of the window: spend, idle spend, unused capacity, stragglers."""
-    t = f.totals
+    """The window's figures: a card per registry measure it marks ``card``, from History.
+
+    Straggling ranks are the registry's (flagged in at least the chronic share of their
+    snapshots); the note says how many more straggled for a stretch only.
+    """
     span = describe_duration(f.window)
-    chronic = int((f.stragglers["share"] >= f.params.chronic_share).sum())
-    return [
-        ("spend", _usd(t["total_cost"]), f"over the last {span}", False),
-        (
-            "idle spend",
-            _usd(t["idle_cost"]),
-            f"{_share(t['idle_cost'], t['total_cost'])} of the spend, idle GPU pods",
-            float(t["idle_cost"]) > 0,
-        ),
-        (
-            "unused-capacity cost",
-            _usd(t["unused_cost"]),
-            f"{_share(t['unused_cost'], t['total_cost'])} of the spend, idle pods included",
-            False,
-        ),
-        (
-            "straggling ranks",
-            str(len(f.stragglers)),
-            f"{chronic} chronic, {len(f.stragglers) - chronic} for a stretch",
-            chronic > 0,
-        ),
-        *_registry_cards(f),
-    ]
-
-
-def _registry_cards(f: WindowFindings) -> list[_Card]:
-    """A card per measure the registry marks ``card``: its label, value and meaning."""
-    cards: list[_Card] = []
-    for m in MEASURES:
-        if m.card and m.name in f.totals.index:
-            value = float(0.0 if pd.isna(f.totals[m.name]) else f.totals[m.name])
-            cards.append((m.label, m.format(value), m.meaning, value > 0))
-    return cards
+    chronic = int(f.totals.get("stragglers", 0))
+    notes = {
+        "total_cost": f"over the last {span}",
+        "stragglers": f"{len(f.stragglers) - chronic} more for a stretch",
+    }
+    return measure_cards(f.totals, live=False, notes=notes)
 
 
 def render_window_section(f: WindowFindings) -> Markup:
@@ -307,10 +294,10 @@ def render_window_section(f: WindowFindings) -> Markup:
         _columns(
             ("cluster_id", "cluster", "text"),
             ("observed_hours", "hours observed", "num"),
-            ("total_cost", "spent USD", "usd"),
-            ("idle_cost", "idle USD", "usd"),
-            ("idle_gpu_hours", "idle GPU-hours", "num"),
-            ("unused_cost", "unused GPU USD", "usd"),
+            measure_column("total_cost", live=False),
+            measure_column("idle_cost", live=False),
+            measure_column("idle_gpu_hours", live=False),
+            measure_column("unused_cost", live=False),
             ("unobserved_hours", "hours not observed", "num"),
         ),
         "No cluster was observed in the window.",
@@ -333,9 +320,9 @@ def render_window_section(f: WindowFindings) -> Markup:
             ("cluster_id", "cluster", "text"),
             ("name", "pod", "text"),
             ("observed_hours", "hours watched", "num"),
-            ("idle_time_share", "idle share of its time", "share"),
-            ("idle_cost", "idle USD", "usd"),
-            ("total_cost", "USD in this window", "usd"),
+            measure_column("idle_time_share", live=False),
+            measure_column("idle_cost", live=False),
+            measure_column("total_cost", live=False),
         ),
         "No pod was idle in the window.",
     )

@@ -15,6 +15,7 @@ from history_helpers import pod_row, write_store
 
 from ccanalytics.cli import main
 from ccanalytics.errors import ExportOutputError
+from ccanalytics.measures import THRESHOLDS, Threshold
 from ccanalytics.history import (
     FOCUS_COLUMNS,
     SHOWBACK_COLUMNS,
@@ -155,3 +156,27 @@ def test_a_window_without_rows_writes_the_header_only(store: Path, tmp_path: Pat
     assert (tmp_path / "e.csv").read_text(encoding="utf-8") == ",".join(FOCUS_COLUMNS) + "\n"
     export_showback(store, tmp_path / "e.parquet", since="2026-10-01", until="2026-10-02")
     assert list(pd.read_parquet(tmp_path / "e.parquet").columns) == list(FOCUS_COLUMNS)
+
+
+@pytest.mark.parametrize("entry", THRESHOLDS, ids=lambda t: t.name)
+def test_every_threshold_of_the_registry_is_a_flag_of_showback(
+    store: Path, tmp_path: Path, entry: Threshold
+) -> None:
+    """Showback judges by every threshold (its waste classes read them all), so each
+    entry's flag is the subcommand's, at the entry's default or any value it allows."""
+    out = tmp_path / "s.parquet"
+    assert _export(store, out, "--format", "parquet", entry.flag, f"{entry.default:g}") == 0
+    assert pd.read_parquet(out)["cost"].sum() == 5.0
+
+
+def test_the_flags_judge_the_rows(store: Path, tmp_path: Path) -> None:
+    # cl-a/p1 runs at 80 % mean, 85 % busiest: idle below 90 %, low compute below 90 %.
+    out = tmp_path / "s.parquet"
+    assert _export(store, out, "--format", "parquet", "--idle-threshold", "90") == 0
+    rows = pd.read_parquet(out).set_index("pod_id")
+    assert rows.loc["p1", "idle_cost"].tolist() == [2.0, 2.0]
+    assert _export(store, out, "--format", "parquet", "--force",
+                   "--low-compute-threshold", "90") == 0  # fmt: skip
+    rows = pd.read_parquet(out).set_index("pod_id")
+    # Low compute: the unused capacity, 2.00 USD/h x (1 - 80/100) for each hour.
+    assert rows.loc["p1", "low_compute_cost"].round(6).tolist() == [0.4, 0.4]

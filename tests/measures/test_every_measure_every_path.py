@@ -3,8 +3,9 @@
 Hypothesis draws fleets (with their GPU rows) and every threshold of the registry
 (:data:`ccanalytics.measures.THRESHOLDS`), and asks each per-snapshot measure of
 :data:`ccanalytics.measures.MEASURES` of every path: the live frame, History's raw
-rows, its rollups, the report's window (and its cards), ``check``'s flags (every
-cluster together), a policy (per cluster) and its textfile. The store holds the fleet
+rows, its rollups, the live report (its fleet totals and cards), the report's window
+(its totals and cards), ``check``'s flags (every cluster together), a policy (per
+cluster) and its textfile. The store holds the fleet
 at T0 and again at T0+1h, so the first snapshot stands for exactly the hour (USD/h and
 USD are the same number). A measure of a new kind, or one a path leaves out, fails it.
 """
@@ -110,6 +111,13 @@ def _close(value: object, expected: object) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-6)
 
 
+def _number(value: object) -> float:
+    """A figure as a card shows it: NULL (no denominator) as 0."""
+    import pandas as pd
+
+    return 0.0 if value is None or pd.isna(value) else float(value)  # type: ignore[arg-type]
+
+
 def _ratio(numerator: float, denominator: float) -> float | None:
     return numerator / denominator if denominator else None
 
@@ -130,7 +138,9 @@ def test_every_registry_measure_has_one_answer_on_every_path(
     from ccanalytics.history.alerts._textfile import _BASE_UNITS
     from ccanalytics.history.store._write import append_frame
     from ccanalytics.measures import MEASURES, THRESHOLDS
-    from ccanalytics.report._window import _registry_cards
+    from ccanalytics.report._findings import _findings
+    from ccanalytics.report._sections import _Report, live_cards
+    from ccanalytics.report._window import window_cards
 
     frame, gpu_rows = fleet
     assert isinstance(frame, pd.DataFrame) and isinstance(gpu_rows, list)
@@ -140,6 +150,10 @@ def test_every_registry_measure_has_one_answer_on_every_path(
 
     live_gpus = _gpu_frame(gpu_rows, TIMES[0])
     live = analysis.cluster_summary(frame, params=params, gpus=live_gpus).set_index("cluster_id")
+    found = _findings(frame, params, None, live_gpus)
+    page = _Report(frame, live_gpus, found, "fleet", None, None, 0)
+    live_shown = {label: (shown, flagged) for label, shown, _, flagged in live_cards(page)}
+    live_waste = next(note for label, _, note, _ in live_cards(page) if label == "waste by class")
     keys = [m.policy_key for m in measures if m.policy_key]
     knobs = "".join(f"{t.policy_key} = {getattr(params, t.name)!r}\n" for t in THRESHOLDS)
     rule = '[[rule]]\nwindow = "1h"\n' + knobs + "".join(f"{k} = 0\n" for k in keys)
@@ -170,7 +184,7 @@ def test_every_registry_measure_has_one_answer_on_every_path(
     pooled = {j.threshold.figure: j.value for j in flags.report.judgements}
     assert {j.cluster_id for j in flags.report.judgements} == {ALL_CLUSTERS}
     text = render_textfile(policy).decode()
-    cards = {label: shown for label, shown, _, _ in _registry_cards(window)}
+    cards = {label: shown for label, shown, _, _ in window_cards(window)}
     clusters = list(live.index)
     for m in measures:
         mine = live[m.live]
@@ -192,10 +206,18 @@ def test_every_registry_measure_has_one_answer_on_every_path(
             fleet_value = _ratio(live[num.live].sum(), live[den.live].sum())
         else:
             fleet_value = mine.sum()
-        if m.kind != "count":  # the report's window: its totals, and a card when marked
-            assert _close(window.totals[m.name], fleet_value), (m.name, "report")
-            if m.card:
-                assert cards[m.label] == m.format(float(window.totals[m.name] or 0.0))
+        # The live report: the fleet's figure, and its card when marked (the waste
+        # classes: each in the one waste card's note when it wastes anything).
+        assert _close(found.totals[m.live], fleet_value), (m.name, "live report")
+        shown_live = m.format_live(_number(found.totals[m.live]))
+        if m.card and m.kind == "waste":
+            assert (f"{m.label} {shown_live}" in live_waste) == (shown_live != "0.00 USD/h")
+        elif m.card:
+            assert live_shown[m.label][0] == shown_live, (m.name, "live card")
+        # The report's window: its totals, and a card when marked.
+        assert _close(window.totals[m.name], fleet_value), (m.name, "report")
+        if m.card:
+            assert cards[m.label] == m.format(_number(window.totals[m.name])), m.name
         if not m.policy_key:
             continue
         assert _close(pooled[m.policy_key], fleet_value), (m.name, "flags")

@@ -20,7 +20,7 @@ from ccanalytics import analysis
 from ccanalytics.cli import main
 from ccanalytics.history import History, judge_policy, parse_policy, render_textfile
 from ccanalytics.measures import Params
-from ccanalytics.report._window import _registry_cards, window_findings
+from ccanalytics.report._window import window_cards, window_findings
 
 _PODS = (
     ("p0", "RUNNING", 97.0),
@@ -73,7 +73,7 @@ def test_history_the_report_a_policy_and_its_textfile(store: Path) -> None:
     assert 'ccanalytics_saturated_pod_seconds{cluster="cl-a",window="1h"} 3600.0' in text
     cards = {
         label: shown
-        for label, shown, _, _ in _registry_cards(window_findings(store, timedelta(hours=1)))
+        for label, shown, _, _ in window_cards(window_findings(store, timedelta(hours=1)))
     }
     assert cards["saturated GPU pods"] == "1.0 h"
 

@@ -23,6 +23,7 @@ import pytest
 from simulated_day import SimulatedDay
 
 from ccanalytics import History
+from ccanalytics.measures import by_name
 from ccanalytics.report import write_report
 from ccanalytics.sandbox import Sandbox
 
@@ -97,9 +98,7 @@ def test_the_first_screen_is_the_windows_figures_then_what_to_do(
     assert document.index("<h1>") < document.index('<section id="first-screen">')
     assert document.index("</section>") < document.index('id="window"')
     for label, column in (
-        ("spend", "total_cost"),
-        ("idle spend", "idle_cost"),
-        ("unused-capacity cost", "unused_cost"),
+        (by_name(name).label, name) for name in ("total_cost", "idle_cost", "unused_cost")
     ):
         card = re.search(
             rf'<div class="label">{label}</div><div class="value">([\d,.]+) USD</div>', screen

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from ccanalytics.analysis import cluster_summary, idle_pods, stragglers
-from ccanalytics.measures import waste_classes
+from ccanalytics.measures import by_name, waste_classes
 from ccanalytics.report import render_report
 
 
@@ -44,10 +44,11 @@ def test_the_page_opens_with_one_waste_figure_then_what_to_do(document: str) -> 
     # The other figures, the reading's paragraph among them, are folded under the actions.
     folded = screen.index('<details class="figures">')
     assert screen.index('<div class="waste">') < screen.index('id="what-to-do"') < folded
-    assert labels[1:4] == ["cost per hour", "idle-pod cost", "unused-capacity cost"]
+    # The registry's cards, by its labels: spend, idle and unused spend.
+    assert labels[1:4] == [by_name(n).label for n in ("total_cost", "idle_cost", "unused_cost")]
     assert screen.index('class="headline"') > folded
     # The reading's figures are not repeated further down.
-    assert document.count('<div class="label">idle-pod cost</div>') == 1
+    assert document.count(f'<div class="label">{by_name("idle_cost").label}</div>') == 1
     assert document.count('class="headline"') == 1
 
 

@@ -37,6 +37,7 @@ import pandas as pd
 from ccanalytics._durations import DURATION_FORMS
 from ccanalytics.history.queries._window import DurationLike, as_duration, snapshot_bounds
 from ccanalytics.history.store._rollup import snapshot_instants
+from ccanalytics.measures import Measure, sql_parameters
 from ccanalytics.measures.rules import IDLE_SQL, JUDGED_SQL
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "US_PER_HOUR",
     "Window",
     "duration_us",
+    "integral_sql",
     "interval_ctes",
     "max_gap_us",
     "one_file_per_instant",
@@ -83,6 +85,23 @@ def us_scaled(span_us: str) -> str:
     :data:`SCALED_HOUR` is the same number as the unscaled sum divided by an hour.
     """
     return f"(CAST({span_us} AS DOUBLE) / {_SCALE})"
+
+
+def integral_sql(measure: Measure, span_us: str) -> str:
+    """SQL: a sum measure's Σ row·Δt over the rows its rule holds for (``span_us``: a
+    column of microseconds), in hours of its unit (USD, GPU-hours), 0 over no row.
+
+    The one spelling of a measure's time integral over pod rows: every split of it
+    (:meth:`History.measures`, showback's periods, the waste classes) sums the same
+    products in the same way.
+    """
+    if measure.row is None:
+        raise TypeError(f"{measure.name} is not a sum over pod rows")
+    where = f" FILTER (WHERE {measure.where})" if measure.where else ""
+    return (
+        f"coalesce(sum(coalesce({measure.row}, 0) * {us_scaled(span_us)}){where}, 0)"
+        f" / {SCALED_HOUR}"
+    )
 
 
 #: A pod-snapshot that can be judged busy or idle (:data:`ccanalytics.measures.rules.JUDGED_SQL`).
@@ -258,7 +277,12 @@ def split_sql(relation: str, width_us: int) -> str:
 
 
 def run(con: Any, sql: str, params: dict[str, Any]) -> pd.DataFrame:
-    """Execute ``sql`` with named ``params`` on ``con`` and return a pandas frame."""
-    used = {name: value for name, value in params.items() if f"${name}" in sql}
+    """Execute ``sql`` with named ``params`` on ``con`` and return a pandas frame.
+
+    Only the parameters the statement's tree names are bound (DuckDB refuses others):
+    read off the tree, a name that starts another's or sits in a comment is no match.
+    """
+    bound = sql_parameters(sql)
+    used = {name: value for name, value in params.items() if name in bound}
     frame: pd.DataFrame = con.execute(sql, used).df()
     return frame

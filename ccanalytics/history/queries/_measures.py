@@ -20,12 +20,11 @@ import pandas as pd
 
 from ccanalytics.errors import ArgumentsError
 from ccanalytics.history.queries._accounting import (
-    SCALED_HOUR,
     US_PER_HOUR,
+    integral_sql,
     max_gap_us,
     run,
     split_sql,
-    us_scaled,
     window_us,
 )
 from ccanalytics.history.queries._teams import UNALLOCATED
@@ -40,11 +39,15 @@ if TYPE_CHECKING:
     from ccanalytics.measures import Measure
     from ccanalytics.measures._dimensions import Dimension
 
-__all__ = ["SUMMABLE", "measures", "resolve"]
+__all__ = ["COUNTED", "SUMMABLE", "counts_only", "measures", "resolve"]
 
 #: The kinds of measure an answer split by any dimensions holds: sums over pod rows
 #: (the waste classes are sums too) and shares of two of them.
 SUMMABLE = ("sum", "waste", "share")
+#: Counts of rows of their own source (stragglers): per cluster or over the fleet.
+COUNTED = ("count",)
+#: The dimensions a count is split by (its rows are per cluster and rank).
+COUNT_DIMENSIONS = ("cluster",)
 #: The hidden key a team is matched on: the pod's name, else its id (showback's rule).
 _POD_NAME = "_pod_name"
 
@@ -61,7 +64,7 @@ def resolve(names: str | Sequence[str]) -> tuple[Measure, ...]:
             measure = by_name(name)
         except KeyError as err:
             raise ValueError(str(err.args[0])) from None
-        if measure.kind not in SUMMABLE:
+        if measure.kind not in (*SUMMABLE, *COUNTED):
             raise ValueError(
                 f"{name!r} is a {measure.kind} measure, not a sum over pod rows: "
                 f"History.{_METHOD.get(measure.kind, 'spend')} answers it"
@@ -70,11 +73,25 @@ def resolve(names: str | Sequence[str]) -> tuple[Measure, ...]:
             chosen.append(measure)
     if not chosen:
         raise ValueError("names= names no measure")
+    counts = [m.name for m in chosen if m.kind in COUNTED]
+    if counts and len(counts) < len(chosen):
+        raise ValueError(
+            f"{', '.join(counts)} counts ranks, not pod rows: ask it apart from the sums"
+        )
     return tuple(chosen)
 
 
+def counts_only(chosen: Sequence[Measure], by: Sequence[Dimension]) -> bool:
+    """Whether ``chosen`` are counts (then ``by`` must be the cluster or nothing)."""
+    if not any(m.kind in COUNTED for m in chosen):
+        return False
+    if any(d.name not in COUNT_DIMENSIONS for d in by):
+        names = ", ".join(m.name for m in chosen)
+        raise ValueError(f"{names} is counted per cluster or over the fleet (by='cluster' or None)")
+    return True
+
+
 _METHOD = {
-    "count": "stragglers",
     "pod_share": "pod_lifetimes",
     "spend": "spend",
     "anomaly": "spend_anomalies",
@@ -167,12 +184,7 @@ def _sql(summed: tuple[Measure, ...], by: tuple[Dimension, ...]) -> str:
         for column in dimension.attributes
         if column not in grouped
     ]
-    sums = [
-        f"coalesce(sum(coalesce({m.row}, 0) * {us_scaled(span)})"
-        + (f" FILTER (WHERE {m.where})" if m.where else "")
-        + f", 0) / {SCALED_HOUR} AS {m.name}"
-        for m in summed
-    ]
+    sums = [f"{integral_sql(m, span)} AS {m.name}" for m in summed]
     select = ",\n           ".join(
         [*keys, *dict.fromkeys(attributes), f"coalesce(sum({span}), 0) AS observed_us", *sums]
     )

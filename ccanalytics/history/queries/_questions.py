@@ -58,9 +58,12 @@ class Questions:
         names
             Measure names of :data:`ccanalytics.measures.MEASURES` whose kind is a sum
             over pod rows (``total_cost``, ``idle_cost``, ``memory_risk_pod_hours``, the
-            waste classes, ...) or a share of two (``idle_cost_share``); a name it does
-            not know, or a measure of another kind (``stragglers``: :meth:`stragglers`),
-            is a ValueError saying so.
+            waste classes, ...) or a share of two (``idle_cost_share``), or the count
+            ``stragglers`` (asked alone, by ``cluster`` or ``None``: the ranks flagged in
+            at least ``chronic_share`` of their snapshots, the newest one included when
+            ``until`` is None; :meth:`stragglers` lists them); a name it does not know,
+            or a measure of another kind (``spent``: :meth:`spend`), is a ValueError
+            saying so.
         since, until, max_gap, params
             As for :meth:`idle_cost`.
         by
@@ -91,7 +94,14 @@ class Questions:
         mapping = resolve_teams(teams)  # a bad file fails before any query
         judged_by = params if params is not None else Params()
         con = self._catalog.con
-        if _queries.answers(chosen, split):
+        if _measures.counts_only(chosen, split):
+            from ccanalytics.history.queries import _stragglers
+
+            def query(start: Any, end: Any) -> pd.DataFrame:
+                by_one = split[0].name if split else None
+                return _stragglers.counted(con, start, end, by=by_one, params=judged_by)
+
+        elif _queries.answers(chosen, split):
             columns = [*columns_of(split), "observed_hours", *(m.name for m in chosen)]
 
             def query(start: Any, end: Any) -> pd.DataFrame:
@@ -270,7 +280,8 @@ class Questions:
     ) -> pd.DataFrame:
         """Per (cluster_id, rank): snapshots judged, flagged, share flagged (>= ``min_share``).
 
-        Flagged by the rule of :func:`ccanalytics.analysis.stragglers`, snapshot by
+        The drill-down of the registry's ``stragglers`` measure: at the default
+        ``min_share`` its rows are the ranks ``measures("stragglers")`` counts. Flagged by the rule of :func:`ccanalytics.analysis.stragglers`, snapshot by
         snapshot, at ``idle_threshold``, ``z`` and ``min_gap`` (or ``params``'s; the
         defaults are the live function's); ``min_share`` defaults to the chronic share
         (0.5). See :func:`ccanalytics.history.queries._stragglers.stragglers`.

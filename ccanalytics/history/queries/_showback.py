@@ -34,13 +34,12 @@ import pandas as pd
 
 from ccanalytics.history.queries._accounting import (
     JUDGED,
-    SCALED_HOUR,
     US_PER_DAY,
     US_PER_HOUR,
+    integral_sql,
     max_gap_us,
     run,
     split_sql,
-    us_scaled,
     window_us,
 )
 from ccanalytics.history.queries._queries import UTIL_WEIGHT
@@ -120,11 +119,7 @@ _DTYPES: Final[Mapping[str, str]] = {
 
 def _sum(measure: str) -> str:
     """The registry's measure as Σ row·Δt over the pieces (USD), 0 when none."""
-    m = by_name(measure)
-    where = f" FILTER (WHERE {m.where})" if m.where else ""
-    return (
-        f"coalesce(sum(coalesce({m.row}, 0) * {us_scaled('piece_us')}){where}, 0) / {SCALED_HOUR}"
-    )
+    return integral_sql(by_name(measure), "piece_us")
 
 
 def _showback_sql(width: int) -> str:

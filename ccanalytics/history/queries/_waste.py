@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ccanalytics.history.queries._accounting import SCALED_HOUR, us_scaled
+from ccanalytics.history.queries._accounting import integral_sql
 from ccanalytics.history.queries._queries import pod_rows_ctes
 from ccanalytics.measures import waste_classes
 from ccanalytics.measures._dimensions import columns_of, dimensions
@@ -70,11 +70,7 @@ def waste_rows_ctes() -> str:
 def class_sums(span: str) -> str:
     """Each waste class's USD as a select list: Σ row·``span`` over the rows its rule
     assigns to it (``span``: a column of microseconds), ``AS`` the class's name."""
-    return ",\n           ".join(
-        f"coalesce(sum(coalesce({m.row}, 0) * {us_scaled(span)}) FILTER (WHERE {m.where}), 0)"
-        f" / {SCALED_HOUR} AS {m.name}"
-        for m in _CLASSES
-    )
+    return ",\n           ".join(f"{integral_sql(m, span)} AS {m.name}" for m in _CLASSES)
 
 
 def waste_cost(frame: pd.DataFrame) -> pd.Series:

@@ -52,7 +52,7 @@ from typing import Any, Final
 from ccanalytics.history.store._fs import Location
 from ccanalytics.history.store._layout import DATA_SUFFIX
 from ccanalytics.history.store._schema import OK
-from ccanalytics.measures import MEASURES, Params
+from ccanalytics.measures import MEASURES, Params, sql_parameters
 
 __all__ = [
     "ROLLUP_DIR",
@@ -154,7 +154,8 @@ _ROLLUP_SQL: Final = f"""WITH sums AS ({instant_sums_sql("_day_pods")}),
 def rollup_params(params: Params | None = None) -> dict[str, Any]:
     """The named parameters the rollup's SQL reads, at ``params`` (default: the defaults)."""
     given = (params if params is not None else Params()).sql()
-    return {name: value for name, value in given.items() if f"${name}" in _ROLLUP_SQL}
+    bound = sql_parameters(_ROLLUP_SQL)
+    return {name: value for name, value in given.items() if name in bound}
 
 
 def rollup_name(day: str, pods: str, snapshots: str | None) -> str:

@@ -169,3 +169,25 @@ def test_an_instant_held_by_two_files_counts_once_after_compaction(tmp_path: Pat
     pd.testing.assert_frame_equal(stored, pods_before.iloc[::2].reset_index(drop=True))
     assert len(gpus_after) > 0 and len(gpus_after) * 2 == len(gpus_before)
     assert result.rows["pods"] == 3
+
+
+def test_a_query_binds_the_parameters_its_tree_names_not_its_text() -> None:
+    """A parameter whose name starts another's, or one named in a comment, is not bound:
+    DuckDB refuses a parameter the statement does not take."""
+    import duckdb
+
+    from ccanalytics.history.queries._accounting import run
+
+    con = duckdb.connect()
+    sql = "SELECT $idle_threshold_max AS a -- not $z"
+    frame = run(con, sql, {"idle_threshold": 1.0, "idle_threshold_max": 2.0, "z": 3.0})
+    assert frame["a"].tolist() == [2.0]
+
+
+def test_the_straggler_and_rollup_queries_bind_what_their_trees_name() -> None:
+    from ccanalytics.history.queries._stragglers import FLAGS_SQL, sql_params
+    from ccanalytics.history.store._rollup import _ROLLUP_SQL, rollup_params
+    from ccanalytics.measures import sql_parameters
+
+    assert set(sql_params(0, 1)) == set(sql_parameters(FLAGS_SQL))
+    assert set(rollup_params()) == set(sql_parameters(_ROLLUP_SQL))
