@@ -15,7 +15,6 @@ from history_helpers import pod_row, write_store
 
 from ccanalytics.cli import main
 from ccanalytics.errors import ExportOutputError
-from ccanalytics.measures import THRESHOLDS, Threshold
 from ccanalytics.history import (
     FOCUS_COLUMNS,
     SHOWBACK_COLUMNS,
@@ -23,6 +22,7 @@ from ccanalytics.history import (
     export_showback,
     write_showback,
 )
+from ccanalytics.measures import THRESHOLDS, Threshold
 
 TIMES = [f"2026-11-02T{h:02d}:{m:02d}" for h in range(3) for m in (0, 30)][:5]
 TEAMS = '[[team]]\nname = "alpha"\nclusters = "cl-a"\n'

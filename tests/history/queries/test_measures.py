@@ -145,7 +145,8 @@ def test_no_split_over_an_empty_store_is_one_row_of_zeros(tmp_path: Path) -> Non
     ("names", "by", "error", "match"),
     [
         ("no_such_measure", "cluster", ValueError, "no measure 'no_such_measure'"),
-        ("stragglers", "cluster", ValueError, "History.stragglers answers it"),
+        ("spent", "cluster", ValueError, "History.spend answers it"),
+        ("stragglers", "day", ValueError, "per cluster or over the fleet"),
         ("total_cost", "weekday", ValueError, "no dimension 'weekday'"),
         ("total_cost", ["day", "hour"], ArgumentsError, "one time dimension"),
         ("total_cost", "team", ArgumentsError, "needs a team mapping: teams="),

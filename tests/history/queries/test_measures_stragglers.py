@@ -37,7 +37,7 @@ def store(tmp_path: Path) -> Path:
                         rank=rank,
                         gpu_util_mean=util,
                         gpu_util_max=util + 2,
-                    )  # fmt: skip
+                    )
                 )
     write_store(tmp_path / "store", rows)
     return tmp_path / "store"
