@@ -1,9 +1,8 @@
 """History.spend's seasonal forecast columns on a store with a weekly pattern, by hand.
 
-The store: cluster ``w``, snapshotted every hour from Monday 2026-10-05 00:00 to Monday
-2026-11-09 00:00 (five weeks). A base pod costs 1 USD/h throughout; an office pod at
-9 USD/h runs on weekdays from 09:00 to 17:00 (snapshots 09:00 ... 16:00). A weekday
-costs 9 + 8 x 10 + 7 = 96 USD, a weekend day 24, a week 528.
+The store is ``weekly_store`` (tests/weekly_store.py): five weeks to Monday Nov 9 00:00
+of a 1 USD/h base pod and a 9 USD/h office pod on weekdays 09:00-17:00 (a weekday 96
+USD, a weekend day 24, a week 528).
 """
 
 from __future__ import annotations
@@ -13,7 +12,8 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from history_helpers import pod_row, ts, write_store
+from history_helpers import ts
+from weekly_store import write_weekly_store
 
 from ccanalytics import History
 from ccanalytics.history import SPEND_COLUMNS
@@ -21,15 +21,7 @@ from ccanalytics.history import SPEND_COLUMNS
 
 @pytest.fixture(scope="module")
 def weekly_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    rows = []
-    for when in pd.date_range("2026-10-05", "2026-11-09", freq="1h", tz="UTC"):
-        stamp = when.isoformat()
-        rows.append(pod_row("w", stamp, "base", cost=1.0))
-        if when.weekday() < 5 and 9 <= when.hour < 17:
-            rows.append(pod_row("w", stamp, "office", cost=9.0))
-    path = tmp_path_factory.mktemp("weekly")
-    write_store(path, rows)
-    return path
+    return write_weekly_store(tmp_path_factory.mktemp("weekly"))
 
 
 def _row(frame: pd.DataFrame, period: str) -> Any:
