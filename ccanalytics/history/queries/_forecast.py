@@ -14,11 +14,13 @@ The method, stated once (:data:`ccanalytics.history.SPEND_COLUMNS` says it per c
 - **the forecast** of the rest of a period is the profile, trended, summed over the
   hours from now to the period's end (the hour holding now for its part still ahead);
 - **the interval** comes from the forecast's own errors on this store's past: the same
-  forecast made 1, 2, 3 ... days back (each with its own profile, of the weeks before
-  it), over ``min(hours left, a week)`` ahead, against what was then spent. P10, P50
-  and P90 of the remaining spend are the forecast times those ratios' quantiles; for a
-  horizon longer than the errors' the log-ratios are narrowed by √(their horizon /
-  the horizon), as for a sum of independent weeks;
+  forecast made at now's hour of the day on earlier days (each with its own profile, of
+  the weeks before it), over the same horizon as now's (the hours left), against what
+  was then spent; a young store checks them over the longest horizon that still gives
+  :data:`MIN_ERROR_ORIGINS` of them. P10, P50 and P90 of the remaining spend are the
+  forecast times those ratios' quantiles; for a horizon longer than the errors' the
+  log-ratios are narrowed by √(their horizon / the horizon), as for a sum of
+  independent stretches;
 - **too little history** (under :data:`MIN_FORECAST_WEEKS` weeks, or fewer than
   :data:`MIN_ERROR_ORIGINS` past forecasts to take errors from): the burn-rate line
   (spend so far + burn rate × hours left) for all three, and ``forecast`` says
@@ -183,9 +185,10 @@ def _ahead(rate: np.ndarray, origin: int, hours: int, weeks: int) -> np.ndarray:
     """The forecast USD/h of the ``hours`` hours from index ``origin`` on."""
     profile, trend = _profile(rate, origin, weeks)
     offsets = np.arange(hours)
-    # The profile stands for its weeks' middle, weeks / 2 before the origin.
-    growth = trend ** (weeks / 2 + (offsets + 0.5) / _WEEK)
-    return np.asarray(profile[offsets % _WEEK] * growth, dtype="float64")
+    # The profile stands for its weeks' middle, weeks / 2 before the origin: the trend
+    # brings it to now, and no further (a damped trend: a few weeks' noise extrapolated
+    # over a month ahead was most of the error on a steady fleet).
+    return np.asarray(profile[offsets % _WEEK] * trend ** (weeks / 2), dtype="float64")
 
 
 def _weeks_before(rate: np.ndarray, origin: int) -> int:
@@ -210,6 +213,16 @@ def _error_ratios(rate: np.ndarray, now: int, horizon: int) -> list[float]:
             ratios.append(float(actual[seen].sum() / predicted[seen].sum()))
         origin -= _ORIGIN_STEP
     return ratios
+
+
+def _longest_horizon(rate: np.ndarray, now: int) -> int:
+    """The longest horizon (hours) that :data:`MIN_ERROR_ORIGINS` past forecasts, a day
+    apart and each with :data:`MIN_FORECAST_WEEKS` weeks before it, can be checked over."""
+    observed = np.flatnonzero(np.isfinite(rate[:now]))
+    if observed.size == 0:
+        return 0
+    earliest = int(observed[0]) + MIN_FORECAST_WEEKS * _WEEK  # the first possible origin
+    return max(now - earliest - (MIN_ERROR_ORIGINS - 1) * _ORIGIN_STEP, 0)
 
 
 def _weights(now_us: int, end_us: int) -> np.ndarray:
@@ -250,8 +263,8 @@ def forecast_rest(series: Series | None, now_us: int, end_us: int, burn_rate: fl
             f"{MIN_FORECAST_WEEKS} weeks of history needed, {days:.1f} days held",
         )
     weights = _weights(now_us, end_us)
-    horizon = max(min(weights.size, _WEEK), 1)
-    ratios = _error_ratios(rate, now, horizon)
+    horizon = min(max(weights.size, 1), _longest_horizon(rate, now))
+    ratios = _error_ratios(rate, now, horizon) if horizon > 0 else []
     if len(ratios) < MIN_ERROR_ORIGINS:
         return line(
             burn_rate,
