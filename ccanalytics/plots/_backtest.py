@@ -45,11 +45,9 @@ def backtest_tradeoff(backtest: pd.DataFrame, *, ax: Axes | None = None) -> Axes
     ax = _axes(ax)
     x, y = _floats(per_rule["false_stops"]), _floats(per_rule["saved_usd"])
     ax.scatter(x, y, s=60, color=COLORS["idle"], marker="o", zorder=3)
-    for row, xi, yi in zip(per_rule.itertuples(index=False), x, y, strict=True):
-        note = (
-            f"{_literal(row.rule)}: {int(row.stops)} stops, "
-            f"{float(row.interrupted_usd):,.2f} USD interrupted"
-        )
+    stops, cut = _floats(per_rule["stops"]), _floats(per_rule["interrupted_usd"])
+    for rule, xi, yi, n, usd in zip(per_rule["rule"], x, y, stops, cut, strict=True):
+        note = f"{_literal(rule)}: {int(n)} stops, {usd:,.2f} USD interrupted"
         ax.annotate(note, (xi, yi), xytext=(6, 4), textcoords="offset points", fontsize=8)
     ax.set_xlabel("false stops (work again within the regret)")
     ax.set_ylabel("saved (USD)")
