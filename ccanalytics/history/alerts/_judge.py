@@ -60,6 +60,10 @@ class Judgement:
     breach_at: Any = None
     #: the rule warns of this budget (``warn_at``): its alert escalates through the tiers
     tiered: bool = False
+    #: pandas.Timestamp: a forecast-judged budget's breach date interval, the P90's
+    #: crossing (the earliest likely) and the P10's (the latest; None: not this period)
+    breach_at_p90: Any = None
+    breach_at_p10: Any = None
 
     @property
     def budget_tier(self) -> float:
@@ -152,7 +156,7 @@ def _matches(patterns: tuple[str, ...], cluster_id: str) -> bool:
 def _judge(rule: Rule, threshold: Threshold, cluster_id: str, answers: _Answers) -> Judgement:
     if by_policy_key(threshold.figure).kind == "anomaly":
         return answers.anomaly(rule, threshold, cluster_id)
-    breach_at = None
+    breach_at, between = None, None
     if threshold.period is not None:
         value, start, end, span = answers.spend_figure(threshold, cluster_id, rule.forecast)
         breach_at, between = answers.breach_at(threshold, cluster_id, rule.forecast)
@@ -175,9 +179,28 @@ def _judge(rule: Rule, threshold: Threshold, cluster_id: str, answers: _Answers)
     )
     if breach_at is not None:
         sentence += f" {_breach_words(threshold, cluster_id, breach_at, between)}"
+    early, late = between if between is not None else (None, None)
     return Judgement(
-        threshold, cluster_id, value, breached, start, end, sentence, tier, breach_at, tiered
+        threshold,
+        cluster_id,
+        value,
+        breached,
+        start,
+        end,
+        sentence,
+        tier,
+        breach_at,
+        tiered,
+        breach_at_p90=_instant(early),
+        breach_at_p10=_instant(late),
     )
+
+
+def _instant(when: Any) -> Any:
+    """``when``, or None for no instant (None or NaT: that quantile never gets there)."""
+    import pandas as pd
+
+    return None if when is None or pd.isna(when) else when
 
 
 def _tier(value: float, limit: float, warn_at: tuple[float, ...]) -> float:

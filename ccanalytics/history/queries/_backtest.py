@@ -44,6 +44,7 @@ from ccanalytics.history.queries._accounting import (
     snapshot_instants,
     window_us,
 )
+from ccanalytics.measures import by_name
 from ccanalytics.measures.rules import IDLE_SQL, RUNNING_SQL
 
 if TYPE_CHECKING:
@@ -52,6 +53,9 @@ if TYPE_CHECKING:
     from ccanalytics.history.queries._window import DurationLike
 
 __all__ = ["BACKTEST_COLUMNS", "IdleRule", "backtest", "check_rules"]
+
+#: The replay's figures per rule (the registry's backtest measures).
+_FIGURES: Final = ("stops", "false_stops", "saved_usd", "saved_gpu_hours", "interrupted_usd")
 
 #: Columns of :meth:`History.backtest`: name -> meaning and unit.
 BACKTEST_COLUMNS: Final[Mapping[str, str]] = {
@@ -62,13 +66,8 @@ BACKTEST_COLUMNS: Final[Mapping[str, str]] = {
     "(<NA>: no memory line)",
     "cluster_id": "the cluster (by='cluster' or 'pod')",
     "pod_id": "the pod (by='pod')",
-    "stops": "stops the rule would have made",
-    "false_stops": "stops after which the pod was busy again within regret",
-    "saved_usd": "USD saved: Σ cost·Δt from each stop until the pod is next seen busy, "
-    "leaves or the window ends",
-    "saved_gpu_hours": "GPU-hours saved over the same spans: Σ gpu_count·Δt",
-    "interrupted_usd": "USD of the work the false stops would have interrupted: Σ cost·Δt "
-    "of the busy stretch each comes back to",
+    # The replay's figures: the registry's entries (kind "backtest"), one home each.
+    **{name: by_name(name).meaning for name in _FIGURES},
     "total_cost": "USD spent in the window (Σ cost·Δt, idle_cost's total_cost)",
     "saved_share": "saved_usd / total_cost (<NA> when nothing was spent)",
 }
@@ -89,7 +88,7 @@ _DTYPES: Final = {
     "saved_share": "Float64",
 }
 
-_SUMS: Final = ("stops", "false_stops", "saved_usd", "saved_gpu_hours", "interrupted_usd")
+_SUMS: Final = _FIGURES
 
 
 def _percent(value: Any, name: str) -> float:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from history_helpers import ts
 from weekly_store import write_weekly_store
 
 from ccanalytics import History
@@ -54,3 +55,20 @@ def test_a_forecast_budget_breaches_and_gives_the_breach_date_its_interval(
 def test_an_unknown_forecast_is_a_policy_error_naming_the_key() -> None:
     with pytest.raises(PolicyError, match="forecast must be one of 'linear', 'p50', 'p90'"):
         parse_policy(_policy("p75"))
+
+
+def test_the_breach_interval_is_on_the_judgement_and_in_the_textfile(weekly_store: Path) -> None:
+    from ccanalytics.history import render_textfile
+
+    with History(weekly_store) as h:
+        report = judge_policy(parse_policy(_policy("p90")), h)
+    (judged,) = report.judgements
+    assert f"{judged.breach_at_p90:%Y-%m-%d %H:%M}" == "2026-11-27 08:00"
+    assert f"{judged.breach_at_p10:%Y-%m-%d %H:%M}" == "2026-11-27 08:00"
+    text = render_textfile(report).decode()
+    stamp = ts("2026-11-27T08:00").timestamp()
+    for q in ("p90", "p10"):
+        line = next(
+            x for x in text.splitlines() if x.startswith(f"ccanalytics_projected_breach_{q}")
+        )
+        assert float(line.rsplit(" ", 1)[1]) == pytest.approx(stamp)
