@@ -427,7 +427,6 @@ def write_report(
             from ccanalytics.report import _outlook, _window
 
             budget_html += _outlook.outlook_section(store)[0]  # after the budget, if any
-
             span = pd.Timedelta(window if window is not None else "24h").to_pytimedelta()
             over = _window.window_findings(store, span, params=judged_by)
             window_text = [*window_text, *_window.window_sentences(over)]
