@@ -33,6 +33,7 @@ import analysis
 import coldstart
 import collect
 import fleet
+import forecast
 import history
 import keys_audit
 import loader
@@ -56,6 +57,7 @@ FIGURES = {
 #: 10,000-snapshot soak): run by name, not in the default run.
 LONG_FIGURES = {
     "history-month": history.bench_month,
+    "forecast": forecast.bench,
     "s3": s3store.bench,
     "soak": soak.bench,
 }

@@ -50,6 +50,9 @@ WINDOW, UNTIL, CLUSTERS, RULES, COVERED, DEPRECATED = (
 BY, MAX_GAP, FREQ, AT, QUERY, NOT_GIVEN = "by", "max_gap", "freq", "at", "query", "not given"
 GPU_TYPES, HEADROOM, LIMIT, WEEKS, Z = "gpu_types", "headroom", "limit", "weeks", "z"
 TEAMS = "teams"
+# IDLE_RULES: --idle-for and --idle-threshold as rules= (ccanalytics.cli._backtest);
+# REGRET: --regret, there too.
+IDLE_RULES, REGRET = "idle rules", "regret"
 # NAMES: MEASURE ... (names=); BY_MANY: --by given once per dimension.
 NAMES, BY_MANY = "names", "by many"
 #: The dimensions' names (ccanalytics.measures._dimensions.DIMENSIONS, which the command
@@ -174,6 +177,11 @@ QUERIES: dict[str, Query] = {
         },
         by=(*DIMENSION_WORDS, "none"),
     ),
+    "backtest": Query(
+        "what idle rules would have saved, and the work their false stops would have cut",
+        {"rules": IDLE_RULES, **_SPAN, "by": BY, "regret": REGRET, "max_gap": MAX_GAP},
+        by=("cluster", "pod", "none"),
+    ),
     "sql": Query(
         "any SQL over the store's views (pods, gpus, snapshots)",
         {"query": QUERY, "params": NOT_GIVEN},  # $name parameters: write values in the query
@@ -219,6 +227,7 @@ def _example(method: str, query: Query) -> str:
     words += ["--store /data/cc"]
     words += ["--window 7d"] if WINDOW in kinds else []
     words += ["--by day"] if "day" in query.by else []
+    words += ["--idle-for 30m,2h --idle-threshold 1,10"] if IDLE_RULES in kinds else []
     words += ["--format csv"]
     return "Example:\n  " + " ".join(words)
 
@@ -281,6 +290,10 @@ def _add_arguments(parser: argparse.ArgumentParser, query: Query) -> None:
             help="a longer gap between snapshots is unobserved time",
         )
     _add_value_options(parser, kinds)
+    if IDLE_RULES in kinds:
+        from ccanalytics.cli import _backtest
+
+        _backtest.add_arguments(parser)
     add_output_options(parser, FORMATS)
     parser.add_argument("--force", action="store_true", help="replace --output FILE if it exists")
     if RULES in kinds:
@@ -373,6 +386,10 @@ def _arguments(args: argparse.Namespace, query: Query) -> tuple[list[Any], dict[
         keywords[kinds[LIMIT]] = _limits(args.limit)
     if RULES in kinds:
         keywords[kinds[RULES]] = rule_params(args)
+    if IDLE_RULES in kinds:
+        from ccanalytics.cli import _backtest
+
+        keywords |= _backtest.keywords(args)
     return positional, keywords
 
 

@@ -56,6 +56,10 @@ from .export._focus import (
 from .queries._anomalies import (
     SPEND_ANOMALY_COLUMNS as SPEND_ANOMALY_COLUMNS,
 )
+from .queries._backtest import (
+    BACKTEST_COLUMNS as BACKTEST_COLUMNS,
+    IdleRule as IdleRule,
+)
 from .queries._history import (
     History as History,
 )

@@ -10,7 +10,9 @@ from typing import Literal
 __all__ = ["Format", "Kind", "Measure", "Metric", "format_share", "sum_where"]
 
 
-Kind = Literal["sum", "share", "waste", "count", "spend", "pod_share", "anomaly", "judgement"]
+Kind = Literal[
+    "sum", "share", "waste", "count", "spend", "pod_share", "anomaly", "judgement", "backtest"
+]
 Format = Literal["usd", "share", "count", "hours", "z", "date"]
 
 

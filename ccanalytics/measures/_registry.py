@@ -386,6 +386,86 @@ MEASURES: Final[tuple[Measure, ...]] = (
         ),
         sentence="{value}",
     ),
+    # The seasonal forecast's interval (History.spend) and its breach dates.
+    *(
+        Measure(
+            name=f"projected_{q}",
+            kind="spend",
+            unit="USD",
+            meaning=f"spent so far plus the seasonal forecast's {words} of the rest of the "
+            "period (the burn-rate line with too little history; History.spend)",
+            label=f"projected ({q.upper()})",
+            fmt="usd",
+            periodic=True,
+            sentence=f"{{value}} projected ({q.upper()})",
+        )
+        for q, words in (("p10", "10th percentile"), ("p50", "median"), ("p90", "90th percentile"))
+    ),
+    *(
+        Measure(
+            name=f"breach_at_{q}",
+            kind="judgement",
+            unit="UTC instant",
+            meaning=f"when spent + the forecast's {q.upper()} reaches a forecast-judged "
+            f"budget's limit: the {edge} of its breach date (History.spend(limit=))",
+            label=f"breach date ({edge})",
+            fmt="date",
+            metric=Metric(
+                f"projected_breach_{q}_timestamp_seconds",
+                "gauge",
+                f"Unix time at which spent + the forecast's {q.upper()} reaches the limit",
+            ),
+        )
+        for q, edge in (("p90", "earliest likely"), ("p10", "latest likely"))
+    ),
+    # What an idle rule would have saved (History.backtest), per rule.
+    Measure(
+        name="stops",
+        kind="backtest",
+        unit="stops",
+        meaning="stops an idle rule would have made: a running GPU pod idle for its idle_for",
+        label="stops",
+        fmt="count",
+        sentence="{value} stops",
+    ),
+    Measure(
+        name="false_stops",
+        kind="backtest",
+        unit="stops",
+        meaning="stops followed by the pod being busy again within regret (default 1h)",
+        label="false stops",
+        fmt="count",
+        sentence="{value} false stops",
+    ),
+    Measure(
+        name="saved_usd",
+        kind="backtest",
+        unit="USD",
+        meaning="USD saved: Σ cost·Δt from each stop until the pod is next seen busy, "
+        "leaves or the window ends",
+        label="saved",
+        fmt="usd",
+        sentence="{value} saved",
+    ),
+    Measure(
+        name="saved_gpu_hours",
+        kind="backtest",
+        unit="GPU-hours",
+        meaning="GPU-hours saved over the same spans: Σ gpu_count·Δt",
+        label="GPU-hours saved",
+        fmt="hours",
+        sentence="{value} GPU-hours saved",
+    ),
+    Measure(
+        name="interrupted_usd",
+        kind="backtest",
+        unit="USD",
+        meaning="USD of the work the false stops would have interrupted: Σ cost·Δt of the "
+        "busy stretch each comes back to",
+        label="work interrupted",
+        fmt="usd",
+        sentence="{value} of work interrupted",
+    ),
 )
 
 _BY_NAME: Final[Mapping[str, Measure]] = MappingProxyType({m.name: m for m in MEASURES})

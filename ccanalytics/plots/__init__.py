@@ -25,7 +25,9 @@ Over time, from the frames :class:`ccanalytics.History` returns (``util`` from
 - :func:`rank_time_heatmap`: one cluster's ranks x time, a chronic straggler a
   dark row, unobserved cells hatched;
 - :func:`idle_cost_by_day`: each day's spend stacked into idle pods, unused
-  capacity of the pods in use, and the rest.
+  capacity of the pods in use, and the rest;
+- :func:`backtest_tradeoff`: idle rules from ``History.backtest``, each one's saving
+  against its false stops.
 
 Nothing to draw (an empty frame, a cluster without GPU metrics, no pod with a cost)
 raises :class:`NoDataError`, a :class:`ValueError`: an empty axes would read as

@@ -1,5 +1,8 @@
 """The public names of ``ccanalytics.plots``, written once (see ``__init__.py``)."""
 
+from ._backtest import (
+    backtest_tradeoff as backtest_tradeoff,
+)
 from ._cost import (
     cost_breakdown as cost_breakdown,
     cost_vs_utilization as cost_vs_utilization,

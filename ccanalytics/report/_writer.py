@@ -424,8 +424,9 @@ def write_report(
 
             budget_html, window_text = budget_section(store, rules)
         if store is not None:
-            from ccanalytics.report import _window
+            from ccanalytics.report import _outlook, _window
 
+            budget_html += _outlook.outlook_section(store)[0]  # after the budget, if any
             span = pd.Timedelta(window if window is not None else "24h").to_pytimedelta()
             over = _window.window_findings(store, span, params=judged_by)
             window_text = [*window_text, *_window.window_sentences(over)]

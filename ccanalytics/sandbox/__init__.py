@@ -61,6 +61,13 @@ below (+-1 when idle), GPU memory 0.8 x util + 0-12, CPU 35 +- 5 % on GPU pods a
   ``hours``, ``pods`` burst pods (8x H100, 23.92 USD/h each, ``RUNNING``, GPUs ~90 %,
   ranks after the cluster's own); then they are gone. cl-infer-prod (27.84 USD/h) costs
   99.60 USD/h during the default jump: 3.6x its usual.
+- Optional, for seasonal forecasts and idle-rule backtests: ``SandboxApp(clock=...,
+  weekly=WeeklyFleet(holidays=(date(2026, 11, 26),)))`` adds ``cl-team-office``: 12
+  office pods (2x A100, 3.78 USD/h) that come in on working days (weekdays, not
+  holidays) at 08:00-09:30 and leave at 17:00-19:00, each with probability 0.9 a day,
+  busy (~85 %) but for every third rank's lunch (12:00-12:45, idle); a pod left behind
+  (probability 0.15 at each leaving) runs idle until its rank next comes in; and 2
+  pods busy all the time. See :mod:`ccanalytics.sandbox._weekly`.
 - Every running pod's ``uptime`` grows with the clock; costs are USD per hour and
   0.0 for ``EXITED``/``TERMINATED`` pods. Registries and SSH keys are the snapshot's.
 
@@ -105,6 +112,7 @@ from ccanalytics.sandbox._defaults import (
 )
 from ccanalytics.sandbox._server import Sandbox, SandboxTransport, serve
 from ccanalytics.sandbox._timeline import SpendJump
+from ccanalytics.sandbox._weekly import WeeklyFleet
 
 __all__ = [
     "DEFAULT_RATE_LIMITS",
@@ -128,6 +136,7 @@ __all__ = [
     "SandboxTransport",
     "SimulatedClock",
     "SpendJump",
+    "WeeklyFleet",
     "in_process_client",
     "make_cluster_pods",
     "make_data",

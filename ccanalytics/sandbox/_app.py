@@ -41,6 +41,7 @@ from ccanalytics.sandbox._problems import (
     title,
 )
 from ccanalytics.sandbox._timeline import SpendJump, Timeline
+from ccanalytics.sandbox._weekly import WeeklyFleet
 from ccanalytics.sandbox._windows import DEFAULT_RATE_LIMITS, DOCUMENT_RATE_LIMITS, RateLimiter
 
 __all__ = [
@@ -114,6 +115,10 @@ class SandboxApp:
     #: On a simulated clock: spend jumps, each a burst of pods in one cluster for a while
     #: (:class:`~ccanalytics.sandbox.SpendJump`: the story for spend anomalies).
     spend_jumps: Sequence[SpendJump] = ()
+    #: On a simulated clock: an office fleet that follows the week, busy on working days,
+    #: quiet at night, at weekends and on its holidays
+    #: (:class:`~ccanalytics.sandbox.WeeklyFleet`: the story for seasonal forecasts).
+    weekly: WeeklyFleet | None = None
     #: How many of the newest requests :attr:`requests` keeps (about 240 bytes each).
     #: Bounded so that a sandbox serving a collector for months does not grow with
     #: every request; ``stats`` and ``statuses`` still count every request.
@@ -125,7 +130,11 @@ class SandboxApp:
         self._seconds: Callable[[], float] = time.monotonic
         if isinstance(self.clock, SimulatedClock):
             self._timeline = Timeline(
-                self.seed, self.clock.start, self.forgotten_pod_at, tuple(self.spend_jumps)
+                self.seed,
+                self.clock.start,
+                self.forgotten_pod_at,
+                tuple(self.spend_jumps),
+                self.weekly,
             )
             self._seconds = self.clock.timestamp
         elif self.clock is not None:

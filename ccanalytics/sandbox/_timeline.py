@@ -23,6 +23,7 @@ from ccanalytics.sandbox._pod import (
     pod_json,
     secret,
 )
+from ccanalytics.sandbox._weekly import BUSY as WEEKLY_BUSY, WeeklyFleet
 
 __all__ = ["EVAL_CLUSTER", "FORGOTTEN_CLUSTER", "SpendJump", "Timeline"]
 
@@ -152,6 +153,10 @@ CLUSTERS = (*_STEADY, "cl-bringup")
 _BURST = _Steady(1, H100, 8, lambda r: 90.0, 0.0, name_prefix="burst")
 #: The identities of jump number ``n``'s pods are of this generation plus ``n``.
 _BURST_GENERATION = 900
+#: The weekly office fleet's pods: 2x A100 (3.78 USD/h); a pod per arrival, whose
+#: generation is this plus the arrival's day since the origin.
+_OFFICE = _Steady(1, A100, 2, lambda r: WEEKLY_BUSY, 0.0, name_prefix="office")
+_WEEKLY_GENERATION = 100
 
 
 @dataclass(frozen=True)
@@ -195,8 +200,10 @@ class Timeline:
         origin: datetime,
         forgotten_at: datetime | None = None,
         spend_jumps: tuple[SpendJump, ...] = (),
+        weekly: WeeklyFleet | None = None,
     ) -> None:
         self.seed = seed
+        self.weekly = weekly
         self.origin = origin.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
         self.forgotten_at = forgotten_at
         self.spend_jumps = spend_jumps
@@ -204,10 +211,13 @@ class Timeline:
 
     def cluster_ids(self, when: datetime) -> list[str]:
         """The clusters that exist at ``when``."""
-        return [c for c in CLUSTERS if c != EVAL_CLUSTER or self._eval_exists(when)]
+        listed = [c for c in CLUSTERS if c != EVAL_CLUSTER or self._eval_exists(when)]
+        return listed if self.weekly is None else [*listed, self.weekly.cluster]
 
     def pods(self, cluster_id: str, when: datetime) -> list[dict[str, Any]] | None:
         """The cluster's pods at ``when`` as the service sends them; None: no such cluster."""
+        if self.weekly is not None and cluster_id == self.weekly.cluster:
+            return self._weekly_pods(self.weekly, when)
         if cluster_id not in CLUSTERS or cluster_id not in self.cluster_ids(when):
             return None
         if cluster_id == "cl-bringup":
@@ -249,6 +259,22 @@ class Timeline:
             ident = self._identity(jump.cluster, _BURST, rank, _BURST_GENERATION + number)
             util = _BURST.util(rank)
             pods.append(self._render(ident, "RUNNING", jump.start, jump.start, when, util))
+        return pods
+
+    def _weekly_pods(self, weekly: WeeklyFleet, when: datetime) -> list[dict[str, Any]]:
+        """The office fleet's pods at ``when`` (:mod:`ccanalytics.sandbox._weekly`)."""
+        pods = []
+        for state in weekly.office(self.seed, when):
+            # A pod per arrival (a rank arrives once a day): its generation is the day's.
+            generation = _WEEKLY_GENERATION + (state.since - self.origin).days
+            ident = self._identity(weekly.cluster, _OFFICE, state.rank, generation)
+            pods.append(self._render(ident, "RUNNING", state.since, state.since, when, state.util))
+        always_created = self.origin - timedelta(days=30)
+        for rank in range(weekly.pods, weekly.pods + weekly.always_on):
+            ident = self._identity(weekly.cluster, _OFFICE, rank, generation=0)
+            pods.append(
+                self._render(ident, "RUNNING", always_created, always_created, when, WEEKLY_BUSY)
+            )
         return pods
 
     def _eval_exists(self, when: datetime) -> bool:

@@ -40,7 +40,7 @@ _VALUES = {
 _PER_SNAPSHOT = ("sum", "share", "waste", "count")
 #: The kinds answered elsewhere: spend and budgets over calendar periods (test_spend,
 #: test_budget_tiers), an hour against past weeks (test_spend_anomalies), a pod's time.
-_ELSEWHERE = ("spend", "judgement", "anomaly", "pod_share")
+_ELSEWHERE = ("spend", "judgement", "anomaly", "pod_share", "backtest")
 _UTIL = st.sampled_from([0.0, 3.0, 8.0, 15.0, 40.0, 60.0, 90.0, 97.0, 100.0])
 _MEMORY = st.one_of(st.none(), st.sampled_from([0.0, 9.0, 10.0, 50.0, 95.0, 96.0, 100.0]))
 

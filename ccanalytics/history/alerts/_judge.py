@@ -17,7 +17,7 @@ import fnmatch
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ccanalytics.history.alerts._alerts import Alert, Snooze
 from ccanalytics.history.alerts._policy import Policy, Rule, Threshold
@@ -60,6 +60,10 @@ class Judgement:
     breach_at: Any = None
     #: the rule warns of this budget (``warn_at``): its alert escalates through the tiers
     tiered: bool = False
+    #: pandas.Timestamp: a forecast-judged budget's breach date interval, the P90's
+    #: crossing (the earliest likely) and the P10's (the latest; None: not this period)
+    breach_at_p90: Any = None
+    breach_at_p10: Any = None
 
     @property
     def budget_tier(self) -> float:
@@ -152,10 +156,10 @@ def _matches(patterns: tuple[str, ...], cluster_id: str) -> bool:
 def _judge(rule: Rule, threshold: Threshold, cluster_id: str, answers: _Answers) -> Judgement:
     if by_policy_key(threshold.figure).kind == "anomaly":
         return answers.anomaly(rule, threshold, cluster_id)
-    breach_at = None
+    breach_at, between = None, None
     if threshold.period is not None:
-        value, start, end, span = answers.spend_figure(threshold, cluster_id)
-        breach_at = answers.breach_at(threshold, cluster_id)
+        value, start, end, span = answers.spend_figure(threshold, cluster_id, rule.forecast)
+        breach_at, between = answers.breach_at(threshold, cluster_id, rule.forecast)
     else:
         value, start, end = answers.window_figure(
             threshold.figure, rule.window, cluster_id, rule.params
@@ -174,10 +178,29 @@ def _judge(rule: Rule, threshold: Threshold, cluster_id: str, answers: _Answers)
         tier,
     )
     if breach_at is not None:
-        sentence += f" {_breach_words(threshold, cluster_id, breach_at)}"
+        sentence += f" {_breach_words(threshold, cluster_id, breach_at, between)}"
+    early, late = between if between is not None else (None, None)
     return Judgement(
-        threshold, cluster_id, value, breached, start, end, sentence, tier, breach_at, tiered
+        threshold,
+        cluster_id,
+        value,
+        breached,
+        start,
+        end,
+        sentence,
+        tier,
+        breach_at,
+        tiered,
+        breach_at_p90=_instant(early),
+        breach_at_p10=_instant(late),
     )
+
+
+def _instant(when: Any) -> Any:
+    """``when``, or None for no instant (None or NaT: that quantile never gets there)."""
+    import pandas as pd
+
+    return None if when is None or pd.isna(when) else when
 
 
 def _tier(value: float, limit: float, warn_at: tuple[float, ...]) -> float:
@@ -204,10 +227,23 @@ def _sentence(
     return f"{cluster_id}: {figure} {span}, {state} of {limit} (rule {rule.name!r}){tail}."
 
 
-def _breach_words(threshold: Threshold, cluster_id: str, breach_at: Any) -> str:
-    """``cl-x reaches its 4,000 USD month on 2026-11-17.``: the UTC day of the crossing."""
+def _breach_words(
+    threshold: Threshold, cluster_id: str, breach_at: Any, between: tuple[Any, Any] | None = None
+) -> str:
+    """``cl-x reaches its 4,000 USD month on 2026-11-17.``: the UTC day of the crossing;
+    with a forecast's interval, ``(between 2026-11-15 and 2026-11-20)`` (P90 to P10; an
+    open end when that quantile does not get there this period)."""
+    import pandas as pd
+
     limit = f"{threshold.limit:,.2f}".removesuffix(".00")
-    return f"{cluster_id} reaches its {limit} USD {threshold.period} on {breach_at:%Y-%m-%d}."
+    words = f"{cluster_id} reaches its {limit} USD {threshold.period} on {breach_at:%Y-%m-%d}"
+    if between is not None:
+        early, late = (
+            "the period's end" if when is None or pd.isna(when) else f"{when:%Y-%m-%d}"
+            for when in between
+        )
+        words += f" (between {early} and {late})"
+    return words + "."
 
 
 def _words(threshold: Threshold, value: float) -> tuple[str, str]:
@@ -266,28 +302,60 @@ class _Answers:
         ]
         return rows.iloc[0]
 
-    def spend_figure(self, threshold: Threshold, cluster_id: str) -> tuple[float, Any, Any, str]:
+    def spend_figure(
+        self, threshold: Threshold, cluster_id: str, forecast: str = "linear"
+    ) -> tuple[float, Any, Any, str]:
         row = self._spend_row(threshold, cluster_id)
         since = f"{row['period_start']:%Y-%m-%d}"
         words = _PERIOD_WORDS[str(threshold.period)]
         if threshold.figure == "max_spend":
             return float(row["spent"]), row["period_start"], self.now, f"{words} (since {since})"
-        span = (
-            f"{_FOR_PERIOD[str(threshold.period)]} ({float(row['spent']):,.2f} USD "
-            f"spent since {since}, then {float(row['burn_rate']):,.2f} USD/h to its end)"
-        )
+        spent = f"{float(row['spent']):,.2f} USD spent since {since}"
+        if forecast != "linear" and row["forecast"] == "seasonal":
+            span = (
+                f"{_FOR_PERIOD[str(threshold.period)]} ({spent}, then the "
+                f"{forecast.upper()} of the seasonal forecast to its end)"
+            )
+            return float(row[f"projected_{forecast}"]), row["period_start"], self.now, span
+        line = f"then {float(row['burn_rate']):,.2f} USD/h to its end"
+        if forecast != "linear":  # asked for the forecast, which fell back to the line
+            line += f"; no seasonal forecast: {row['forecast_note']}"
+        span = f"{_FOR_PERIOD[str(threshold.period)]} ({spent}, {line})"
         return float(row["projected"]), row["period_start"], self.now, span
 
-    def breach_at(self, threshold: Threshold, cluster_id: str) -> Any:
-        """When this cluster's spend reaches the budget's limit at its burn rate (or None)."""
+    def breach_at(
+        self, threshold: Threshold, cluster_id: str, forecast: str = "linear"
+    ) -> tuple[Any, tuple[Any, Any] | None]:
+        """When this cluster's spend reaches the budget's limit (or None): at its burn rate,
+        or by the forecast's quantile with the P90-P10 interval of that date."""
         row = self._spend_row(threshold, cluster_id)
-        return breach_instant(
+        if forecast != "linear" and row["forecast"] == "seasonal":
+            limited = self._forecast_row(threshold, cluster_id)
+            when = limited[f"breach_at_{forecast}"]
+            between = (limited["breach_at_p90"], limited["breach_at_p10"])
+            import pandas as pd
+
+            return (None, None) if pd.isna(when) else (when, between)
+        crossing = breach_instant(
             float(row["spent"]),
             float(row["burn_rate"]),
             threshold.limit,
             row["now"],
             row["period_end"],
         )
+        return crossing, None
+
+    def _forecast_row(self, threshold: Threshold, cluster_id: str) -> Any:
+        """The spend row with the forecast's breach dates against this budget's limit."""
+        period, limit = str(threshold.period), threshold.limit
+        by: Literal["cluster"] | None = None if cluster_id == ALL_CLUSTERS else "cluster"
+        frame = self._once(
+            ("spend", by, period, limit),
+            lambda: self.history.spend(self.at, by=by, limit={period: limit}),
+        )
+        if by is not None:
+            frame = frame[frame["cluster_id"] == cluster_id]
+        return frame[frame["period"] == period].iloc[0]
 
     def anomaly(self, rule: Rule, threshold: Threshold, cluster_id: str) -> Judgement:
         """The spend anomaly of ``cluster_id``'s latest complete hour, at the rule's z."""
@@ -341,7 +409,7 @@ class _Answers:
             slow = self._chronic(window, params)
             mine = slow if cluster_id == ALL_CLUSTERS else slow[slow["cluster_id"] == cluster_id]
             return float(len(mine)), start, self.now
-        by = None if cluster_id == ALL_CLUSTERS else "cluster"
+        by: Literal["cluster"] | None = None if cluster_id == ALL_CLUSTERS else "cluster"
         costs = (
             self._window_waste(start, params, by)
             if measure.kind == "waste"

@@ -19,6 +19,8 @@ A policy is TOML, read with the standard library's :mod:`tomllib`::
     max_stragglers = 0                  # ranks flagged in at least chronic_share of the snapshots
     max_idle_cost_share = 0.25          # idle cost / total cost over the window, 0 to 1
     warn_at = [0.5, 0.8]                # budgets warn at these shares of their limits first
+    forecast = "p90"                    # projections: "linear" (the burn-rate line, the
+                                        # default), "p50" or "p90" of the seasonal forecast
     max_spend_anomaly_z = 3.5           # the latest hour's spend against the same hour of past weeks
     may_match_nothing = false           # true: a pattern matching no cluster is no error
     notify = "https://hooks.example.com/T000/B000/XXXX"   # ...or a URL (kept out of output)
@@ -84,8 +86,13 @@ _ROUTES: Final = ("notify", "notify_env")
 _PARAMS: Final = {t.policy_key: t.name for t in THRESHOLDS}
 _WARN_AT: Final = "warn_at"
 _MAY_MATCH_NOTHING: Final = "may_match_nothing"
+_FORECAST: Final = "forecast"
+#: What ``max_projected_spend`` judges: History.spend's ``projected`` (the line) or a
+#: quantile of its seasonal forecast (``projected_p50``, ``projected_p90``).
+FORECASTS: Final = ("linear", "p50", "p90")
 _RULE_KEYS: Final = (
     "name",
+    _FORECAST,
     "clusters",
     _MAY_MATCH_NOTHING,
     "window",
@@ -95,7 +102,7 @@ _RULE_KEYS: Final = (
     *FIGURES,
     *_OLD_KEYS,
 )
-_DEFAULT_KEYS: Final = ("window", *_ROUTES, *_PARAMS)
+_DEFAULT_KEYS: Final = ("window", _FORECAST, *_ROUTES, *_PARAMS)
 DEFAULT_WINDOW: Final = timedelta(hours=1)
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -135,6 +142,9 @@ class Rule:
     #: Whether a pattern of ``clusters`` may match no cluster of the store (else it is
     #: reported: a typo would check nothing).
     may_match_nothing: bool = False
+    #: What a projected budget judges: ``"linear"`` (the burn-rate line), ``"p50"`` or
+    #: ``"p90"`` (History.spend's seasonal forecast).
+    forecast: str = "linear"
 
     def webhook(self) -> str | None:
         """The URL alerts of this rule are POSTed to (read now; ``None``: print only)."""
@@ -229,6 +239,13 @@ def _rule(table: Any, number: int, defaults: Mapping[str, Any], where: _Locator)
         raise where.error(
             number, f"{_MAY_MATCH_NOTHING} must be true or false", key=_MAY_MATCH_NOTHING
         )
+    forecast = table.get(_FORECAST, defaults.get(_FORECAST, "linear"))
+    if forecast not in FORECASTS:
+        raise where.error(
+            number,
+            f"forecast must be one of {', '.join(map(repr, FORECASTS))}, not {forecast!r}",
+            key=_FORECAST,
+        )
     return Rule(
         name,
         clusters,
@@ -238,6 +255,7 @@ def _rule(table: Any, number: int, defaults: Mapping[str, Any], where: _Locator)
         params,
         warn_at,
         may_match_nothing=may_match_nothing,
+        forecast=str(forecast),
     )
 
 

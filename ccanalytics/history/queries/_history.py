@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     import duckdb
     import pandas as pd
 
+    from ccanalytics.history.queries._backtest import IdleRule
     from ccanalytics.history.queries._window import DurationLike, TimeLike
     from ccanalytics.history.store._fs import Location
     from ccanalytics.history.store._maintenance import StoreReport
@@ -279,6 +280,53 @@ class History(Questions):
         with self._catalog.one_listing():
             self.refresh()
             return _spend.spend(self._catalog, instant, by=by, max_gap=gap, limit=limit)
+
+    def backtest(
+        self,
+        rules: IdleRule | Iterable[IdleRule],
+        since: TimeLike = None,
+        until: TimeLike = None,
+        *,
+        by: Literal["cluster", "pod"] | None = "cluster",
+        regret: DurationLike = "1h",
+        max_gap: DurationLike | None = None,
+    ) -> pd.DataFrame:
+        """What idle rules would have saved over the window, and the work they would have cut.
+
+        ``h.backtest([IdleRule("30m", 1), IdleRule("2h", 1)], "30d")``: each rule
+        (:class:`~ccanalytics.history.IdleRule`) replayed over the stored snapshots by
+        the one rule of time (the method: :mod:`ccanalytics.history.queries._backtest`).
+
+        Parameters
+        ----------
+        rules
+            One rule or several, side by side (their names must differ).
+        since, until, max_gap
+            As for :meth:`idle_cost`.
+        by
+            ``"cluster"``, ``"pod"`` or ``None`` (one row per rule).
+        regret
+            A stop followed by the pod busy again within this long is a false stop.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per rule (and cluster or pod seen in the window), in the rules'
+            order, with the columns of :data:`ccanalytics.history.BACKTEST_COLUMNS`.
+            Empty when the window holds no pod row. A rule whose ``idle_for`` is
+            shorter than a judged cluster's snapshot spacing, a rule name given twice,
+            or no rule is an :class:`~ccanalytics.errors.ArgumentsError`.
+        """
+        from ccanalytics.history.queries import _backtest
+
+        chosen = _backtest.check_rules(rules)  # bad rules fail before the store is read
+        return self._catalog.answer(
+            lambda start, end: _backtest.backtest(
+                self._catalog.con, chosen, start, end, by=by, regret=regret, max_gap=max_gap
+            ),
+            since,
+            until,
+        )
 
     def spend_anomalies(
         self,

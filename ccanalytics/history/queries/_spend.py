@@ -11,6 +11,12 @@ The method, stated once (the column docs of :data:`SPEND_COLUMNS` say it too):
   before now (the sum of its pods' ``cost``; each pod once): an empty listing burns 0,
   a failed one is unobserved and leaves the rate of the listing before it;
 - **projected** is spent + burn rate × the hours left until the period ends;
+- **projected_p10/p50/p90** are spent + the seasonal forecast of the rest of the period
+  (:mod:`ccanalytics.history.queries._forecast`: an hour-of-week profile of the recent
+  weeks with their trend, its interval from its own errors on this store's past); with
+  too little history they are the line above, ``forecast`` says ``"burn_rate"`` and
+  ``forecast_note`` why. ``breach_at_p10/p50/p90`` are when each reaches the limit
+  (the P90 first);
 - **breach_at**, given a limit, is the instant that same line, spent + burn rate × the
   hours from now, reaches it: ``now + (limit − spent) / burn rate``, when spent is still
   under the limit and the projection is over it (:func:`breach_instant`, which the
@@ -56,6 +62,15 @@ SPEND_COLUMNS: Final[Mapping[str, str]] = {
     "projected": "USD by period_end: spent + burn_rate × hours_left",
     "breach_at": "UTC instant the projection reaches limit= (now + (limit − spent) / "
     "burn_rate), when spent < limit < projected; NULL otherwise, and without a limit",
+    "forecast": "how projected_p10/p50/p90 were made: 'seasonal' (hour-of-week profile "
+    "with trend) or 'burn_rate' (too little history: the projected line)",
+    "forecast_note": "why the forecast is the burn-rate line (NULL when seasonal)",
+    "projected_p10": "USD by period_end: spent + the forecast's 10th percentile of the rest",
+    "projected_p50": "USD by period_end: spent + the forecast's median of the rest",
+    "projected_p90": "USD by period_end: spent + the forecast's 90th percentile of the rest",
+    "breach_at_p10": "UTC instant spent + the P10 forecast reaches limit= (the latest likely)",
+    "breach_at_p50": "UTC instant spent + the P50 forecast reaches limit=",
+    "breach_at_p90": "UTC instant spent + the P90 forecast reaches limit= (the earliest likely)",
 }
 
 #: A limit for :func:`spend`'s ``breach_at``: USD for every period, or per period.
@@ -104,6 +119,7 @@ def spend(
     """Spent so far and projected per period (and cluster): see the module's method."""
     import pandas as pd
 
+    from ccanalytics.history.queries._forecast import hourly_series
     from ccanalytics.history.queries._queries import idle_cost_since
 
     now = _newest_snapshot(history, at)
@@ -123,6 +139,8 @@ def spend(
     if by is None:
         rows = _totals(rows)
     rows["breach_at"] = _breach_column(rows, limit)
+    series = history.fresh(lambda con: hourly_series(con, int(now.value // 1000)))
+    rows = pd.concat([rows, _forecast_columns(rows, series, limit)], axis=1)
     return rows[[c for c in SPEND_COLUMNS if c in rows.columns]].reset_index(drop=True)
 
 
@@ -151,14 +169,9 @@ def _breach_column(rows: pd.DataFrame, limit: Limit) -> pd.Series:
     """``breach_at`` of each row against ``limit`` (one for every period, or per period)."""
     import pandas as pd
 
-    def limit_of(period: str) -> float | None:
-        if limit is None or isinstance(limit, int | float):
-            return None if limit is None else float(limit)
-        return float(limit[period]) if period in limit else None
-
     instants: list[Any] = []
     for row in rows.to_dict("records"):  # Any values: a few rows, one per period
-        cap = limit_of(str(row["period"]))
+        cap = _limit_of(limit, str(row["period"]))
         crossing = None
         if cap is not None:
             crossing = breach_instant(
@@ -166,6 +179,52 @@ def _breach_column(rows: pd.DataFrame, limit: Limit) -> pd.Series:
             )
         instants.append(pd.NaT if crossing is None else crossing)
     return pd.Series(instants, index=rows.index, dtype="datetime64[ns, UTC]")
+
+
+def _limit_of(limit: Limit, period: str) -> float | None:
+    """The limit of ``period``: one for every period, or per period (None: none)."""
+    if limit is None or isinstance(limit, int | float):
+        return None if limit is None else float(limit)
+    return float(limit[period]) if period in limit else None
+
+
+def _forecast_columns(rows: pd.DataFrame, series: Mapping[str, Any], limit: Limit) -> pd.DataFrame:
+    """The forecast's columns of each row: its cluster's series (by=None: their sum)."""
+    import pandas as pd
+
+    from ccanalytics.history.queries._forecast import breach, forecast_rest
+
+    whole = None
+    for part in series.values():
+        whole = part if whole is None else whole.total(part)
+    out: dict[str, list[Any]] = {c: [] for c in SPEND_COLUMNS if c.startswith(_FORECAST)}
+    for row in rows.to_dict("records"):  # a few rows, one per period and cluster
+        own = series.get(str(row["cluster_id"])) if "cluster_id" in row else whole
+        now, end = row["now"], row["period_end"]
+        rest = forecast_rest(
+            own, int(now.value // 1000), int(end.value // 1000), float(row["burn_rate"])
+        )
+        spent, cap = float(row["spent"]), _limit_of(limit, str(row["period"]))
+        out["forecast"].append(rest.method)
+        out["forecast_note"].append(rest.note)
+        for q in ("p10", "p50", "p90"):
+            out[f"projected_{q}"].append(spent + rest.quantile(q))
+            crossing = None if cap is None else breach(rest, q, spent, cap, now)
+            out[f"breach_at_{q}"].append(pd.NaT if crossing is None else crossing)
+    frame = pd.DataFrame(
+        {c: pd.Series(v, index=rows.index, dtype=_FORECAST_DTYPES[c]) for c, v in out.items()}
+    )
+    return frame
+
+
+#: The forecast's columns start so (``forecast``, ``forecast_note``, ``projected_p*``...).
+_FORECAST = ("forecast", "projected_p", "breach_at_p")
+_FORECAST_DTYPES: Final = {
+    "forecast": "string",
+    "forecast_note": "string",
+    **{f"projected_{q}": "Float64" for q in ("p10", "p50", "p90")},
+    **{f"breach_at_{q}": "datetime64[ns, UTC]" for q in ("p10", "p50", "p90")},
+}
 
 
 def _newest_snapshot(history: Ledger, at: pd.Timestamp | None) -> pd.Timestamp | None:
@@ -269,6 +328,7 @@ def _empty(by: Literal["cluster"] | None) -> pd.DataFrame:
     import pandas as pd
 
     dtypes = {
+        **_FORECAST_DTYPES,
         "cluster_id": "string",
         "period": "string",
         "period_start": "datetime64[ns, UTC]",
