@@ -56,6 +56,10 @@ from .export._focus import (
 from .queries._anomalies import (
     SPEND_ANOMALY_COLUMNS as SPEND_ANOMALY_COLUMNS,
 )
+from .queries._dialects import (
+    DIALECTS as DIALECTS,
+    measures_sql as measures_sql,
+)
 from .queries._history import (
     History as History,
 )
