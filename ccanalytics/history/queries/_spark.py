@@ -227,7 +227,7 @@ class SparkEngine:
 
     def define(self, listings: Mapping[str, Sequence[PurePath]], flags: Mapping[str, Any]) -> None:
         """The tables' views over ``listings``' files and the catalog's flags as literals."""
-        with self._spark_errors("read the store's files"):
+        with self._spark_errors(f"read the store's files for History.{self.question}"):
             for table in TABLES:
                 files = tuple(listings.get(table, ()))
                 if self._viewed.get(table) != files:
@@ -271,19 +271,36 @@ class SparkEngine:
         with self._spark_errors(f"answer History.{self.question}"):
             return _Result(self.session.sql(text).toArrow())
 
+    def _stopped(self) -> bool:
+        """Whether the session's context is stopped (pyspark drops its JVM handle)."""
+        try:
+            return self.session.sparkContext._jsc is None
+        except Exception:  # a session whose context cannot even be asked
+            return True
+
     @contextmanager
     def _spark_errors(self, doing: str) -> Iterator[None]:
         """Spark's failures as one line: a file it cannot see is the store's error, the
         rest the engine's. ``from None``: Py4J's objects (and the JVM's stack) stay out."""
+        if self._stopped():
+            raise EngineError(
+                f"Spark could not {doing}: the Spark session is stopped (start another "
+                "and open a History on it)",
+                question=self.question,
+            )
         try:
             yield
         except Exception as err:
-            if not _from_spark(err):
+            if self._stopped():  # stopped mid-query: pyspark fails in its own ways then
+                text, problem = "", "the Spark session was stopped during the query"
+            elif not _from_spark(err):
                 raise
-            problem = _first_line(err)
+            else:
+                text, problem = str(err), _first_line(err)
         else:
             return
-        if _NOT_FOUND.search(problem):
+        if _NOT_FOUND.search(text):
+            problem = "a listed file is gone, or not on a path Spark sees"
             raise StoreError(
                 f"Spark cannot read the store {self.location.show(self.location.root)} "
                 f"({problem}): is it on a path every Spark executor can see?",
@@ -306,10 +323,10 @@ def _from_spark(err: BaseException) -> bool:
 
 def _first_line(err: BaseException) -> str:
     """Spark's message without its stack: the error class and first line, or the kind."""
-    text = str(err).strip()
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith(("at ", "File ", "Traceback", "JVM stacktrace")):
+    skipped = ("at ", "File ", "Traceback", "JVM stacktrace", "An error occurred while calling")
+    for line in str(err).strip().splitlines():
+        line = line.strip().removeprefix(": ")
+        if line and not line.startswith(skipped):
             return line[:300]
     return type(err).__name__
 
