@@ -40,6 +40,7 @@ import pandas as pd
 import report
 import s3store
 import soak
+import spark
 
 #: Figure name -> its module's ``bench``; each figure lives in ``benchmarks/<module>.py``.
 FIGURES = {
@@ -58,6 +59,7 @@ LONG_FIGURES = {
     "history-month": history.bench_month,
     "s3": s3store.bench,
     "soak": soak.bench,
+    "spark": spark.bench,
 }
 
 
