@@ -379,10 +379,8 @@ class StoreError(CCAnalyticsError):
 
 
 class EngineError(CCAnalyticsError):
-    """A History's engine (a Spark session) cannot answer a question: one it does not
-    run, or a session that failed or stopped. ``engine`` names the engine (``"spark"``),
-    ``question`` the History method; the message is one line, never the engine's stack.
-    """
+    """A History's engine (Spark) cannot answer ``question`` (a History method): one it
+    does not run, or a session that failed or stopped. One line, never the JVM's stack."""
 
     def __init__(self, message: str, *, engine: str = "spark", question: str | None = None) -> None:
         super().__init__(message)

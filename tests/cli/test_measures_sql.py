@@ -15,8 +15,7 @@ from budget_store import write_budget_store
 from sqlglot import exp
 
 from ccanalytics import History
-from ccanalytics.cli import main
-from ccanalytics.cli import _measures as command
+from ccanalytics.cli import _measures as command, main
 from ccanalytics.history import DIALECTS
 from ccanalytics.measures import MEASURES, Params
 from ccanalytics.measures._dimensions import DIMENSIONS
@@ -32,7 +31,7 @@ def _printed(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 
 def test_the_cli_spells_the_library_s_dialects_and_dimensions() -> None:
     assert command.DIALECTS == DIALECTS
-    assert command.DIMENSIONS == tuple(d.name for d in DIMENSIONS)
+    assert tuple(d.name for d in DIMENSIONS) == command.DIMENSIONS
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

@@ -59,7 +59,7 @@ def test_a_question_spark_does_not_answer_names_itself(
 
 
 def test_an_engine_that_is_no_session_is_refused(store: Path) -> None:
-    with pytest.raises(ValueError, match="neither 'duckdb' nor a pyspark.sql.SparkSession"):
+    with pytest.raises(ValueError, match=r"neither 'duckdb' nor a pyspark\.sql\.SparkSession"):
         History(store, engine="spark")
 
 
@@ -69,13 +69,12 @@ def test_a_file_spark_cannot_find_is_the_store_s_error(
     import shutil
 
     copy = Path(shutil.copytree(store, tmp_path / "store"))
-    with History(copy, engine=spark) as h:
-        # Inside one listing the views are not listed again: the file Spark was given is
-        # gone when it reads it, as on an executor that cannot see the store's path.
-        with catalog_of(h).one_listing(listed=True):
-            next(copy.glob("pods/date=*/*.parquet")).unlink()
-            with pytest.raises(StoreError) as caught:
-                h.idle_cost()
+    # Inside one listing the views are not listed again: the file Spark was given is
+    # gone when it reads it, as on an executor that cannot see the store's path.
+    with History(copy, engine=spark) as h, catalog_of(h).one_listing(listed=True):
+        next(copy.glob("pods/date=*/*.parquet")).unlink()
+        with pytest.raises(StoreError) as caught:
+            h.idle_cost()
     text = _one_clean_line(caught.value)
     assert text.startswith(f"Spark cannot read the store {copy}")
 
