@@ -212,7 +212,7 @@ class SparkEngine:
         self.session = session
         self.location = location
         #: The question being answered, for the errors' words.
-        self.question = "a question"
+        self.question = "__init__"
         self._viewed: dict[str, object] = {}
 
     def refuse(self, question: str) -> EngineError:
