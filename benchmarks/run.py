@@ -41,6 +41,7 @@ import pandas as pd
 import report
 import s3store
 import soak
+import spark
 
 #: Figure name -> its module's ``bench``; each figure lives in ``benchmarks/<module>.py``.
 FIGURES = {
@@ -60,6 +61,7 @@ LONG_FIGURES = {
     "forecast": forecast.bench,
     "s3": s3store.bench,
     "soak": soak.bench,
+    "spark": spark.bench,
 }
 
 

@@ -37,6 +37,7 @@ from .errors import (
     CheckOutputError as CheckOutputError,
     ClockSkewWarning as ClockSkewWarning,
     ConfigurationError as ConfigurationError,
+    EngineError as EngineError,
     ExportOutputError as ExportOutputError,
     FleetLoadError as FleetLoadError,
     GpuTypesError as GpuTypesError,

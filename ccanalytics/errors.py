@@ -22,6 +22,7 @@ The whole tree, drawn once::
     ├── FleetLoadError                 some clusters of a fleet load failed; ``frame`` has the rest
     ├── ScheduleError                  a collector schedule over the rate-limit budget (also a ValueError)
     ├── StoreError                     the history store cannot be read or written; ``path`` names the file
+    ├── EngineError                    a History's engine (Spark) cannot answer a question; ``engine``, ``question``
     ├── PolicyError                    a check policy file that cannot be used; ``path``, ``line``, ``key`` (also a ValueError)
     ├── TeamsError                     a showback team mapping that cannot be used; ``path``, ``line``, ``key`` (also a ValueError)
     ├── NoDataError                    a plot has nothing to draw (also a ValueError)
@@ -32,7 +33,7 @@ The whole tree, drawn once::
     └── ExportOutputError              an export's output exists (no ``force``) or cannot be written; ``path`` (also an OSError)
 
 ``MalformedResponseError``, ``ResponseTooLargeError``, ``KeyNormalizationError``,
-``ConfigurationError``, ``GpuTypesError``, ``FleetLoadError``, ``ScheduleError``, ``StoreError``, ``PolicyError``,
+``ConfigurationError``, ``GpuTypesError``, ``FleetLoadError``, ``ScheduleError``, ``StoreError``, ``EngineError``, ``PolicyError``,
 ``KeyFileError``, ``NoDataError``, ``ReportLoadError``, ``ReportOutputError``, ``CheckOutputError``,
 ``ArgumentsError``, ``TeamsError`` and ``ExportOutputError`` are additions to the tree
 that ``shared/API.md`` fixes; everything else is exactly that tree.
@@ -66,6 +67,7 @@ __all__ = [
     "CheckOutputError",
     "ClockSkewWarning",
     "ConfigurationError",
+    "EngineError",
     "ExportOutputError",
     "FleetLoadError",
     "GpuTypesError",
@@ -374,6 +376,16 @@ class StoreError(CCAnalyticsError):
     def __init__(self, message: str, path: Any = None) -> None:
         super().__init__(message)
         self.path = path
+
+
+class EngineError(CCAnalyticsError):
+    """A History's engine (Spark) cannot answer ``question`` (a History method): one it
+    does not run, or a session that failed or stopped. One line, never the JVM's stack."""
+
+    def __init__(self, message: str, *, engine: str = "spark", question: str | None = None) -> None:
+        super().__init__(message)
+        self.engine = engine
+        self.question = question
 
 
 class _InOurTomlFile(CCAnalyticsError, ValueError):

@@ -17,7 +17,8 @@ Each command's statuses are written once, in ``_exits``, which its ``--help`` an
 README print.
 
 One module per command (``_pods``, ``_report``, ``_collect``, ``_check``, ``_history``
-(one subcommand per History query), ``_export`` (with its ``showback``), ``_sandbox``;
+(one subcommand per History query), ``_export`` (with its ``showback``), ``_measures``
+(``measures sql``), ``_sandbox``;
 ``audit-keys`` in ``_audit_keys``), each with
 ``add_parser`` and ``run``;
 ``_common`` holds the shared options and exit codes. This is the top layer: it may
@@ -39,6 +40,7 @@ from ccanalytics.cli import (
     _collect,
     _export,
     _history,
+    _measures,
     _pods,
     _report,
     _sandbox,
@@ -74,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     _check.add_parser(sub)
     _history.add_parser(sub)
     _export.add_parser(sub)
+    _measures.add_parser(sub)
     _sandbox.add_parser(sub)
     add_exit_statuses(parser)
     return parser

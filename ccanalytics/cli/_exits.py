@@ -102,6 +102,11 @@ EXIT_STATUSES: Final[dict[str, tuple[tuple[int, str], ...]]] = {
             "cannot be written: checked before the store is read",
         ),
     ),
+    "measures": (
+        (EXIT_OK, "the SQL was printed"),
+        (EXIT_FAILURE, "anything failed (its cause in one line)"),
+        (EXIT_USAGE, f"{_USAGE}, or a name that is no measure a History.measures answers"),
+    ),
     "sandbox": (
         (EXIT_OK, "stopped (Ctrl-C)"),
         (EXIT_USAGE, f"{_USAGE}, or the port cannot be bound"),

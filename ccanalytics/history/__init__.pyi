@@ -60,6 +60,10 @@ from .queries._backtest import (
     BACKTEST_COLUMNS as BACKTEST_COLUMNS,
     IdleRule as IdleRule,
 )
+from .queries._dialects import (
+    DIALECTS as DIALECTS,
+    measures_sql as measures_sql,
+)
 from .queries._history import (
     History as History,
 )

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa  # type: ignore[import-untyped]
 
+    from ccanalytics.history.queries._spark import SparkEngine
     from ccanalytics.history.queries._views import Files
     from ccanalytics.history.queries._window import TimeLike
     from ccanalytics.history.store._duckdb import Lease
@@ -75,8 +76,14 @@ _T = TypeVar("_T")
 class Catalog:
     """One History's connection, its views over the store's files, and their caches."""
 
-    def __init__(self, store: str | PathLike[str] | Location) -> None:
+    def __init__(self, store: str | PathLike[str] | Location, engine: Any = "duckdb") -> None:
         self.location = store_folder(open_store(store, resolve=True))
+        #: The engine the questions run on, when not this connection (a Spark session's).
+        self.engine: SparkEngine | None = None
+        if engine != "duckdb":
+            from ccanalytics.history.queries._spark import SparkEngine
+
+            self.engine = SparkEngine(engine, self.location)
         self.root = self.location.root
         readable = [f"{self.root}{os.sep}"] if self.location.local else []
         self.lease: Lease = connect(readable)
@@ -112,6 +119,18 @@ class Catalog:
         return no_store_error(self.location, TABLES)
 
     # -- the questions' side ----------------------------------------------------------
+
+    def reader(self, question: str) -> Any:
+        """The connection ``question`` (a History method's name) runs its SQL on: this
+        DuckDB one, or the engine's (an EngineError if that engine does not answer it)."""
+        if self.engine is None:
+            return self.con
+        from ccanalytics.history.queries._spark import SPARK_QUESTIONS
+
+        if question not in SPARK_QUESTIONS:
+            raise self.engine.refuse(question)
+        self.engine.question = question
+        return self.engine
 
     @contextmanager
     def one_listing(self, *, listed: bool = False) -> Iterator[None]:
@@ -252,6 +271,11 @@ class Catalog:
         one_file = _views.spans_disjoint([None if v is None else v[1] for v in pods])
         self._define_flag(ONE_FILE_VIEW, f"SELECT {one_file} AS one_file")
         self._days.sweep()
+        if self.engine is not None:  # the same listing, read by the engine from the files
+            from ccanalytics.history.queries._window import snapshot_bounds
+
+            flags = {"_bounds": snapshot_bounds(self.con), "_one_file_per_instant": one_file}
+            self.engine.define({t: found.files for t, found in listings.items()}, flags)
 
     def _refuse_outside(self, listings: dict[str, Listing]) -> None:
         for listing in listings.values():

@@ -88,14 +88,22 @@ class History(Questions):
     without it) still read: their instants are their pod rows' ``observed_at``, so an
     empty listing there reads as unobserved and :meth:`coverage` counts no failure.
 
+    ``engine``: ``"duckdb"`` (the default), or a :class:`pyspark.sql.SparkSession`:
+    :meth:`measures` and its views :meth:`idle_cost` and :meth:`waste` then run on Spark,
+    the same SQL printed in Spark's dialect over the same files
+    (:mod:`~ccanalytics.history.queries._spark`), and give the same frames; every other
+    question raises :class:`~ccanalytics.errors.EngineError` naming it. The listing,
+    the vetting of each file, the window and :meth:`pods`/:meth:`sql` stay DuckDB's.
+
     Each History has a DuckDB connection of its own. Its in-memory database outlives
     :meth:`close`, for the next History of the same store in this process (at most
     four are kept; starting a database costs more than most questions), unless SQL of
     your own ran in it (:meth:`sql`, :attr:`connection`): that one is closed with it.
     """
 
-    def __init__(self, store: str | PathLike[str] | Location) -> None:
-        self._catalog = Catalog(store)
+    def __init__(self, store: str | PathLike[str] | Location, *, engine: Any = "duckdb") -> None:
+        _check_engine(engine)
+        self._catalog = Catalog(store, engine)
         if not self._catalog.holds_store:
             self._catalog.close()
             raise self._catalog.no_store()
@@ -273,6 +281,7 @@ class History(Questions):
         from ccanalytics.history.queries import _spend
         from ccanalytics.history.queries._window import _timestamp, as_duration
 
+        self._catalog.reader("spend")
         instant = None if at is None else _timestamp(at, "at")
         gap = None if max_gap is None else as_duration(max_gap)
         if max_gap is not None and gap is None:
@@ -322,7 +331,13 @@ class History(Questions):
         chosen = _backtest.check_rules(rules)  # bad rules fail before the store is read
         return self._catalog.answer(
             lambda start, end: _backtest.backtest(
-                self._catalog.con, chosen, start, end, by=by, regret=regret, max_gap=max_gap
+                self._catalog.reader("backtest"),
+                chosen,
+                start,
+                end,
+                by=by,
+                regret=regret,
+                max_gap=max_gap,
             ),
             since,
             until,
@@ -349,6 +364,7 @@ class History(Questions):
         from ccanalytics.history.queries._window import _timestamp
         from ccanalytics.measures.rules import SPEND_ANOMALY_Z, SPEND_BASELINE_WEEKS
 
+        self._catalog.reader("spend_anomalies")
         instant = None if at is None else _timestamp(at, "at")
 
         def run(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
@@ -371,6 +387,14 @@ class History(Questions):
         ``h.window_bounds(timedelta(hours=24))`` says which day ``h.idle_cost(...)`` covers.
         """
         return self._catalog.window_bounds(since, until)
+
+
+def _check_engine(engine: Any) -> None:
+    """``engine`` is ``"duckdb"`` or a Spark session, else a ValueError saying so."""
+    from ccanalytics.history.queries._spark import is_spark_session
+
+    if engine != "duckdb" and not is_spark_session(engine):
+        raise ValueError(f"engine={engine!r} is neither 'duckdb' nor a pyspark.sql.SparkSession")
 
 
 def catalog_of(history: History) -> Catalog:

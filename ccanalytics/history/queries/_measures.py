@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ccanalytics.measures import Measure
     from ccanalytics.measures._dimensions import Dimension
 
-__all__ = ["COUNTED", "SUMMABLE", "counts_only", "measures", "resolve"]
+__all__ = ["COUNTED", "SUMMABLE", "counts_only", "measures", "resolve", "statement"]
 
 #: The kinds of measure an answer split by any dimensions holds: sums over pod rows
 #: (the waste classes are sums too) and shares of two of them.
@@ -146,6 +146,12 @@ def measures(
     frame["pod_hours"] = frame["observed_us"] / US_PER_HOUR
     out = frame[list(dtypes)].astype(dtypes)
     return out.sort_values(list(keys)).reset_index(drop=True) if keys else out
+
+
+def statement(chosen: tuple[Measure, ...], by: tuple[Dimension, ...]) -> str:
+    """The DuckDB SQL :func:`measures` runs for ``chosen`` split ``by`` (its parameters
+    unbound): what ``ccanalytics measures sql`` prints."""
+    return _sql(_summed(chosen), by)
 
 
 def _summed(chosen: tuple[Measure, ...]) -> tuple[Measure, ...]:

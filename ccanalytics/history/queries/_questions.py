@@ -93,7 +93,7 @@ class Questions:
         split = dimensions(by)
         mapping = resolve_teams(teams)  # a bad file fails before any query
         judged_by = params if params is not None else Params()
-        con = self._catalog.con
+        con = self._catalog.reader("measures")
         if _measures.counts_only(chosen, split):
             from ccanalytics.history.queries import _stragglers
 
@@ -133,7 +133,9 @@ class Questions:
         from ccanalytics.history.queries import _coverage
 
         return self._catalog.answer(
-            lambda start, end: _coverage.coverage(self._catalog.con, start, end), since, until
+            lambda start, end: _coverage.coverage(self._catalog.reader("coverage"), start, end),
+            since,
+            until,
         )
 
     def idle_cost(
@@ -231,7 +233,7 @@ class Questions:
         judged_by = params if params is not None else Params()
         return self._catalog.answer(
             lambda start, end: _rightsizing.rightsizing(
-                self._catalog.con,
+                self._catalog.reader("rightsizing"),
                 start,
                 end,
                 memory=memory,
@@ -261,7 +263,7 @@ class Questions:
 
         return self._catalog.answer(
             lambda start, end: _utilization.utilization(
-                self._catalog.con, start, end, freq=freq, by=by, max_gap=max_gap
+                self._catalog.reader("utilization"), start, end, freq=freq, by=by, max_gap=max_gap
             ),
             since,
             until,
@@ -291,7 +293,11 @@ class Questions:
         judged_by = Params.of(params, idle_threshold=idle_threshold, z=z, min_gap=min_gap)
         return self._catalog.answer(
             lambda start, end: _stragglers.stragglers(
-                self._catalog.con, start, end, min_share=min_share, params=judged_by
+                self._catalog.reader("stragglers"),
+                start,
+                end,
+                min_share=min_share,
+                params=judged_by,
             ),
             since,
             until,
@@ -313,7 +319,9 @@ class Questions:
 
         judged_by = params if params is not None else Params()
         return self._catalog.answer(
-            lambda start, end: _stragglers.flags(self._catalog.con, start, end, params=judged_by),
+            lambda start, end: _stragglers.flags(
+                self._catalog.reader("straggler_flags"), start, end, params=judged_by
+            ),
             since,
             until,
         )
@@ -341,7 +349,7 @@ class Questions:
         judged_by = Params.of(params, idle_threshold=idle)
         return self._catalog.answer(
             lambda start, end: _queries.pod_lifetimes(
-                self._catalog.con, start, end, params=judged_by, max_gap=max_gap
+                self._catalog.reader("pod_lifetimes"), start, end, params=judged_by, max_gap=max_gap
             ),
             since,
             until,
@@ -390,7 +398,7 @@ class Questions:
         judged_by = Params.of(params, idle_threshold=idle_threshold)
         return self._catalog.answer(
             lambda start, end: _showback.showback(
-                self._catalog.con,
+                self._catalog.reader("showback"),
                 start,
                 end,
                 by=by,
