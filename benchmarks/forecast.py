@@ -11,8 +11,9 @@ at most half the line's; coverage 70-90 %.
 
 Coverage is of thirty forecasts of one month-end: they share one outcome, so one month
 more expensive than the weeks before it (a seed whose November leaves more pods running
-overnight) moves every one of them at once. The test pins seed 0 with the holiday in
-October; the other rows are what the method does elsewhere.
+overnight) moves every one of them at once, so coverage is judged pooled over the
+seeds with the holiday in October (the test pools seeds 0-2); the holiday in November
+is what the method does when the month itself holds one.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from _harness import report, verdict
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the stores' builder
 
-#: (seed, holiday): the test's store first, then other seeds and a holiday in November.
-CASES = ((0, date(2026, 10, 12)), (1, date(2026, 10, 12)), (2, date(2026, 10, 12)))
+#: (seed, holiday): the test's stores (seeds 0-2) first, then two more seeds, pooled with
+#: them; then a holiday in November, on its own.
+CASES = tuple((seed, date(2026, 10, 12)) for seed in range(5))
 CASES_IN_MONTH = ((0, date(2026, 11, 26)),)
 CACHE = Path(tempfile.gettempdir()) / "ccanalytics-bench-forecast-v1"
 
@@ -65,8 +67,11 @@ def measure(store: Path) -> tuple[float, float, float]:
 
 def bench() -> None:
     print("9. forecast: seasonal month-end vs the burn-rate line, 8 simulated weeks")
+    pooled: list[float] = []
     for seed, holiday in (*CASES, *CASES_IN_MONTH):
         mape, line_mape, coverage = measure(_store(seed, holiday))
+        if (seed, holiday) in CASES:
+            pooled.append(coverage)
         where = f"seed {seed}, holiday {holiday:%b %d}"
         report(
             f"month-end MAPE, {where}",
@@ -77,8 +82,16 @@ def bench() -> None:
         report(
             f"  80 % interval coverage, {where}",
             f"{coverage:.0%}",
+            "70-90 % pooled",
+            "one month-end",
+        )
+    for name, part in (("seeds 0-2", pooled[:3]), (f"seeds 0-{len(pooled) - 1}", pooled)):
+        held = sum(part) / len(part)
+        report(
+            f"80 % interval coverage pooled, {name}",
+            f"{held:.0%}",
             "70-90 %",
-            verdict(0.7 <= coverage <= 0.9),
+            verdict(0.7 <= held <= 0.9),
         )
 
 

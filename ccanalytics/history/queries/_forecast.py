@@ -16,11 +16,12 @@ The method, stated once (:data:`ccanalytics.history.SPEND_COLUMNS` says it per c
 - **the interval** comes from the forecast's own errors on this store's past: the same
   forecast made at now's hour of the day on earlier days (each with its own profile, of
   the weeks before it), over the same horizon as now's (the hours left), against what
-  was then spent; a young store checks them over the longest horizon that still gives
-  :data:`MIN_ERROR_ORIGINS` of them. P10, P50 and P90 of the remaining spend are the
-  forecast times those ratios' quantiles; for a horizon longer than the errors' the
-  log-ratios are narrowed by √(their horizon / the horizon), as for a sum of
-  independent stretches;
+  was then spent. When fewer than :data:`MIN_ERROR_ORIGINS` such past forecasts fit in
+  the store (a month-end weeks away), they are checked a week ahead instead (or over the
+  longest horizon a young store allows) and their log-ratios widened by √(the horizon /
+  theirs), as for a sum of weeks that each stray independently. P50 is the forecast;
+  P10 and P90 are it times those ratios' quantiles over their median (the median of a
+  few overlapping past windows is their luck, not a bias to correct);
 - **too little history** (under :data:`MIN_FORECAST_WEEKS` weeks, or fewer than
   :data:`MIN_ERROR_ORIGINS` past forecasts to take errors from): the burn-rate line
   (spend so far + burn rate × hours left) for all three, and ``forecast`` says
@@ -263,8 +264,7 @@ def forecast_rest(series: Series | None, now_us: int, end_us: int, burn_rate: fl
             f"{MIN_FORECAST_WEEKS} weeks of history needed, {days:.1f} days held",
         )
     weights = _weights(now_us, end_us)
-    horizon = min(max(weights.size, 1), _longest_horizon(rate, now))
-    ratios = _error_ratios(rate, now, horizon) if horizon > 0 else []
+    horizon, ratios = _checked_errors(rate, now, max(weights.size, 1))
     if len(ratios) < MIN_ERROR_ORIGINS:
         return line(
             burn_rate,
@@ -274,10 +274,27 @@ def forecast_rest(series: Series | None, now_us: int, end_us: int, burn_rate: fl
         )
     path = _ahead(rate, now, weights.size, weeks)
     rest = float((path * weights).sum())
-    narrow = math.sqrt(horizon / weights.size) if weights.size > horizon else 1.0
+    # Each stretch's total strays on its own (independent weeks): the log-error of the
+    # whole horizon spreads as √(the horizon / the checked one). Centred on the forecast:
+    # the median error of a few overlapping past windows is one week's luck, no bias.
+    widen = math.sqrt(weights.size / horizon) if weights.size > horizon else 1.0
     logs = np.log(np.clip(np.asarray(ratios), 1e-9, None))
-    p10, p50, p90 = (rest * math.exp(float(np.quantile(logs, q)) * narrow) for q in QUANTILES)
-    return Forecast("seasonal", None, p10, p50, p90, path * (p50 / rest if rest else 1.0), weights)
+    middle = float(np.median(logs))
+    p10, p50, p90 = (
+        rest * math.exp((float(np.quantile(logs, q)) - middle) * widen) for q in QUANTILES
+    )
+    return Forecast("seasonal", None, p10, p50, p90, path, weights)
+
+
+def _checked_errors(rate: np.ndarray, now: int, hours: int) -> tuple[int, list[float]]:
+    """The horizon past forecasts are checked over and their actual / forecast ratios:
+    ``hours`` itself if :data:`MIN_ERROR_ORIGINS` of them can be, else a week (or the
+    longest a young store allows)."""
+    ratios = _error_ratios(rate, now, hours)
+    if len(ratios) >= MIN_ERROR_ORIGINS:
+        return hours, ratios
+    horizon = min(hours, _WEEK, _longest_horizon(rate, now))
+    return horizon, _error_ratios(rate, now, horizon) if horizon > 0 else []
 
 
 def breach(

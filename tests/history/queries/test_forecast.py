@@ -68,3 +68,23 @@ def test_noise_widens_the_interval_around_the_forecast() -> None:
     rest = forecast_rest(series, now_us, now_us + 72 * HOUR_US, burn_rate=1.0)
     assert rest.method == "seasonal"
     assert rest.p10 < rest.p50 < rest.p90
+
+
+def test_a_horizon_past_the_checked_ones_widens_a_weeks_errors_by_the_root_of_the_weeks() -> None:
+    # Five noisy weeks: forecasts a week ahead can be checked on past days, four weeks
+    # ahead cannot. The four weeks' interval is the week's errors, each √(4 weeks / 1
+    # week) = 2 times as far (in log) from the forecast, and the P50 is the forecast.
+    rng = np.random.default_rng(3)
+    weeks = 5
+    rate = np.tile(_office_week(), weeks) * rng.uniform(0.7, 1.3, size=weeks * 168)
+    series = Series(MONDAY - weeks * 168, rate)
+    now_us = MONDAY * HOUR_US
+    week = forecast_rest(series, now_us, now_us + 168 * HOUR_US, burn_rate=1.0)
+    month = forecast_rest(series, now_us, now_us + 4 * 168 * HOUR_US, burn_rate=1.0)
+    assert week.method == month.method == "seasonal"
+    assert week.p10 < week.p50 < week.p90
+    assert month.p50 == pytest.approx(float(month.path.sum()))
+    for q in ("p10", "p90"):
+        assert np.log(month.quantile(q) / month.p50) == pytest.approx(
+            2 * np.log(week.quantile(q) / week.p50)
+        )
