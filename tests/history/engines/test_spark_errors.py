@@ -16,6 +16,7 @@ import pytest
 
 from ccanalytics import History, collect
 from ccanalytics.errors import EngineError, StoreError
+from ccanalytics.history import IdleRule
 from ccanalytics.history.queries._history import catalog_of
 from ccanalytics.sandbox import EXEMPT_KEY, Sandbox, SandboxApp, SimulatedClock
 
@@ -47,6 +48,7 @@ def _one_clean_line(err: BaseException) -> str:
         ("showback", lambda h: h.showback()),
         ("spend", lambda h: h.spend()),
         ("coverage", lambda h: h.coverage()),
+        ("backtest", lambda h: h.backtest(IdleRule("30m", 1))),
     ],
 )
 def test_a_question_spark_does_not_answer_names_itself(
