@@ -37,7 +37,7 @@ import pandas as pd
 from ccanalytics._durations import DURATION_FORMS
 from ccanalytics.history.queries._window import DurationLike, as_duration, snapshot_bounds
 from ccanalytics.history.store._rollup import snapshot_instants
-from ccanalytics.measures import Measure, sql_parameters
+from ccanalytics.measures import Measure, by_name, sql_parameters
 from ccanalytics.measures.rules import IDLE_SQL, JUDGED_SQL
 
 __all__ = [
@@ -52,6 +52,7 @@ __all__ = [
     "US_PER_HOUR",
     "Window",
     "duration_us",
+    "hourly_spend_ctes",
     "integral_sql",
     "interval_ctes",
     "max_gap_us",
@@ -286,3 +287,31 @@ def run(con: Any, sql: str, params: dict[str, Any]) -> pd.DataFrame:
     used = {name: value for name, value in params.items() if name in bound}
     frame: pd.DataFrame = con.execute(sql, used).df()
     return frame
+
+
+def hourly_spend_ctes(hours: str = "TRUE") -> str:
+    """CTEs ending in ``hourly_spend``: per cluster and hour ``k`` (hours since the epoch)
+    of the window, the time observed in it (``observed_us``) and the spend rate over that
+    time (``rate``, USD/h: Σ cost·Δt / Σ Δt of the registry's spend, products scaled).
+    ``hours``: a condition on ``k`` that keeps only some hours (the same hour of past
+    weeks). Binds ``$start_us``, ``$end_us`` and ``$max_gap_us``."""
+    cost = by_name("total_cost").row
+    return f"""{snapshot_instants()},
+    {POD_ROWS_ONCE},
+    {interval_ctes("snapshot_instants")},
+    pieces AS (
+        SELECT cluster_id, t, k, piece_us
+        FROM {split_sql("(SELECT * FROM timed WHERE in_window)", US_PER_HOUR)}
+        WHERE {hours}
+    ),
+    instant_cost AS (
+        SELECT cluster_id, epoch_us(observed_at) AS t, sum(coalesce({cost}, 0)) AS cost
+        FROM pods_once GROUP BY cluster_id, observed_at
+    ),
+    hourly_spend AS (
+        SELECT p.cluster_id, p.k, sum(p.piece_us) AS observed_us,
+               sum(coalesce(c.cost, 0) * {us_scaled("p.piece_us")})
+                   / sum({us_scaled("p.piece_us")}) AS rate
+        FROM pieces p LEFT JOIN instant_cost c USING (cluster_id, t)
+        GROUP BY p.cluster_id, p.k HAVING sum(p.piece_us) > 0
+    )"""

@@ -32,16 +32,11 @@ from typing import Any, Final
 import pandas as pd
 
 from ccanalytics.history.queries._accounting import (
-    POD_ROWS_ONCE,
     US_PER_HOUR,
-    interval_ctes,
+    hourly_spend_ctes,
     run,
-    snapshot_instants,
-    split_sql,
     to_utc,
-    us_scaled,
 )
-from ccanalytics.measures import by_name
 from ccanalytics.measures.rules import (
     SPEND_ANOMALY_MIN_RATIO,
     SPEND_ANOMALY_Z,
@@ -69,28 +64,9 @@ SPEND_ANOMALY_COLUMNS: Final[Mapping[str, str]] = {
 
 _HOUR: Final = US_PER_HOUR
 _WEEK_HOURS: Final = 7 * 24
-#: The registry's spend (total_cost): what one pod row costs per hour.
-_COST: Final = by_name("total_cost").row
 
-_SQL: Final = f"""WITH {snapshot_instants()},
-    {POD_ROWS_ONCE},
-    {interval_ctes("snapshot_instants")},
-    pieces AS (
-        SELECT cluster_id, t, k, piece_us
-        FROM {split_sql("(SELECT * FROM timed WHERE in_window)", _HOUR)}
-        WHERE ($hour - k) % {_WEEK_HOURS} = 0
-    ),
-    instant_cost AS (
-        SELECT cluster_id, epoch_us(observed_at) AS t, sum(coalesce({_COST}, 0)) AS cost
-        FROM pods_once GROUP BY cluster_id, observed_at
-    ),
-    hours AS (
-        SELECT p.cluster_id, p.k,
-               sum(coalesce(c.cost, 0) * {us_scaled("p.piece_us")})
-                   / sum({us_scaled("p.piece_us")}) AS v
-        FROM pieces p LEFT JOIN instant_cost c USING (cluster_id, t)
-        GROUP BY p.cluster_id, p.k HAVING sum(p.piece_us) > 0
-    ),
+_SQL: Final = f"""WITH {hourly_spend_ctes(f"($hour - k) % {_WEEK_HOURS} = 0")},
+    hours AS (SELECT cluster_id, k, rate AS v FROM hourly_spend),
     latest AS (SELECT cluster_id, v AS spend FROM hours WHERE k = $hour),
     baseline AS (SELECT cluster_id, v FROM hours WHERE k < $hour),
     centre AS (

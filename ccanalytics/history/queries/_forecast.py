@@ -41,14 +41,10 @@ import pandas as pd
 
 from ccanalytics.errors import ArgumentsError
 from ccanalytics.history.queries._accounting import (
-    POD_ROWS_ONCE,
     US_PER_HOUR,
-    interval_ctes,
+    hourly_spend_ctes,
     run,
-    snapshot_instants,
-    split_sql,
 )
-from ccanalytics.measures import by_name
 
 __all__ = [
     "FORECAST_WEEKS",
@@ -77,24 +73,8 @@ _WEEK: Final = 7 * 24
 #: How far back the series is read: the profile's weeks, the errors' origins and horizon.
 HISTORY_WEEKS: Final = 2 * FORECAST_WEEKS + 2
 
-_COST: Final = by_name("total_cost").row
-
-_SQL: Final = f"""WITH {snapshot_instants()},
-    {POD_ROWS_ONCE},
-    {interval_ctes("snapshot_instants")},
-    pieces AS (
-        SELECT cluster_id, t, k, piece_us
-        FROM {split_sql("(SELECT * FROM timed WHERE in_window)", US_PER_HOUR)}
-    ),
-    instant_cost AS (
-        SELECT cluster_id, epoch_us(observed_at) AS t, sum(coalesce({_COST}, 0)) AS cost
-        FROM pods_once GROUP BY cluster_id, observed_at
-    )
-SELECT p.cluster_id, p.k, sum(coalesce(c.cost, 0) * p.piece_us) / {US_PER_HOUR} AS usd,
-       sum(p.piece_us) AS observed_us
-FROM pieces p LEFT JOIN instant_cost c USING (cluster_id, t)
-GROUP BY p.cluster_id, p.k HAVING sum(p.piece_us) > 0
-ORDER BY p.cluster_id, p.k"""
+_SQL: Final = f"""WITH {hourly_spend_ctes()}
+SELECT cluster_id, k, rate FROM hourly_spend ORDER BY cluster_id, k"""
 
 
 @dataclass(frozen=True)
@@ -133,8 +113,7 @@ def hourly_series(con: Any, now_us: int) -> dict[str, Series]:
     for cluster, part in frame.groupby(frame["cluster_id"].astype(str), sort=True):
         hours = part["k"].to_numpy(dtype="int64")
         rate = np.full(int(now_hour - hours.min()), np.nan)
-        observed = part["observed_us"].to_numpy(dtype="float64")
-        rate[hours - hours.min()] = part["usd"].to_numpy(dtype="float64") / (observed / US_PER_HOUR)
+        rate[hours - hours.min()] = part["rate"].to_numpy(dtype="float64")
         series[str(cluster)] = Series(int(hours.min()), rate)
     return series
 
@@ -239,7 +218,7 @@ def _weights(now_us: int, end_us: int) -> np.ndarray:
 def line(burn_rate: float, now_us: int, end_us: int, note: str) -> Forecast:
     """The burn-rate line as a forecast (every quantile the same), with why."""
     weights = _weights(now_us, end_us)
-    rest = burn_rate * (end_us - now_us) / US_PER_HOUR
+    rest = burn_rate * ((end_us - now_us) / US_PER_HOUR)  # hours first: no overflow
     path = np.full(weights.size, burn_rate)
     return Forecast("burn_rate", note, rest, rest, rest, path, weights)
 

@@ -82,3 +82,13 @@ def test_rightsizing_prices_of_a_huge_finite_cost_are_finite(tmp_path: Path) -> 
         hints = h.rightsizing()
     assert len(hints) == 1
     assert hints.iloc[0]["monthly_saving"] == pytest.approx(7 * HUGE * 24 * 30, rel=1e-9)
+
+
+def test_spend_and_its_forecast_of_a_huge_finite_cost_are_finite(store: Path) -> None:
+    """The forecast reads the store's hourly spend (Σ cost·Δt per hour): 1e300 USD/h
+    over one hour of history is the burn-rate line, every figure finite."""
+    with History(store) as h:
+        spend = h.spend(by=None)
+    figures = spend.select_dtypes("number").astype("float64").to_numpy().ravel()
+    assert len(spend) == 3 and all(math.isfinite(v) for v in figures if v == v)
+    assert spend.set_index("period").loc["day", "spent"] == pytest.approx(HUGE, rel=1e-12)
