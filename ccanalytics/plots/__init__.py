@@ -27,7 +27,9 @@ Over time, from the frames :class:`ccanalytics.History` returns (``util`` from
 - :func:`idle_cost_by_day`: each day's spend stacked into idle pods, unused
   capacity of the pods in use, and the rest;
 - :func:`backtest_tradeoff`: idle rules from ``History.backtest``, each one's saving
-  against its false stops.
+  against its false stops;
+- :func:`spend_outlook`: each budget period from ``History.spend``, spent so far
+  and the forecast of the rest with its P10-P90 interval, the burn-rate line marked.
 
 Nothing to draw (an empty frame, a cluster without GPU metrics, no pod with a cost)
 raises :class:`NoDataError`, a :class:`ValueError`: an empty axes would read as

@@ -13,6 +13,9 @@ from ._heatmap import (
 from ._rank import (
     utilization_by_rank as utilization_by_rank,
 )
+from ._spend import (
+    spend_outlook as spend_outlook,
+)
 from ._style import (
     COLORS as COLORS,
     NoDataError as NoDataError,
