@@ -7,7 +7,8 @@
   flags, the policy's keys and the docs' table are derived;
 - :class:`Params`: the thresholds every path judges with (live analyses, History,
   ``check``, the report, the plots);
-- :func:`sql_columns`, :func:`sql_parameters`, :func:`sql_tables`, :func:`sql_printed`:
+- :func:`sql_columns`, :func:`sql_parameters`, :func:`sql_tables`, :func:`sql_printed`,
+  :func:`sql_bound_to_columns`:
   what a rule's SQL reads and binds, and its text in another dialect, read off its
   sqlglot tree;
 - :func:`query`: DuckDB over an in-memory pods frame, so a live frame runs the very SQL
@@ -45,7 +46,13 @@ from ccanalytics.measures._registry import (
     policy_keys,
     waste_classes,
 )
-from ccanalytics.measures._sql import sql_columns, sql_parameters, sql_printed, sql_tables
+from ccanalytics.measures._sql import (
+    sql_bound_to_columns,
+    sql_columns,
+    sql_parameters,
+    sql_printed,
+    sql_tables,
+)
 from ccanalytics.measures._thresholds import THRESHOLDS, Threshold, Unit, threshold
 from ccanalytics.measures._totals import live_totals
 
@@ -70,6 +77,7 @@ __all__ = [
     "query",
     "renamed",
     "rules",
+    "sql_bound_to_columns",
     "sql_columns",
     "sql_parameters",
     "sql_printed",

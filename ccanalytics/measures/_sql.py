@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Final
 
-__all__ = ["sql_columns", "sql_parameters", "sql_printed", "sql_tables"]
+__all__ = ["sql_bound_to_columns", "sql_columns", "sql_parameters", "sql_printed", "sql_tables"]
 
 #: The dialect the rules are written in.
 DIALECT: Final = "duckdb"
@@ -58,3 +58,18 @@ def sql_tables(sql: str) -> frozenset[str]:
 def sql_printed(sql: str, dialect: str = DIALECT, *, pretty: bool = False) -> str:
     """``sql`` printed from its tree in ``dialect`` (``"spark"``, ``"trino"``, ...)."""
     return str(_tree(sql).sql(dialect=dialect, pretty=pretty))
+
+
+def sql_bound_to_columns(sql: str, columns: dict[str, str]) -> str:
+    """``sql`` with each ``$name`` parameter of ``columns`` replaced by that column
+    (``{"idle_threshold": "r.idle_threshold"}``: a rule judged at a threshold per row),
+    on the tree: a ``$name`` starting another's, or in a comment, is no match."""
+    import sqlglot
+    from sqlglot import exp
+
+    def bind(node: Any) -> Any:
+        if isinstance(node, exp.Placeholder) and node.name in columns:
+            return sqlglot.parse_one(columns[node.name], read=DIALECT)
+        return node
+
+    return str(_tree(sql).copy().transform(bind).sql(dialect=DIALECT))

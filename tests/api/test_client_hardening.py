@@ -493,6 +493,7 @@ def _instances() -> dict[type[BaseException], BaseException]:
         ),
         e.ScheduleError: e.ScheduleError("3 clusters every 1s is over budget"),
         e.StoreError: e.StoreError("corrupt file", path=Path("store/pods/x.parquet")),
+        e.EngineError: e.EngineError("the Spark session is stopped", question="spend"),
         e.KeyFileError: e.KeyFileError("cannot read keys: not a regular file"),
         e.PolicyError: e.PolicyError(
             "p.toml, line 3: bad", path=Path("p.toml"), line=3, key="max_spend"

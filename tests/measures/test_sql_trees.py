@@ -85,3 +85,18 @@ def test_an_older_frame_weighs_each_mean_by_its_gpu_count(without: bool) -> None
         frame["gpus_reporting"] = frame["gpu_count"]
     row = analysis.cluster_summary(frame).iloc[0]
     assert row["gpu_util_mean"] == pytest.approx(80.0)
+
+
+def test_a_parameter_bound_to_a_column_is_that_parameter_alone() -> None:
+    """A rule judged at a threshold per row (the backtest's rules): ``$z`` becomes the
+    column, ``$z_max`` (a name it starts) and the ``$z`` of a string or comment stay."""
+    import duckdb
+
+    from ccanalytics.measures import sql_bound_to_columns, sql_parameters
+
+    sql = "SELECT a < $z AS low, b < $z_max AS high, '$z' AS text FROM t, r -- not $z"
+    bound = sql_bound_to_columns(sql, {"z": "r.z"})
+    assert sql_parameters(bound) == {"z_max"}
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT 1 AS a, 2 AS b; CREATE TABLE r AS SELECT 5 AS z")
+    assert con.execute(bound, {"z_max": 1}).fetchall() == [(True, False, "$z")]

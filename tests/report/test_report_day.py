@@ -94,7 +94,8 @@ def test_the_first_screen_is_the_windows_figures_then_what_to_do(
     store, document, _ = day
     with History(store) as h:
         totals = h.idle_cost(DAY, by=None).iloc[0]
-    screen = document[document.index('<section id="first-screen">') : document.index("</section>")]
+    start = document.index('<section id="first-screen">')
+    screen = document[start : document.index("</section>", start)]
     assert document.index("<h1>") < document.index('<section id="first-screen">')
     assert document.index("</section>") < document.index('id="window"')
     for label, column in (

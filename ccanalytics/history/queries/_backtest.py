@@ -44,7 +44,7 @@ from ccanalytics.history.queries._accounting import (
     snapshot_instants,
     window_us,
 )
-from ccanalytics.measures import by_name
+from ccanalytics.measures import by_name, sql_bound_to_columns
 from ccanalytics.measures.rules import IDLE_SQL, RUNNING_SQL
 
 if TYPE_CHECKING:
@@ -165,9 +165,9 @@ def check_rules(rules: IdleRule | Iterable[IdleRule]) -> list[IdleRule]:
     return chosen
 
 
-def _rows_sql() -> str:
+def _rows_sql(rules: Sequence[IdleRule]) -> str:
     """Every pod row in the window with its span, and each rule's idle and busy verdicts."""
-    idle = IDLE_SQL.replace("$idle_threshold", "r.idle_threshold")
+    idle = sql_bound_to_columns(IDLE_SQL, {"idle_threshold": "r.idle_threshold"})
     busy = f"({RUNNING_SQL} AND gpu_util_max IS NOT NULL AND NOT {idle})"
     memory = (
         "(r.memory_threshold IS NULL OR coalesce(gpu_mem_util_max < r.memory_threshold, FALSE))"
@@ -186,8 +186,23 @@ def _rows_sql() -> str:
            p.covered_us, coalesce(p.cost, 0.0) AS cost, coalesce(p.gpu_count, 0) AS gpu_count,
            coalesce({idle} AND {memory}, FALSE) AS idle,
            coalesce({busy}, FALSE) AS busy
-    FROM pod_rows p CROSS JOIN $rules_table r
+    FROM pod_rows p CROSS JOIN {_rules_relation(rules)}
     ORDER BY r.rule_id, p.cluster_id, pod_id, p.t"""
+
+
+def _rules_relation(rules: Sequence[IdleRule]) -> str:
+    """The rules as an inline table ``r`` (rule_id, idle_threshold, memory_threshold):
+    the checked numbers as literals, so any engine reads it (no registered frame)."""
+    rows = ", ".join(
+        f"({number}, CAST({float(rule.idle_threshold)!r} AS DOUBLE), "
+        + (
+            "CAST(NULL AS DOUBLE))"
+            if rule.memory_threshold is None
+            else f"CAST({float(rule.memory_threshold)!r} AS DOUBLE))"
+        )
+        for number, rule in enumerate(rules)
+    )
+    return f"(VALUES {rows}) AS r(rule_id, idle_threshold, memory_threshold)"
 
 
 def _spacings(con: Any) -> pd.DataFrame:
@@ -326,14 +341,7 @@ def backtest(
     if window is None:
         return _empty(by)
     _check_spacing(chosen, _spacings(con))
-    table = pd.DataFrame(
-        {
-            "rule_id": range(len(chosen)),
-            "idle_threshold": [r.idle_threshold for r in chosen],
-            "memory_threshold": pd.array([r.memory_threshold for r in chosen], dtype="Float64"),
-        }
-    )
-    frame = _rows_with(con, table, chosen, window, max_gap)
+    frame = _rows_with(con, chosen, window, max_gap)
     if frame.empty:
         return _empty(by)
     pods = _per_pod(frame, chosen, regret_us)
@@ -341,16 +349,11 @@ def backtest(
 
 
 def _rows_with(
-    con: Any, table: pd.DataFrame, rules: Sequence[IdleRule], window: tuple[int, int], gap: Any
+    con: Any, rules: Sequence[IdleRule], window: tuple[int, int], gap: Any
 ) -> pd.DataFrame:
     """The rows of :func:`_rows_sql`, a rule's clusters filter applied to its verdicts."""
-    con.register("_backtest_rules", table)
-    try:
-        sql = _rows_sql().replace("$rules_table", "_backtest_rules")
-        params = {"start_us": window[0], "end_us": window[1], "max_gap_us": max_gap_us(gap)}
-        frame = run(con, sql, params)
-    finally:
-        con.unregister("_backtest_rules")
+    params = {"start_us": window[0], "end_us": window[1], "max_gap_us": max_gap_us(gap)}
+    frame = run(con, _rows_sql(rules), params)
     for rule_id, rule in enumerate(rules):
         if rule.clusters is not None:
             outside = (frame["rule_id"] == rule_id) & ~frame["cluster_id"].isin(rule.clusters)

@@ -58,7 +58,14 @@ def measures_sql(
     if dialect not in DIALECTS:
         raise ValueError(f"no dialect {dialect!r} (known: {', '.join(DIALECTS)})")
     split = dimensions(by)
-    sql = _measures.statement(_measures.resolve(names), split)
+    chosen = _measures.resolve(names)
+    counted = [m.name for m in chosen if m.kind in _measures.COUNTED]
+    if counted:  # its statement is the straggler rule's per rank, not a sum printed here
+        raise ValueError(
+            f"{counted[0]!r} is a count measure (ranks, not pod rows): History.measures "
+            "answers it, on DuckDB or Spark"
+        )
+    sql = _measures.statement(chosen, split)
     if dialect == "spark":
         text = sqlglot.transpile(spark_sql(sql), read="spark", write="spark", pretty=True)[0]
     elif dialect == DIALECT:

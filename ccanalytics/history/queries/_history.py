@@ -89,10 +89,11 @@ class History(Questions):
     empty listing there reads as unobserved and :meth:`coverage` counts no failure.
 
     ``engine``: ``"duckdb"`` (the default), or a :class:`pyspark.sql.SparkSession`:
-    :meth:`measures` and its views :meth:`idle_cost` and :meth:`waste` then run on Spark,
-    the same SQL printed in Spark's dialect over the same files
-    (:mod:`~ccanalytics.history.queries._spark`), and give the same frames; every other
-    question raises :class:`~ccanalytics.errors.EngineError` naming it. The listing,
+    every question over the store's rows (:meth:`measures` and its views, :meth:`spend`,
+    :meth:`backtest`, :meth:`showback`, ...) then runs on Spark, the same SQL printed in
+    Spark's dialect over the same files (:mod:`~ccanalytics.history.queries._spark`),
+    and gives the same frames; a question it does not answer raises
+    :class:`~ccanalytics.errors.EngineError` naming it. The listing,
     the vetting of each file, the window and :meth:`pods`/:meth:`sql` stay DuckDB's.
 
     Each History has a DuckDB connection of its own. Its in-memory database outlives

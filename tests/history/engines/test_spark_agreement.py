@@ -20,6 +20,7 @@ import pandas as pd
 import pytest
 
 from ccanalytics import History
+from ccanalytics.history import IdleRule
 from ccanalytics.measures import MEASURES, Params
 
 #: Spark starts in 20 s on two shared cores; each query takes a few.
@@ -110,3 +111,32 @@ def test_the_stragglers_count_agrees(both: tuple[History, History], params: Para
     counted = duck.measures(["stragglers"], by="cluster", params=params)
     assert counted["stragglers"].sum() > 0
     _agree(counted, spark.measures(["stragglers"], by="cluster", params=params))
+
+
+#: Every other question History answers over the store's rows, as a user calls it.
+QUESTIONS = {
+    "spend": lambda h: h.spend(),
+    "spend_anomalies": lambda h: h.spend_anomalies(),
+    "stragglers": lambda h: h.stragglers(),
+    "straggler_flags": lambda h: h.straggler_flags("2d"),
+    "showback": lambda h: h.showback("2d", by="day"),
+    "coverage": lambda h: h.coverage(),
+    "utilization": lambda h: h.utilization("2d"),
+    "pod_lifetimes": lambda h: h.pod_lifetimes(),
+    "rightsizing": lambda h: h.rightsizing(params=Params(low_compute_threshold=90.0)),
+    "backtest": lambda h: h.backtest(
+        [IdleRule("2h", 5.0), IdleRule("4h", 30.0, memory_threshold=50.0)], by="pod"
+    ),
+}
+
+
+@pytest.mark.parametrize("question", list(QUESTIONS))
+def test_every_other_question_agrees(both: tuple[History, History], question: str) -> None:
+    duck, spark = both
+    _agree(QUESTIONS[question](duck), QUESTIONS[question](spark))
+
+
+def test_every_question_spark_answers_is_held_to_duckdb_here() -> None:
+    from ccanalytics.history.queries._spark import SPARK_QUESTIONS
+
+    assert set(SPARK_QUESTIONS) == {*QUESTIONS, "measures", "idle_cost", "waste"}
