@@ -31,6 +31,7 @@ from __future__ import annotations
 from ccanalytics.measures import rules
 from ccanalytics.measures._engine import query
 from ccanalytics.measures._gpu_types import GpuTypes, gpu_types
+from ccanalytics.measures._limits import SpendLimit, limit_of
 from ccanalytics.measures._measure import Measure, Metric, format_share, sum_where
 from ccanalytics.measures._params import (
     PARAMETER_DOCS,
@@ -64,6 +65,7 @@ __all__ = [
     "Measure",
     "Metric",
     "Params",
+    "SpendLimit",
     "Threshold",
     "Unit",
     "by_name",
@@ -72,6 +74,7 @@ __all__ = [
     "format_share",
     "gpu_types",
     "idle_threshold_given",
+    "limit_of",
     "live_totals",
     "policy_keys",
     "query",

@@ -18,6 +18,7 @@ from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 
+from ccanalytics.measures import limit_of
 from ccanalytics.plots._layout import legend_beside, set_title
 from ccanalytics.plots._style import (
     COLORS,
@@ -156,7 +157,9 @@ def _draw_bars(
         label="burn-rate line's total",
     )
     handles.append(line)
-    limits = np.array([_limit_of(limit, str(p)) for p in rows["period"]], dtype=np.float64)
+    limits = np.array(
+        [limit_of(limit, str(p)) for p in rows["period"]], dtype=np.float64
+    )  # None: NaN
     has = ~np.isnan(limits)
     if has.any():
         marks = ax.vlines(
@@ -171,15 +174,6 @@ def _draw_bars(
         )
         handles.append(marks)
     return handles
-
-
-def _limit_of(limit: float | Mapping[str, float] | None, period: str) -> float:
-    """The limit of ``period`` as History.spend reads ``limit=`` (NaN: none)."""
-    if limit is None:
-        return float("nan")
-    if isinstance(limit, Mapping):
-        return float(limit[period]) if period in limit else float("nan")
-    return float(limit)
 
 
 def _title(rows: pd.DataFrame) -> str:

@@ -34,6 +34,8 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
+from ccanalytics.measures import SpendLimit, limit_of
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -74,7 +76,7 @@ SPEND_COLUMNS: Final[Mapping[str, str]] = {
 }
 
 #: A limit for :func:`spend`'s ``breach_at``: USD for every period, or per period.
-Limit = float | Mapping[str, float] | None
+Limit = SpendLimit
 
 
 class Ledger(Protocol):
@@ -171,7 +173,7 @@ def _breach_column(rows: pd.DataFrame, limit: Limit) -> pd.Series:
 
     instants: list[Any] = []
     for row in rows.to_dict("records"):  # Any values: a few rows, one per period
-        cap = _limit_of(limit, str(row["period"]))
+        cap = limit_of(limit, str(row["period"]))
         crossing = None
         if cap is not None:
             crossing = breach_instant(
@@ -179,13 +181,6 @@ def _breach_column(rows: pd.DataFrame, limit: Limit) -> pd.Series:
             )
         instants.append(pd.NaT if crossing is None else crossing)
     return pd.Series(instants, index=rows.index, dtype="datetime64[ns, UTC]")
-
-
-def _limit_of(limit: Limit, period: str) -> float | None:
-    """The limit of ``period``: one for every period, or per period (None: none)."""
-    if limit is None or isinstance(limit, int | float):
-        return None if limit is None else float(limit)
-    return float(limit[period]) if period in limit else None
 
 
 def _forecast_columns(rows: pd.DataFrame, series: Mapping[str, Any], limit: Limit) -> pd.DataFrame:
@@ -204,7 +199,7 @@ def _forecast_columns(rows: pd.DataFrame, series: Mapping[str, Any], limit: Limi
         rest = forecast_rest(
             own, int(now.value // 1000), int(end.value // 1000), float(row["burn_rate"])
         )
-        spent, cap = float(row["spent"]), _limit_of(limit, str(row["period"]))
+        spent, cap = float(row["spent"]), limit_of(limit, str(row["period"]))
         out["forecast"].append(rest.method)
         out["forecast_note"].append(rest.note)
         for q in ("p10", "p50", "p90"):
