@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from typecheck import mypy_strict
 
 from ccanalytics.analysis import CCAccessor, cc
 from ccanalytics.sandbox import Sandbox
@@ -37,29 +38,10 @@ cc(pods).no_such_method()
 """
 
 
-def _mypy(script: Path) -> str:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mypy",
-            "--strict",
-            "--cache-dir",
-            str(ROOT / ".mypy_cache"),
-            str(script),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-    )
-    return done.stdout + done.stderr
-
-
 def test_mypy_sees_the_accessor_and_a_misspelled_method(tmp_path: Path) -> None:
     script = tmp_path / "user.py"
     script.write_text(SCRIPT)
-    report = _mypy(script)
+    report = mypy_strict(script)
     lines = [line for line in report.splitlines() if "user.py:" in line]
     assert any(':8: note: Revealed type is "pandas.core.frame.DataFrame"' in x for x in lines), (
         report

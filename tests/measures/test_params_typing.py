@@ -5,12 +5,11 @@ its order, each a float; a misspelled one is an error for mypy and at run time."
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import typing
 from pathlib import Path
 
 import pytest
+from typecheck import mypy_strict
 
 from ccanalytics.measures import THRESHOLDS, Params
 
@@ -41,21 +40,6 @@ p.idle_treshold
 def test_mypy_sees_each_threshold_as_a_float_and_a_misspelling(tmp_path: Path) -> None:
     script = tmp_path / "user.py"
     script.write_text(SCRIPT)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mypy",
-            "--strict",
-            "--cache-dir",
-            str(ROOT / ".mypy_cache"),
-            str(script),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-    )
-    out = done.stdout + done.stderr
+    out = mypy_strict(script)
     assert len(re.findall(r'Revealed type is "(builtins\.)?float"', out)) == 2, out
     assert '"Params" has no attribute "idle_treshold"' in out, out
