@@ -225,12 +225,13 @@ def _plain_query(store: Path, threshold: float) -> tuple[str, dict[str, object]]
     parameters for the whole store at ``threshold``."""
     from ccanalytics.history import History
     from ccanalytics.history.queries._accounting import window_us
+    from ccanalytics.history.queries._history import catalog_of
     from ccanalytics.history.queries._queries import _SUMMED_SQL
     from ccanalytics.measures import Params
 
     sql = _SUMMED_SQL["day", True, False]  # by day, one file per instant, no rollups
     with History(store) as h:
-        window = window_us(h._con, None, None)
+        window = window_us(catalog_of(h).con, None, None)
     assert window is not None
     params = {
         "start_us": window[0],
