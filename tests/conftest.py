@@ -77,10 +77,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     kernel and must run there in order. (``loadgroup`` would group by ``xdist_group``
     marks, but pytest 9.2's structured node ids make xdist 3.8 ignore them silently:
     pytest-dev/pytest-xdist#1386.) One module of the simulated day's users comes first,
-    so that one worker builds the day while the others start the notebooks; then the
-    notebooks, then the day's other users, who find it built rather than wait on its
-    lock (``--no-loadscope-reorder`` keeps this order): the long chains start at once
-    rather than trail at the end of the run on one worker; every worker sorts alike.
+    so that one worker builds the day while the others start the other long chains
+    (:func:`_start_early`); the day's other users come after them, and find it built
+    rather than wait on its lock (``--no-loadscope-reorder`` keeps this order): the long
+    chains start at once rather than trail at the end of the run on one worker; every
+    worker sorts alike.
     """
     for item in items:
         if item.path.suffix == ".ipynb":
@@ -107,12 +108,16 @@ def _uses_the_day(item: pytest.Item) -> bool:
     return "simulated_day" in getattr(item, "fixturenames", ())
 
 
-def _start_early(item: pytest.Item, builder: object) -> int:
+def _start_early(item: pytest.Item, builder: object) -> tuple[int, float, int]:
+    """The day's builder first, then the longest chains: a test given a timeout above the
+    suite's says it is one (the forecast's eight weeks, the Spark agreement, the
+    notebooks), and started last it would trail alone on one worker. Of equal timeouts,
+    the day's users last, so that they find the day built."""
     if item.path == builder:
-        return 0
-    if item.path.suffix == ".ipynb":
-        return 1
-    return 2 if _uses_the_day(item) else 3
+        return 0, 0.0, 0
+    marker = item.get_closest_marker("timeout")
+    timeout = float(marker.args[0]) if marker is not None and marker.args else 0.0
+    return 1, -timeout, int(_uses_the_day(item))
 
 
 @pytest.fixture(scope="session")
