@@ -285,7 +285,8 @@ MEASURES: Final[tuple[Measure, ...]] = (
         card=True,
     ),
     # Time idle and judged, and the time- and GPU-weighted utilization as a share of two
-    # sums: what showback charges per pod and period, split like any other sum.
+    # sums: what showback charges per pod and period, split like any other sum. A pod
+    # counts as a DOUBLE 1: a sum of the literal 1.0 keeps a 128-bit DECIMAL per group.
     Measure(
         name="idle_pod_hours",
         kind="sum",
@@ -295,7 +296,7 @@ MEASURES: Final[tuple[Measure, ...]] = (
         fmt="hours",
         live="idle_pods",
         live_unit="pods",
-        row="1.0",
+        row="CAST(1 AS DOUBLE)",
         where=IDLE_SQL,
         params=("idle_threshold",),
     ),
@@ -309,7 +310,7 @@ MEASURES: Final[tuple[Measure, ...]] = (
         fmt="hours",
         live="judged_pods",
         live_unit="pods",
-        row="1.0",
+        row="CAST(1 AS DOUBLE)",
         where=f"({JUDGED_SQL} OR {IDLE_SQL})",
         params=("idle_threshold",),
     ),
