@@ -311,7 +311,6 @@ SELECT cluster_id, count(*) AS pods,
          / nullif({sum_where(weight, judged)}, 0) AS gpu_util_mean,
        {sum_where("gpu_util_mean * coalesce(cost, 0)", judged)}
          / nullif({sum_where("coalesce(cost, 0)", judged)}, 0) AS gpu_util_cost_weighted,
-       {_count(rules.IDLE_SQL)} AS idle_pods,
        {sums},
        count(straggler_deficit) AS stragglers,
        {waste}
@@ -354,15 +353,18 @@ def cluster_summary(
     GPU utilization on GPU pods, CPU utilization on the others);
     ``gpus``; ``gpu_util_mean`` (percent, mean
     over every reporting GPU); ``gpu_util_cost_weighted`` (pods' mean GPU
-    utilization weighted by their cost: what the money buys); ``idle_pods``; then the
-    registry's live measures (:data:`ccanalytics.measures.MEASURES`, the docs'
+    utilization weighted by their cost: what the money buys); ``idle_pods`` (the
+    registry's ``idle_pod_hours``, live); then the registry's live measures (:data:`ccanalytics.measures.MEASURES`, the docs'
     measures page): ``cost_per_hour`` and ``gpu_cost_per_hour`` (USD per hour; an
     ``EXITED`` pod costs 0.0 and adds nothing), ``idle_gpus``, ``idle_cost_per_hour``
     (see :func:`idle_pods`), ``unused_cost_per_hour`` (the sum over running GPU pods
     reporting utilization of ``cost * (1 - gpu_util_mean / 100)``: the part of the
     GPU spend no work uses, idle pods included), ``idle_cost_share`` (idle cost over
     all cost, 0-1), ``idle_gpu_cost_share`` (idle cost over GPU cost, 0-1; the column
-    was ``idle_share``) and ``stragglers`` (:func:`stragglers`, at the same thresholds);
+    was ``idle_share``), ``judged_pods``, ``reporting_gpus``, ``used_gpus`` (GPUs
+    reporting times their utilization) and ``gpu_utilization`` (their quotient, 0-1,
+    weighted by the GPUs reporting, all of a pod's when its count is unknown) and
+    ``stragglers`` (:func:`stragglers`, at the same thresholds);
     then the waste classes in USD per hour (``idle_empty_cost_per_hour``,
     ``idle_loaded_cost_per_hour``, ``straggler_cost_per_hour``,
     ``idle_gpus_cost_per_hour``, ``low_compute_cost_per_hour``: a pod is in one class at

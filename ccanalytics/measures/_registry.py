@@ -29,6 +29,9 @@ Kinds:
 - ``"anomaly"``: an hour's spend against the same hour of the week
   (History.spend_anomalies); ``"judgement"``: a figure of one budget's judgement (its
   tier, its breach date), written to the textfile per rule.
+
+The spend, judgement, anomaly and backtest entries are declared in
+:mod:`~ccanalytics.measures._registry_spend` and come last in :data:`MEASURES`.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from types import MappingProxyType
 from typing import Final
 
 from ccanalytics.measures._measure import Measure, Metric
+from ccanalytics.measures._registry_spend import SPEND_MEASURES
 from ccanalytics.measures.rules import (
     IDLE_SQL,
     JUDGED_SQL,
@@ -45,6 +49,7 @@ from ccanalytics.measures.rules import (
     RUNNING_SQL,
     STRAGGLER_RANKS_SQL,
     UNUSED_COST_SQL,
+    UTIL_WEIGHT_SQL,
     WASTE_CLASSES,
 )
 
@@ -279,6 +284,74 @@ MEASURES: Final[tuple[Measure, ...]] = (
         sentence="every GPU was above the saturation line for {value} of pod time",
         card=True,
     ),
+    # Time idle and judged, and the time- and GPU-weighted utilization as a share of two
+    # sums: what showback charges per pod and period, split like any other sum. A pod
+    # counts as a DOUBLE 1: a sum of the literal 1.0 keeps a 128-bit DECIMAL per group.
+    Measure(
+        name="idle_pod_hours",
+        kind="sum",
+        unit="pod-hours",
+        meaning="time of idle pods: running GPU pods whose busiest GPU is below idle_threshold",
+        label="idle pod-hours",
+        fmt="hours",
+        live="idle_pods",
+        live_unit="pods",
+        row="CAST(1 AS DOUBLE)",
+        where=IDLE_SQL,
+        params=("idle_threshold",),
+    ),
+    Measure(
+        name="judged_pod_hours",
+        kind="sum",
+        unit="pod-hours",
+        meaning="time of pods judged busy or idle: running GPU pods reporting utilization, "
+        "idle pods included",
+        label="judged pod-hours",
+        fmt="hours",
+        live="judged_pods",
+        live_unit="pods",
+        row="CAST(1 AS DOUBLE)",
+        where=f"({JUDGED_SQL} OR {IDLE_SQL})",
+        params=("idle_threshold",),
+    ),
+    Measure(
+        name="reporting_gpu_hours",
+        kind="sum",
+        unit="GPU-hours",
+        meaning="GPU-hours of running GPU pods reporting utilization: Σ GPUs reporting·Δt "
+        "(all the pod's GPUs when the count is unknown)",
+        label="GPU-hours reporting",
+        fmt="hours",
+        live="reporting_gpus",
+        live_unit="GPUs",
+        row=f"CAST({UTIL_WEIGHT_SQL} AS DOUBLE)",
+        where=JUDGED_SQL,
+    ),
+    Measure(
+        name="used_gpu_hours",
+        kind="sum",
+        unit="GPU-hours",
+        meaning="GPU-hours of work done by the same pods: Σ GPUs reporting·gpu_util_mean/100·Δt",
+        label="GPU-hours used",
+        fmt="hours",
+        live="used_gpus",
+        live_unit="GPU-equivalents",
+        row=f"gpu_util_mean / 100 * CAST({UTIL_WEIGHT_SQL} AS DOUBLE)",
+        where=JUDGED_SQL,
+    ),
+    Measure(
+        name="gpu_utilization",
+        kind="share",
+        unit="0-1",
+        meaning="mean GPU utilization, weighted by time and GPUs reporting: "
+        "used_gpu_hours / reporting_gpu_hours",
+        label="GPU utilization",
+        fmt="share",
+        live="gpu_utilization",
+        live_unit="0-1",
+        numerator="used_gpu_hours",
+        denominator="reporting_gpu_hours",
+    ),
     _waste(
         "idle_empty_cost",
         "idle, empty GPUs",
@@ -315,157 +388,7 @@ MEASURES: Final[tuple[Measure, ...]] = (
         "their unused capacity cost x (1 - gpu_util_mean/100)",
         ("idle_threshold", "low_compute_threshold"),
     ),
-    Measure(
-        name="spent",
-        kind="spend",
-        unit="USD",
-        meaning="USD spent so far in the UTC day, ISO week or month (History.spend)",
-        label="spent",
-        fmt="usd",
-        policy_key="max_spend",
-        periodic=True,
-        metric=Metric(
-            "spend_usd", "gauge", "USD spent so far in the period (UTC day, ISO week, month)"
-        ),
-        sentence="{value} spent",
-    ),
-    Measure(
-        name="projected",
-        kind="spend",
-        unit="USD",
-        meaning="spent so far plus the latest burn rate to the period's end (History.spend)",
-        label="projected",
-        fmt="usd",
-        policy_key="max_projected_spend",
-        periodic=True,
-        metric=Metric("projected_spend_usd", "gauge", "USD projected by the end of the period"),
-        sentence="{value} projected",
-    ),
-    # Issue 41: budgets that warn before they breach, the breach date, spend anomalies.
-    Measure(
-        name="budget_tier",
-        kind="judgement",
-        unit="0-1",
-        meaning="per budget and cluster: the highest warn_at share of the limit its figure "
-        "reached (1 over the limit, 0 below every tier)",
-        label="budget tier",
-        fmt="share",
-        metric=Metric(
-            "budget_tier_ratio",
-            "gauge",
-            "the highest warn_at share of its limit a budget reached (1: over the limit)",
-        ),
-    ),
-    Measure(
-        name="breach_at",
-        kind="judgement",
-        unit="UTC instant",
-        meaning="when spent + burn rate reaches the budget's limit, for a projection over it "
-        "(History.spend(limit=))",
-        label="breach date",
-        fmt="date",
-        metric=Metric(
-            "projected_breach_timestamp_seconds",
-            "gauge",
-            "Unix time at which the spend reaches the limit at the current burn rate",
-        ),
-    ),
-    Measure(
-        name="spend_anomaly_z",
-        kind="anomaly",
-        unit="robust z",
-        meaning="the latest complete hour's spend against the same hour of the week over the "
-        "last weeks: MAD_SCALE·(spend − median)/MAD (History.spend_anomalies)",
-        label="spend anomaly",
-        fmt="z",
-        policy_key="max_spend_anomaly_z",
-        metric=Metric(
-            "spend_anomaly_z",
-            "gauge",
-            "robust z of the latest complete hour's spend against the same hour of past weeks",
-        ),
-        sentence="{value}",
-    ),
-    # The seasonal forecast's interval (History.spend) and its breach dates.
-    *(
-        Measure(
-            name=f"projected_{q}",
-            kind="spend",
-            unit="USD",
-            meaning=f"spent so far plus the seasonal forecast's {words} of the rest of the "
-            "period (the burn-rate line with too little history; History.spend)",
-            label=f"projected ({q.upper()})",
-            fmt="usd",
-            periodic=True,
-            sentence=f"{{value}} projected ({q.upper()})",
-        )
-        for q, words in (("p10", "10th percentile"), ("p50", "median"), ("p90", "90th percentile"))
-    ),
-    *(
-        Measure(
-            name=f"breach_at_{q}",
-            kind="judgement",
-            unit="UTC instant",
-            meaning=f"when spent + the forecast's {q.upper()} reaches a forecast-judged "
-            f"budget's limit: the {edge} of its breach date (History.spend(limit=))",
-            label=f"breach date ({edge})",
-            fmt="date",
-            metric=Metric(
-                f"projected_breach_{q}_timestamp_seconds",
-                "gauge",
-                f"Unix time at which spent + the forecast's {q.upper()} reaches the limit",
-            ),
-        )
-        for q, edge in (("p90", "earliest likely"), ("p10", "latest likely"))
-    ),
-    # What an idle rule would have saved (History.backtest), per rule.
-    Measure(
-        name="stops",
-        kind="backtest",
-        unit="stops",
-        meaning="stops an idle rule would have made: a running GPU pod idle for its idle_for",
-        label="stops",
-        fmt="count",
-        sentence="{value} stops",
-    ),
-    Measure(
-        name="false_stops",
-        kind="backtest",
-        unit="stops",
-        meaning="stops followed by the pod being busy again within regret (default 1h)",
-        label="false stops",
-        fmt="count",
-        sentence="{value} false stops",
-    ),
-    Measure(
-        name="saved_usd",
-        kind="backtest",
-        unit="USD",
-        meaning="USD saved: Σ cost·Δt from each stop until the pod is next seen busy, "
-        "leaves or the window ends",
-        label="saved",
-        fmt="usd",
-        sentence="{value} saved",
-    ),
-    Measure(
-        name="saved_gpu_hours",
-        kind="backtest",
-        unit="GPU-hours",
-        meaning="GPU-hours saved over the same spans: Σ gpu_count·Δt",
-        label="GPU-hours saved",
-        fmt="hours",
-        sentence="{value} GPU-hours saved",
-    ),
-    Measure(
-        name="interrupted_usd",
-        kind="backtest",
-        unit="USD",
-        meaning="USD of the work the false stops would have interrupted: Σ cost·Δt of the "
-        "busy stretch each comes back to",
-        label="work interrupted",
-        fmt="usd",
-        sentence="{value} of work interrupted",
-    ),
+    *SPEND_MEASURES,
 )
 
 _BY_NAME: Final[Mapping[str, Measure]] = MappingProxyType({m.name: m for m in MEASURES})

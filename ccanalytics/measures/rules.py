@@ -69,6 +69,7 @@ __all__ = [
     "SPEND_MIN_BASELINE_WEEKS",
     "STRAGGLER_RANKS_SQL",
     "UNUSED_COST_SQL",
+    "UTIL_WEIGHT_SQL",
     "WASTE_CLASSES",
     "WasteClass",
     "median_sql",
@@ -129,6 +130,9 @@ JUDGED_SQL: Final = f"({RUNNING_SQL} AND gpu_util_mean IS NOT NULL)"
 IDLE_SQL: Final = f"({RUNNING_SQL} AND gpu_util_max IS NOT NULL AND gpu_util_max < $idle_threshold)"
 #: USD per hour of a judged pod that no work uses (NULL cost: no sum).
 UNUSED_COST_SQL: Final = "cost * (1 - gpu_util_mean / 100)"
+#: The weight of a pod row in a mean of ``gpu_util_mean``: its GPUs reporting (all of
+#: them when the count is unknown, as in rows stored before it was kept).
+UTIL_WEIGHT_SQL: Final = "coalesce(gpus_reporting, gpu_count)"
 #: Pods whose fullest GPU's memory is above ``$memory_threshold`` (percent).
 MEMORY_RISK_SQL: Final = (
     f"({RUNNING_SQL} AND gpu_mem_util_max IS NOT NULL AND gpu_mem_util_max > $memory_threshold)"

@@ -44,17 +44,12 @@ from ccanalytics.measures._dimensions import Dimension, columns_of, dimensions
 __all__ = [
     "IDLE_COST_COLUMNS",
     "IDLE_COST_KEYS",
-    "UTIL_WEIGHT",
     "answers",
     "idle_cost",
     "idle_cost_since",
     "pod_lifetimes",
     "pod_rows_ctes",
 ]
-
-#: The weight of a pod row in a mean of ``gpu_util_mean`` over time: its GPUs reporting
-#: (all of them when the count is unknown), times the span it stands for.
-UTIL_WEIGHT = "coalesce(gpus_reporting, gpu_count)"
 
 #: The registry's sums over pod rows (each the time integral Σ row·Δt over a window)...
 _SUMMED = SUMMED

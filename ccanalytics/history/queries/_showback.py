@@ -1,27 +1,24 @@
 """Showback: what each pod cost per UTC hour (or day), and whose it was.
 
-One row per pod per period (a UTC hour or day) in which the pod was observed. The cost is
-the store's one rule of time, the very SQL :meth:`History.idle_cost` runs
-(:func:`~ccanalytics.history.queries._queries.pod_rows_ctes`: each snapshot stands for the
-time until its cluster's next one, capped, clipped to the window), with each pod row's
-span cut at the period boundaries (:func:`~ccanalytics.history.queries._accounting.split_sql`):
-Σ cost·Δt over the pieces in the period. Nothing is rounded, so the rows of any grouping
-sum to the store's other answers: all rows to ``idle_cost(by=None).total_cost`` over the
-same window, a cluster's rows to its ``total_cost``, the rows from a period's start to
-now to :meth:`History.spend`'s ``spent``.
+One row per pod per period (a UTC hour or day) in which the pod was observed: a view of
+:func:`~ccanalytics.history.queries._measures.measures` (what :meth:`History.measures`
+runs) split by ``pod`` and ``hour`` or ``day``, renamed. Its figures are the registry's
+sums over pod rows (:data:`ccanalytics.measures.MEASURES`): ``total_cost`` as ``cost``,
+``idle_cost``, ``unused_cost``, ``idle_pod_hours`` as ``idle_hours``, each waste class,
+and the share ``gpu_utilization`` in percent as ``gpu_util_mean``; ``judged_pod_hours``
+decides ``'unjudged'``. Each is Σ row·Δt by the store's one rule of time (each snapshot
+stands for the time until its cluster's next one, capped, clipped to the window), each
+pod row's span cut at the period boundaries. Nothing is rounded, so the rows of any
+grouping sum to the store's other answers: all rows to ``idle_cost(by=None).total_cost``
+over the same window, a cluster's rows to its ``total_cost`` and to ``History.waste``,
+the rows from a period's start to now to :meth:`History.spend`'s ``spent``.
 
-Each row's period is clipped to the window: a window that starts at 10:15 gives a first
-row from 10:15 to 11:00 (``period_start``/``period_end``), never a whole hour it did not
-cover.
-
-Each row carries what every waste class of the registry cost in it
-(:func:`ccanalytics.measures.waste_classes`), from the very per-snapshot classification
-:meth:`History.waste` runs (:func:`~ccanalytics.history.queries._waste.waste_rows_ctes`),
-by the same Σ row·Δt over the row's pieces: per pod and per cluster the rows sum to
-``History.waste`` over the window. The row's one ``waste_class`` is :func:`waste_class`.
-
-The team of a pod comes from a team mapping (:mod:`~ccanalytics.history.queries._teams`):
-the first rule whose cluster and pod-name globs match, else ``"unallocated"``.
+What showback adds to the measures: each row's period clipped to the window (a window
+that starts at 10:15 gives a first row from 10:15 to 11:00, ``period_start`` /
+``period_end``, never a whole hour it did not cover), ``waste_cost`` (the classes' sum),
+the row's one ``waste_class`` (:func:`waste_class`), and the pod's team from a team mapping
+(:mod:`~ccanalytics.history.queries._teams`): the first rule whose cluster and pod-name
+globs match the pod's name as last seen in the period, else ``"unallocated"``.
 """
 
 from __future__ import annotations
@@ -32,20 +29,12 @@ from typing import Any, Final, Literal
 
 import pandas as pd
 
-from ccanalytics.history.queries._accounting import (
-    JUDGED,
-    US_PER_DAY,
-    US_PER_HOUR,
-    integral_sql,
-    max_gap_us,
-    run,
-    split_sql,
-    window_us,
-)
-from ccanalytics.history.queries._queries import UTIL_WEIGHT
+from ccanalytics.history.queries._accounting import US_PER_DAY, US_PER_HOUR, window_us
+from ccanalytics.history.queries._measures import measures, resolve
 from ccanalytics.history.queries._teams import UNALLOCATED, Teams, load_teams
-from ccanalytics.history.queries._waste import class_sums, waste_cost, waste_rows_ctes
-from ccanalytics.measures import Params, by_name, waste_classes
+from ccanalytics.history.queries._waste import waste_cost
+from ccanalytics.measures import Params, waste_classes
+from ccanalytics.measures._dimensions import dimensions
 
 __all__ = [
     "NO_WASTE",
@@ -79,14 +68,16 @@ SHOWBACK_COLUMNS: Final[Mapping[str, str]] = {
     "team": "the team of the first mapping rule that matches the pod, else 'unallocated'",
     "gpu_type": "GPU type, as last seen in the period",
     "gpu_count": "GPUs, as last seen in the period",
-    "observed_hours": "hours of the period the pod's snapshots cover",
-    "cost": "USD: Σ cost·Δt over the period (the store's one rule of time; unrounded)",
+    "observed_hours": "hours of the period the pod's snapshots cover (History.measures' pod_hours)",
+    "cost": "USD: Σ cost·Δt over the period (the store's one rule of time; unrounded; the "
+    "registry's total_cost)",
     "idle_cost": "USD of that cost while the pod was idle (the idle rule, idle_threshold): "
-    "idle_empty_cost + idle_loaded_cost",
-    "unused_cost": "USD: Σ cost·(1 − gpu_util_mean/100)·Δt while running and reporting",
-    "idle_hours": "hours of the period the pod was idle",
-    "gpu_util_mean": "percent: mean GPU utilization over the period (time- and GPU-weighted); "
-    "<NA> when it reported none",
+    "idle_empty_cost + idle_loaded_cost (the registry's idle_cost)",
+    "unused_cost": "USD: Σ cost·(1 − gpu_util_mean/100)·Δt while running and reporting (the "
+    "registry's unused_cost)",
+    "idle_hours": "hours of the period the pod was idle (the registry's idle_pod_hours)",
+    "gpu_util_mean": "percent: mean GPU utilization over the period (time- and GPU-weighted: "
+    "the registry's gpu_utilization x 100); <NA> when it reported none",
     **{m.name: f"USD: {m.meaning} (History.waste's)" for m in _CLASSES},
     "waste_cost": "USD: the sum of the classes (a pod-snapshot is in one class at most)",
     "waste_class": "the class holding the most of the row's waste USD, without '_cost' ("
@@ -117,37 +108,19 @@ _DTYPES: Final[Mapping[str, str]] = {
 }
 
 
-def _sum(measure: str) -> str:
-    """The registry's measure as Σ row·Δt over the pieces (USD), 0 when none."""
-    return integral_sql(by_name(measure), "piece_us")
-
-
-def _showback_sql(width: int) -> str:
-    weight = f"{UTIL_WEIGHT} * piece_us"
-    return f"""{waste_rows_ctes()},
-    pieces AS (SELECT * FROM {split_sql("pod_waste", width)}),
-    per_period AS (
-        SELECT cluster_id, pod_id, k,
-               arg_max(name, t) AS name, arg_max(rank, t) AS rank,
-               arg_max(gpu_type, t) AS gpu_type, arg_max(gpu_count, t) AS gpu_count,
-               sum(piece_us) AS observed_us,
-               {_sum("total_cost")} AS cost,
-               {_sum("idle_cost")} AS idle_cost,
-               {_sum("unused_cost")} AS unused_cost,
-               {class_sums("piece_us")},
-               coalesce(sum(piece_us) FILTER (WHERE idle), 0) AS idle_us,
-               coalesce(sum(piece_us) FILTER (WHERE idle OR {JUDGED}), 0) AS judged_us,
-               sum(gpu_util_mean * {weight}) FILTER (WHERE {JUDGED})
-                 / nullif(sum({weight}) FILTER (WHERE {JUDGED}), 0) AS gpu_util_mean
-        FROM pieces GROUP BY cluster_id, pod_id, k
-    )
-    SELECT *,
-           greatest(k * {width}, $start_us) AS start_us,
-           least((k + 1) * {width}, $end_us) AS end_us
-    FROM per_period ORDER BY k, cluster_id, pod_id"""
-
-
-_SQL: Final = {by: _showback_sql(width) for by, width in _WIDTH.items()}
+#: What each row asks :func:`~ccanalytics.history.queries._measures.measures` for, by the
+#: showback column it becomes (the others keep the measure's name).
+_ASKED: Final[Mapping[str, str]] = {
+    "cost": "total_cost",
+    "idle_cost": "idle_cost",
+    "unused_cost": "unused_cost",
+    "idle_hours": "idle_pod_hours",
+    "judged_hours": "judged_pod_hours",
+    "gpu_utilization": "gpu_utilization",
+    **{m.name: m.name for m in _CLASSES},
+}
+_CHOSEN: Final = resolve(list(_ASKED.values()))
+_SPLIT: Final = {by: dimensions(["pod", by]) for by in _WIDTH}
 
 
 def resolve_teams(teams: Teams | str | PathLike[str] | None) -> Teams | None:
@@ -173,24 +146,20 @@ def showback(
     window = window_us(con, start, end)
     if window is None or window[0] == window[1]:
         return _typed(pd.DataFrame(columns=list(_DTYPES)))
-    judged_by = params if params is not None else Params()
-    frame = run(
-        con,
-        _SQL[by],
-        {
-            "start_us": window[0],
-            "end_us": window[1],
-            "max_gap_us": max_gap_us(max_gap),
-            **judged_by.sql(),
-        },
-    )
-    frame["period_start"] = pd.to_datetime(frame["start_us"], unit="us", utc=True)
-    frame["period_end"] = pd.to_datetime(frame["end_us"], unit="us", utc=True)
-    frame["observed_hours"] = frame["observed_us"] / US_PER_HOUR
-    frame["idle_hours"] = frame["idle_us"] / US_PER_HOUR
+    frame = measures(con, start, end, chosen=_CHOSEN, by=_SPLIT[by], params=params, max_gap=max_gap)
+    frame = frame.rename(columns={m: c for c, m in _ASKED.items()})
+    width = pd.Timedelta(microseconds=_WIDTH[by])
+    first, last = (pd.Timestamp(us * 1000, tz="UTC") for us in window)
+    opens, closes = frame[by], frame[by] + width
+    frame["period_start"] = opens.where(opens > first, first)
+    frame["period_end"] = closes.where(closes < last, last)
+    frame["observed_hours"] = frame["pod_hours"]
+    # Percent, as the pods' own gpu_util_mean: the share of the GPU-hours reporting used.
+    frame["gpu_util_mean"] = frame["gpu_utilization"] * 100
     frame["waste_cost"] = waste_cost(frame)
     frame["waste_class"] = waste_class(frame)
     frame["team"] = _teams_of(frame, teams)
+    frame = frame.sort_values(["period_start", "cluster_id", "pod_id"], kind="stable")
     return _typed(frame)
 
 
@@ -200,14 +169,14 @@ def waste_class(rows: pd.DataFrame) -> pd.Series:
     The class holding the most of the row's waste USD (its class columns; a tie goes to
     the first in the registry's order, the order a pod-snapshot is assigned in),
     :data:`NO_WASTE` when it wasted nothing, :data:`UNJUDGED` when it had no judged time
-    (``judged_us`` 0). By USD, not time, because money is what a showback charges: a pod
-    idle for 10 minutes of an hour and at 20 % for the other 50 wasted 1/6 of its hour's
+    (``judged_hours``, the registry's ``judged_pod_hours``, 0). By USD, not time, because
+    money is what a showback charges: a pod idle for 10 minutes of an hour and at 20 % for the other 50 wasted 1/6 of its hour's
     cost idle and 2/3 as low compute, so its row is low compute.
     """
     wasted = rows["waste_cost"] > 0
     most = rows[list(_CLASS_OF)].astype("float64").idxmax(axis=1).map(_CLASS_OF)
     named = pd.Series(most, index=rows.index, dtype="string").where(wasted, NO_WASTE)
-    return named.where(wasted | (rows["judged_us"] > 0), UNJUDGED)
+    return named.where(wasted | (rows["judged_hours"] > 0), UNJUDGED)
 
 
 def _teams_of(frame: pd.DataFrame, teams: Teams | None) -> pd.Series:

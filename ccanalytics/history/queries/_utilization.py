@@ -19,8 +19,9 @@ from ccanalytics.history.queries._accounting import (
     split_sql,
     window_us,
 )
-from ccanalytics.history.queries._queries import UTIL_WEIGHT, pod_rows_ctes
+from ccanalytics.history.queries._queries import pod_rows_ctes
 from ccanalytics.measures import Params
+from ccanalytics.measures.rules import UTIL_WEIGHT_SQL
 
 __all__ = ["utilization"]
 
@@ -75,7 +76,7 @@ def utilization(
 
 def _utilization_sql(by: str, width: int) -> str:
     key = {"cluster": "cluster_id", "rank": "cluster_id, rank", "pod": "cluster_id, pod_id"}[by]
-    weight = UTIL_WEIGHT
+    weight = UTIL_WEIGHT_SQL
     # A cluster's observed time comes from its snapshots, a rank's or pod's from its rows.
     observed_from = "(SELECT * FROM timed WHERE in_window)" if by == "cluster" else "pod_rows"
     extra = ", arg_max(rank, t) AS rank" if by == "pod" else ""

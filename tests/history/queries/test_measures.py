@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from history_helpers import write_crash_leftover
+from history_helpers import pod_row, write_crash_leftover, write_store
 from waste_store import A100, H100, L40S, write_waste_store
 
 from ccanalytics.errors import ArgumentsError
@@ -111,6 +111,78 @@ def test_the_views_are_measures(store: Path) -> None:
         parts = h.measures(["total_cost", *classes], by="pod")
     pd.testing.assert_frame_equal(idle, same)
     pd.testing.assert_frame_equal(waste[parts.columns], parts)
+
+
+@pytest.mark.parametrize("period", ["hour", "day"])
+def test_showback_is_a_view_of_measures_by_pod_and_period(store: Path, period: str) -> None:
+    """Showback's figures are measures' by pod and period, renamed: the same numbers."""
+    classes = [m.name for m in MEASURES if m.kind == "waste"]
+    renamed = {
+        "cost": "total_cost",
+        "idle_cost": "idle_cost",
+        "unused_cost": "unused_cost",
+        "idle_hours": "idle_pod_hours",
+        "observed_hours": "pod_hours",
+        **{c: c for c in classes},
+    }
+    with History(store) as h:
+        rows = h.showback(by=period)  # type: ignore[arg-type]
+        asked = [m for m in renamed.values() if m != "pod_hours"]
+        same = h.measures([*asked, "gpu_utilization"], by=["pod", period])
+    keys = ["cluster_id", "pod_id", "name", "rank", "gpu_type", "gpu_count"]
+    rows = rows.sort_values(["cluster_id", "pod_id", "period_start"]).reset_index(drop=True)
+    same = same.sort_values(["cluster_id", "pod_id", period]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(rows[keys], same[keys])
+    # Each period's start is the hour's or day's, clipped to the window's (an hour's here).
+    floor = rows["period_start"].dt.floor("D" if period == "day" else "h")
+    assert (floor == same[period]).all()
+    for column, measure in renamed.items():
+        assert rows[column].tolist() == same[measure].tolist(), column
+    percent = same["gpu_utilization"] * 100
+    assert rows["gpu_util_mean"].isna().tolist() == percent.isna().tolist()
+    assert rows["gpu_util_mean"].dropna().tolist() == percent.dropna().tolist()
+
+
+def test_the_time_and_utilization_sums_by_hand(tmp_path: Path) -> None:
+    """One hour (snapshots at 00:00 and 01:00), five pods:
+
+    - ``busy``: 8 GPUs reporting at 40 %: 8 GPU-hours reporting, 8 x 0.40 = 3.2 used;
+    - ``wide``: 2 GPUs, count reporting unknown (so all 2) at 90 %: 2 reporting, 1.8 used;
+    - ``idle``: 1 GPU at 4 % (busiest 5 %): 1 reporting, 0.04 used, idle and judged;
+    - ``maxonly``: 1 GPU, only its busiest GPU (3 %) known: idle, so judged, never
+      reporting a mean (no GPU-hours reporting or used);
+    - ``cpu``: no GPUs: none of these.
+
+    idle_pod_hours 2, judged_pod_hours 4, reporting 11, used 5.04, so gpu_utilization
+    5.04 / 11; per pod, the share is the pod's own mean.
+    """
+    at = ("2026-11-02T00:00", "2026-11-02T01:00")
+    pods = {
+        "busy": {"gpus_reporting": 8, "gpu_util_mean": 40.0, "gpu_util_max": 45.0},
+        "wide": {"gpu_count": 2, "gpu_util_mean": 90.0, "gpu_util_max": 95.0},
+        "idle": {"gpu_count": 1, "gpu_util_mean": 4.0, "gpu_util_max": 5.0},
+        "maxonly": {"gpu_count": 1, "gpu_util_mean": None, "gpu_util_max": 3.0},
+        "cpu": {"gpu_count": 0, "gpu_util_mean": None, "gpu_util_max": None},
+    }
+    write_store(tmp_path, [pod_row("cl-a", t, pod, **v) for t in at for pod, v in pods.items()])
+    names = [
+        "idle_pod_hours",
+        "judged_pod_hours",
+        "reporting_gpu_hours",
+        "used_gpu_hours",
+        "gpu_utilization",
+    ]
+    with History(tmp_path) as h:
+        whole = h.measures(names, by=None).iloc[0]
+        per_pod = h.measures(names, by="pod").set_index("pod_id")
+    assert whole[names[:3]].tolist() == [2.0, 4.0, 11.0]
+    assert whole["used_gpu_hours"] == pytest.approx(5.04, abs=1e-12)
+    assert whole["gpu_utilization"] == pytest.approx(5.04 / 11, abs=1e-12)
+    share = per_pod["gpu_utilization"]
+    assert share[["busy", "wide", "idle"]].round(12).tolist() == [0.4, 0.9, 0.04]
+    assert share[["maxonly", "cpu"]].isna().all()  # no GPU-hours reporting: no share
+    assert per_pod.loc["maxonly", names[:3]].tolist() == [1.0, 1.0, 0.0]
+    assert per_pod.loc["cpu", names[:4]].tolist() == [0.0, 0.0, 0.0, 0.0]
 
 
 @pytest.mark.parametrize(
