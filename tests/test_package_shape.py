@@ -26,7 +26,6 @@ MAX_FUNCTION_LINES = 100
 #: Over the limits today, each in another engineer's area: split when next touched. The
 #: test fails when an entry is no longer over its limit, so the list only shrinks.
 KNOWN_LONG: dict[str, str] = {
-    "report/_writer.py:write_report": "function",
     "sandbox/_data.py:make_data": "function",
 }
 
