@@ -26,13 +26,15 @@ store holding the same snapshot give the same answers.
 Every answer is one SQL statement over the frame (no per-row Python).
 
 One module per kind of answer: ``_pods`` (idle pods, stragglers, each pod judged),
-``_summary`` (per cluster), ``_by_gpu_type`` and ``_accessor`` (``df.cc``), each run by
+``_summary`` (per cluster), ``_by_gpu_type``, ``_by`` (the registry's sums by a dimension)
+and ``_accessor`` (``df.cc``), each run by
 ``_run`` through the measures' engine.
 """
 
 from __future__ import annotations
 
 from ccanalytics.analysis._accessor import CCAccessor, cc
+from ccanalytics.analysis._by import measures_by as measures_by  # for the report
 from ccanalytics.analysis._by_gpu_type import cost_per_gpu_hour
 from ccanalytics.analysis._pods import (
     DEFAULT_IDLE_THRESHOLD,
