@@ -15,7 +15,6 @@ __all__ = [
     "DEFAULT_STRAGGLER_Z",
     "MIN_RANKS_FOR_STRAGGLERS",
     "STRAGGLER_CTES",
-    "WITHOUT_METRICS",
     "idle_pods",
     "judge_pods",
     "stragglers",
@@ -129,12 +128,6 @@ def stragglers(
     return run(frame, _STRAGGLERS_SQL, judged_by, _STRAGGLER_DTYPES)
 
 
-_HAS_GPUS: Final = "coalesce(gpu_count, 0) > 0"
-WITHOUT_METRICS: Final = (
-    f"(({_HAS_GPUS} AND gpu_util_mean IS NULL) OR (NOT {_HAS_GPUS} AND cpu_util IS NULL))"
-)
-
-
 _POD_DTYPES: Final = {
     "running": "boolean",
     "judged": "boolean",
@@ -149,7 +142,7 @@ SELECT f._row, coalesce(f.status = 'RUNNING', FALSE) AS running,
        coalesce({rules.JUDGED_SQL}, FALSE) AS judged,
        coalesce({rules.IDLE_SQL}, FALSE) AS idle,
        coalesce(j.flagged, FALSE) AS straggler,
-       {WITHOUT_METRICS} AS without_metrics,
+       {rules.WITHOUT_METRICS_SQL} AS without_metrics,
        CASE WHEN {rules.JUDGED_SQL} THEN coalesce({rules.UNUSED_COST_SQL}, 0) ELSE 0 END
          AS unused_cost_per_hour
 FROM frame f LEFT JOIN (SELECT _row, flagged FROM judged) j USING (_row)

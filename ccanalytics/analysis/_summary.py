@@ -6,7 +6,7 @@ from typing import Final
 
 import pandas as pd
 
-from ccanalytics.analysis._pods import STRAGGLER_CTES, WITHOUT_METRICS
+from ccanalytics.analysis._pods import STRAGGLER_CTES
 from ccanalytics.analysis._run import GPUS, params_of, require, run
 from ccanalytics.measures import MEASURES, Params, rules, sum_where, waste_classes
 
@@ -39,7 +39,6 @@ def _summary_sql() -> str:
     weight = "CAST(coalesce(gpus_reporting, 0) AS DOUBLE)"
     judged = rules.JUDGED_SQL
     other = _count(f"status IS NULL OR status NOT IN ({_OTHER_STATES})")
-    without = _count(f"status = 'RUNNING' AND {WITHOUT_METRICS}")
     sums = ",\n       ".join(f"coalesce({m.sql_sum(case=True)}, 0) AS {m.live}" for m in _LIVE_SUMS)
     live = {m.name: m.live for m in _LIVE_SUMS}
     shares = "".join(
@@ -61,7 +60,6 @@ SELECT cluster_id, count(*) AS pods,
        {_STATE_COUNTS},
        {other} AS pods_other_status,
        {_count("gpu_util_mean IS NOT NULL OR cpu_util IS NOT NULL")} AS pods_reporting,
-       {without} AS running_without_metrics,
        coalesce(sum(CAST(gpu_count AS DOUBLE)), 0) AS gpus,
        {sum_where("gpu_util_mean * " + weight, judged)}
          / nullif({sum_where(weight, judged)}, 0) AS gpu_util_mean,
@@ -83,7 +81,6 @@ _SUMMARY_DTYPES: Final = {
     **{f"pods_{state.lower()}": "Int64" for state in POD_STATES},
     "pods_other_status": "Int64",
     "pods_reporting": "Int64",
-    "running_without_metrics": "Int64",
     "gpus": "Int64",
     "gpu_util_mean": "Float64",
     "gpu_util_cost_weighted": "Float64",
@@ -106,9 +103,7 @@ def cluster_summary(
     Columns: ``pods``; ``pods_provisioning``, ``pods_starting``, ``pods_running``,
     ``pods_exited``, ``pods_error``, ``pods_terminated`` and ``pods_other_status``
     (any other or no status) by lifecycle state; ``pods_reporting`` (with runtime
-    metrics); ``running_without_metrics`` (``RUNNING`` pods without the metric of their kind:
-    GPU utilization on GPU pods, CPU utilization on the others);
-    ``gpus``; ``gpu_util_mean`` (percent, mean
+    metrics); ``gpus``; ``gpu_util_mean`` (percent, mean
     over every reporting GPU); ``gpu_util_cost_weighted`` (pods' mean GPU
     utilization weighted by their cost: what the money buys); ``idle_pods``; then the
     registry's live measures (:data:`ccanalytics.measures.MEASURES`, the docs'
@@ -116,7 +111,10 @@ def cluster_summary(
     ``EXITED`` pod costs 0.0 and adds nothing), ``idle_gpus``, ``idle_cost_per_hour``
     (see :func:`idle_pods`), ``unused_cost_per_hour`` (the sum over running GPU pods
     reporting utilization of ``cost * (1 - gpu_util_mean / 100)``: the part of the
-    GPU spend no work uses, idle pods included), ``idle_cost_share`` (idle cost over
+    GPU spend no work uses, idle pods included), ``memory_risk_pods``, ``saturated_pods``,
+    ``running_without_metrics`` (``RUNNING`` pods without the metric of their kind: GPU
+    utilization on GPU pods, CPU utilization on the others), ``pods_not_running`` (any
+    other status, or none), ``idle_cost_share`` (idle cost over
     all cost, 0-1), ``idle_gpu_cost_share`` (idle cost over GPU cost, 0-1; the column
     was ``idle_share``) and ``stragglers`` (:func:`stragglers`, at the same thresholds);
     then the waste classes in USD per hour (``idle_empty_cost_per_hour``,
