@@ -19,6 +19,8 @@
   cards and the docs' columns page are generated;
 - :func:`live_totals`: a live summary's measures over all its rows (sums summed, shares
   the quotient of their totals), by the engine: the report's fleet figures;
+- :func:`live_by_sql`: the registry's sums over a live frame's pod rows by a dimension
+  (``gpu_type``, say), as one statement for the engine;
 - :func:`gpu_types`: the table of GPU types' memory (``gpu_types.toml``, extendable),
   which right-sizing reads.
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 from ccanalytics.measures import rules
 from ccanalytics.measures._engine import query
 from ccanalytics.measures._gpu_types import GpuTypes, gpu_types
+from ccanalytics.measures._grouped import live_by_sql
 from ccanalytics.measures._limits import SpendLimit, limit_of
 from ccanalytics.measures._measure import Measure, Metric, format_share, sum_where
 from ccanalytics.measures._params import (
@@ -75,6 +78,7 @@ __all__ = [
     "gpu_types",
     "idle_threshold_given",
     "limit_of",
+    "live_by_sql",
     "live_totals",
     "policy_keys",
     "query",

@@ -63,6 +63,8 @@ class Measure:
     card: bool = False
     #: The share measure the card's note gives beside it (``idle_cost_share``).
     card_share: str | None = None
+    #: The card is marked when above 0 though no policy limits it: a blind spot.
+    card_marked: bool = False
 
     @property
     def live_dtype(self) -> str:

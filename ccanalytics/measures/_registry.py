@@ -46,11 +46,13 @@ from ccanalytics.measures.rules import (
     IDLE_SQL,
     JUDGED_SQL,
     MEMORY_RISK_SQL,
+    NOT_RUNNING_SQL,
     RUNNING_SQL,
     STRAGGLER_RANKS_SQL,
     UNUSED_COST_SQL,
     UTIL_WEIGHT_SQL,
     WASTE_CLASSES,
+    WITHOUT_METRICS_SQL,
 )
 
 __all__ = [
@@ -351,6 +353,36 @@ MEASURES: Final[tuple[Measure, ...]] = (
         live_unit="0-1",
         numerator="used_gpu_hours",
         denominator="reporting_gpu_hours",
+    ),
+    # What the listing says of pods it cannot judge: they count, but never as idle or busy.
+    Measure(
+        name="no_metrics_pod_hours",
+        kind="sum",
+        unit="pod-hours",
+        meaning="running pods without the metric of their kind (GPU utilization on a GPU "
+        "pod, CPU utilization on the others): their utilization is unknown, so never judged",
+        label="running, no metrics",
+        fmt="hours",
+        live="running_without_metrics",
+        live_unit="pods",
+        row="CAST(1 AS DOUBLE)",
+        where=f"(status = 'RUNNING' AND {WITHOUT_METRICS_SQL})",
+        card=True,
+        card_marked=True,
+    ),
+    Measure(
+        name="not_running_pod_hours",
+        kind="sum",
+        unit="pod-hours",
+        meaning="pods listed in any state but RUNNING (provisioning, starting, exited, ...) "
+        "or none: never judged idle",
+        label="not running",
+        fmt="hours",
+        live="pods_not_running",
+        live_unit="pods",
+        row="CAST(1 AS DOUBLE)",
+        where=NOT_RUNNING_SQL,
+        card=True,
     ),
     _waste(
         "idle_empty_cost",

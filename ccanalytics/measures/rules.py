@@ -61,6 +61,7 @@ __all__ = [
     "MAD_SCALE",
     "MEMORY_RISK_SQL",
     "MIN_RANKS_FOR_STRAGGLERS",
+    "NOT_RUNNING_SQL",
     "RIGHTSIZING_HEADROOM",
     "RUNNING_SQL",
     "SPEND_ANOMALY_MIN_RATIO",
@@ -71,6 +72,7 @@ __all__ = [
     "UNUSED_COST_SQL",
     "UTIL_WEIGHT_SQL",
     "WASTE_CLASSES",
+    "WITHOUT_METRICS_SQL",
     "WasteClass",
     "median_sql",
     "robust_z_sql",
@@ -124,6 +126,14 @@ DAYS_PER_MONTH: Final = 30
 
 #: Running GPU pods: the only pods with runtime metrics.
 RUNNING_SQL: Final = "(status = 'RUNNING' AND gpu_count > 0)"
+#: Pods listed in any state but RUNNING, or with none: never judged.
+NOT_RUNNING_SQL: Final = "(status IS NULL OR status <> 'RUNNING')"
+#: Pods without the metric of their kind: GPU utilization on a GPU pod, CPU utilization on
+#: the others (a running pod without it is not judged: its utilization is unknown).
+WITHOUT_METRICS_SQL: Final = (
+    "((coalesce(gpu_count, 0) > 0 AND gpu_util_mean IS NULL) "
+    "OR (NOT coalesce(gpu_count, 0) > 0 AND cpu_util IS NULL))"
+)
 #: Running GPU pods reporting utilization: the pods judged busy or idle.
 JUDGED_SQL: Final = f"({RUNNING_SQL} AND gpu_util_mean IS NOT NULL)"
 #: Idle pods; ``$idle_threshold`` is the idle threshold (percent).

@@ -9,6 +9,8 @@
 - ``_draw``: the figures, drawn as embedded PNGs by worker processes started before
   the report loads anything (so the report process itself never imports matplotlib);
 - ``_output``: where the report may go, checked before loading; atomic writes.
+- ``_stored``: what a history store adds (budget, outlook, window); ``_summary``: the
+  summary ``write_report`` returns.
 
 It may import the frames, :mod:`ccanalytics.analysis` and :mod:`ccanalytics.plots`
 (and history, for windows over time); only the CLI imports it.

@@ -5,7 +5,8 @@ unit, and a note: the share measure the entry names (``card_share``), or what th
 caller adds (the straggling ranks' names, the projection per day), else the measure's
 meaning. Values are the engine's (the live summary's totals,
 :func:`ccanalytics.measures.live_totals`, or History's); nothing is computed here.
-A card is marked when a policy can limit its measure and it is above 0.
+A card is marked when it is above 0 and a policy can limit its measure (or its entry
+says a figure above 0 is a blind spot: ``card_marked``).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def measure_cards(
         if notes and m.name in notes:
             parts.append(notes[m.name])
         note = ", ".join(parts) if parts else m.meaning
-        cards.append((m.label, shown, note, bool(m.policy_key) and value > 0))
+        cards.append((m.label, shown, note, bool(m.policy_key or m.card_marked) and value > 0))
     return cards
 
 

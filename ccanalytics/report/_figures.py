@@ -92,9 +92,10 @@ def _waste(r: _Report) -> Markup:
         "unused capacity of pods in use. Beside each bar, its share of the group's spend."
     )
     parts = []
-    for frame, by, what in (
-        (r.findings.summary, "cluster_id", "cluster"),
-        (r.findings.waste_by_gpu, "gpu_type", "GPU type"),
+    # Per GPU type, of the GPU pods alone: their spend is the GPU spend.
+    for frame, by, what, total in (
+        (r.findings.summary, "cluster_id", "cluster", "cost_per_hour"),
+        (r.findings.waste_by_gpu, "gpu_type", "GPU type", "gpu_cost_per_hour"),
     ):
         wasting = frame[
             (frame["idle_cost_per_hour"].fillna(0) + frame["unused_cost_per_hour"].fillna(0)) > 0
@@ -106,7 +107,7 @@ def _waste(r: _Report) -> Markup:
                     "waste_breakdown",
                     frame,
                     by=by,
-                    total="cost_per_hour",
+                    total=total,
                     idle="idle_cost_per_hour",
                     unused="unused_cost_per_hour",
                     unit="USD/h",

@@ -23,6 +23,7 @@ from ccanalytics.analysis import (
     cost_per_gpu_hour,
     idle_pods,
     judge_pods,
+    measures_by,
     stragglers,
 )
 from ccanalytics.measures import Params, by_name, live_totals
@@ -58,7 +59,8 @@ class _Findings:
     idle: pd.DataFrame
     stragglers: pd.DataFrame
     by_gpu: pd.DataFrame
-    #: Per GPU type: spend, idle-pod cost and unused-capacity cost (USD/h).
+    #: Per GPU type of the GPU pods (``unknown GPU`` for none): the registry's GPU spend,
+    #: idle-pod cost and unused-capacity cost (USD/h), by the engine.
     waste_by_gpu: pd.DataFrame
     #: Running pods (or of unknown status) without the metric of their kind.
     silent: pd.DataFrame
@@ -150,12 +152,10 @@ def _findings(
     slow = stragglers(pods, params=judged_by)
     verdicts = judge_pods(pods, judged_by)  # the rules, by the one engine
     running = verdicts["running"].to_numpy(dtype=bool)
-    cost = pods["cost"].astype("Float64").fillna(0.0).astype("float64")
     not_running = pods[~running].sort_values(["cluster_id", "rank"], kind="stable")
     silent = pods[running & verdicts["without_metrics"].to_numpy(dtype=bool)].sort_values(
         ["cluster_id", "rank"], kind="stable"
     )
-    unused = verdicts["unused_cost_per_hour"].astype("float64")
     idle = idle_pods(pods, params=judged_by)
     summary = cluster_summary(pods, params=judged_by, gpus=gpus)
     return _Findings(
@@ -167,7 +167,7 @@ def _findings(
         idle=idle,
         stragglers=slow,
         by_gpu=cost_per_gpu_hour(pods),
-        waste_by_gpu=_waste_by_gpu(pods, cost, unused, idle),
+        waste_by_gpu=_waste_by_gpu(pods, judged_by),
         silent=silent,
         not_running=not_running,
         states=_state_counts(not_running["status"]) if len(not_running) else {},
@@ -178,24 +178,19 @@ def _findings(
     )
 
 
-def _waste_by_gpu(
-    pods: pd.DataFrame, cost: pd.Series, unused: pd.Series, idle: pd.DataFrame
-) -> pd.DataFrame:
-    """Per GPU type of the GPU pods: spend, idle-pod and unused-capacity cost per hour."""
-    gpu = pods["gpu_count"].fillna(0).gt(0)
-    kind = pods["gpu_type"].astype("string").fillna("unknown GPU")[gpu]
-    frame = pd.DataFrame(
-        {"gpu_type": kind, "cost_per_hour": cost[gpu], "unused_cost_per_hour": unused[gpu]}
-    )
-    out = frame.groupby("gpu_type", sort=True).sum()
-    idle_cost = (
-        idle.assign(gpu_type=idle["gpu_type"].astype("string").fillna("unknown GPU"))
-        .groupby("gpu_type")["wasted_cost_per_hour"]
-        .sum()
-        .astype("float64")
-    )
-    out["idle_cost_per_hour"] = idle_cost.reindex(out.index).fillna(0.0)
-    return out.reset_index()
+#: The waste by GPU type: the registry's measures, summed per GPU type by the engine.
+WASTE_BY_GPU: Final = ("gpu_cost", "idle_cost", "unused_cost")
+#: The GPU type of a GPU pod the service names none for.
+UNKNOWN_GPU: Final = "unknown GPU"
+
+
+def _waste_by_gpu(pods: pd.DataFrame, params: Params) -> pd.DataFrame:
+    """Per GPU type, over the GPU pods (the rows GPU spend counts): GPU spend, idle-pod
+    and unused-capacity cost per hour, :data:`WASTE_BY_GPU`'s live columns."""
+    rows = by_name("gpu_cost").where
+    out = measures_by(pods, WASTE_BY_GPU, "gpu_type", params=params, where=rows)
+    out["gpu_type"] = out["gpu_type"].fillna(UNKNOWN_GPU)
+    return out.sort_values("gpu_type", kind="stable", ignore_index=True)
 
 
 def _usd(value: float) -> str:

@@ -83,9 +83,10 @@ def live_cards(r: _Report) -> list[_Card]:
     """The registry's cards at the reading's rate, then the listing's own facts.
 
     The measures' cards (:func:`~ccanalytics.report._cards.measure_cards`: spend, idle
-    and unused spend with their shares, straggling ranks, ...) read the summary's
-    totals; the waste classes are one card; pods without metrics or not running, and
-    clusters that could not be loaded, are what the listing holds, not measures.
+    and unused spend with their shares, straggling ranks, pods without metrics or not
+    running, ...) read the summary's totals; the waste classes are one card. Clusters that
+    could not be loaded are not a measure: no pod row of theirs was read, so no sum over
+    pod rows counts them.
     """
     f = r.findings
     slow = f.stragglers
@@ -98,17 +99,10 @@ def live_cards(r: _Report) -> list[_Card]:
         "total_cost": f"{day:,.0f} USD/day, {day * DAYS_PER_MONTH:,.0f} USD/{DAYS_PER_MONTH} days",
         "idle_cost": _plural(f.idle_pods, "pod"),
         "stragglers": slow_note or "none",
+        "no_metrics_pod_hours": _usd(f.silent_cost) if len(f.silent) else "none",
+        "not_running_pod_hours": states or "none",
     }
     cards = measure_cards(f.totals, live=True, notes=notes, kinds=_LIVE_CARD_KINDS)
-    cards += [
-        (
-            "running, no metrics",
-            str(len(f.silent)),
-            _usd(f.silent_cost) if len(f.silent) else "none",
-            len(f.silent) > 0,
-        ),
-        ("not running", str(len(f.not_running)), states or "none", False),
-    ]
     cards.append(_waste_card(f.totals))
     if f.failed:
         cards.append(("could not load", str(len(f.failed)), ", ".join(f.failed), True))

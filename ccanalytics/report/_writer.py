@@ -24,8 +24,9 @@ value is escaped unless it is HTML a template made.
 
 Where things are: the findings and their sentences in ``_findings``, one function per
 section in ``_sections`` and ``_figures``, the HTML building blocks in ``_html``, the
-figures' drawing in ``_draw``, the templates in ``_templates`` (and ``templates/``), and output checks and atomic writes in ``_output``; this
-module puts them together.
+figures' drawing in ``_draw``, the templates in ``_templates`` (and ``templates/``),
+output checks and atomic writes in ``_output``, what a history store adds in ``_stored``
+and the returned summary in ``_summary``; this module puts them together.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from __future__ import annotations
 import html
 import os
 import sys
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -66,7 +66,6 @@ from ccanalytics.report._findings import (
     MAX_NAMED_STRAGGLERS as MAX_NAMED_STRAGGLERS,
     _Findings,
     _findings,
-    _sentences,
 )
 from ccanalytics.report._html import _page
 from ccanalytics.report._output import (
@@ -84,6 +83,8 @@ from ccanalytics.report._sections import (
     live_cards,
     live_headline,
 )
+from ccanalytics.report._stored import stored_parts
+from ccanalytics.report._summary import ReportSummary as ReportSummary, _summary_text
 from ccanalytics.report._templates import block
 
 if TYPE_CHECKING:
@@ -121,44 +122,6 @@ _NOTHING: Final = Markup()
 
 #: Every section of the page, in order (each a function of one ``_Report``).
 SECTIONS: Final[tuple[_Section, ...]] = (*TEXT_SECTIONS, _plots)
-
-
-class ReportSummary(str):
-    """The report's opening paragraph and where it went (a ``str``), plus ``errors``.
-
-    ``errors`` maps each cluster that could not be loaded (``errors="collect"``) to
-    its exception, as a fleet load's ``frame.attrs["errors"]`` does; empty when every
-    cluster loaded. ``figures`` holds the headline figures, (label, value) in order,
-    which Jupyter shows as a small table (``_repr_html_``).
-    """
-
-    errors: dict[str, CCAnalyticsError]
-    figures: tuple[tuple[str, str], ...]
-
-    def __new__(
-        cls,
-        text: str,
-        errors: Mapping[str, CCAnalyticsError] | None = None,
-        figures: Sequence[tuple[str, str]] = (),
-    ) -> ReportSummary:
-        summary = super().__new__(cls, text)
-        summary.errors = dict(errors or {})
-        summary.figures = tuple(figures)
-        return summary
-
-    def _repr_html_(self) -> str:
-        return str(block("summary_table", self.figures, str(self)))
-
-    @property
-    def failed(self) -> dict[str, str]:
-        """The old name of :attr:`errors`, as messages (goes in the next release)."""
-        warnings.warn(
-            "ReportSummary.failed is now ReportSummary.errors, which holds the exceptions "
-            "(the old name goes in the next release)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return {cid: str(err) for cid, err in self.errors.items()}
 
 
 class ReportHTML(str):
@@ -267,32 +230,6 @@ def _render(
     return fill_figures(page, figures, drawers)
 
 
-def _summary_text(
-    findings: _Findings, output: str, errors: Mapping[str, CCAnalyticsError]
-) -> ReportSummary:
-    where = "to standard output" if output == "-" else f"to {output}"
-    text = " ".join([*_sentences(findings), f"Report written {where}."])
-    return ReportSummary(text, errors, _summary_figures(findings, output, errors))
-
-
-def _summary_figures(
-    f: _Findings, output: str, errors: Mapping[str, CCAnalyticsError]
-) -> list[tuple[str, str]]:
-    """The summary's table: the headline figures, what could not be loaded, where it went."""
-    headline = live_headline(f)
-    rows = [
-        ("clusters", f"{f.clusters} ({f.pods} pods)"),
-        ("cost", f"{f.total_cost:,.2f} USD/h"),
-        ("wasted", f"{headline.value} ({headline.share})"),
-        ("idle GPU pods", f"{f.idle_pods} ({f.idle_cost:,.2f} USD/h)"),
-        ("straggling ranks", str(len(f.stragglers))),
-    ]
-    if errors:
-        rows.append(("could not load", ", ".join(errors)))
-    rows.append(("written to", "standard output" if output == "-" else output))
-    return rows
-
-
 def _load(
     ids: list[str],
     client: Client | AsyncClient | None,
@@ -329,26 +266,26 @@ def write_report(
     params: Params | None = None,
     progress: bool = False,
 ) -> ReportSummary:
-    """Fetch ``cluster_ids``, write the HTML report to ``output``, return a summary.
+    """Fetch ``cluster_ids``, write the HTML report to ``output``, return a summary; in
+    every case no file is left half-written.
 
     Parameters
     ----------
     cluster_ids:
         One cluster id or several.
     output:
-        The HTML file, or ``"-"`` for standard output. A regular file is replaced
-        atomically (a temporary file in the same directory, then ``os.replace``); a
-        symlink is followed and its target replaced; a missing path is created;
-        anything else (a directory, a device, a pipe) is refused. Checked, like
-        ``csv_dir``, before any request is sent.
+        The HTML file, or ``"-"`` for standard output. A regular file is replaced atomically
+        (a temporary file in the same directory, then ``os.replace``); a symlink is followed
+        and its target replaced; a missing path is created; anything else (a directory, a
+        device, a pipe) is refused. Checked, like ``csv_dir``, before any request is sent.
     client:
         A :class:`ccanalytics.Client` or ``AsyncClient`` (clusters load concurrently
-        within its rate limit); ``None``: one from ``CCANALYTICS_API_KEY``
-        and ``CCANALYTICS_BASE_URL``, closed afterwards.
+        within its rate limit); ``None``: one from ``CCANALYTICS_API_KEY`` and
+        ``CCANALYTICS_BASE_URL``, closed afterwards.
     csv_dir:
-        Also write the frames there as CSV (created if missing): ``pods.csv``,
-        ``gpus.csv``, ``summary.csv``, ``idle.csv``, ``stragglers.csv``,
-        ``cost_by_gpu_type.csv``. It may not hold ``output``.
+        Also write the frames there as CSV (created if missing): ``pods.csv``, ``gpus.csv``,
+        ``summary.csv``, ``idle.csv``, ``stragglers.csv``, ``cost_by_gpu_type.csv``. It may
+        not hold ``output``.
     now:
         The time shown as the generation time (default: the current time, UTC).
         Fixing it (and the frames) makes the whole file reproducible.
@@ -357,7 +294,7 @@ def write_report(
     errors:
         ``"raise"`` (default): if any cluster fails to load, raise and write
         nothing. ``"collect"``: write the report for the clusters that loaded, with
-        a "Could not load" section; the returned summary's ``failed`` names the
+        a "Could not load" section; the returned summary's ``errors`` names the
         others. If none loaded, :class:`ReportLoadError` and nothing is written.
     idle_threshold:
         Percent under which every GPU of a running pod must be for it to be idle.
@@ -367,10 +304,9 @@ def write_report(
         Every threshold at once (:class:`ccanalytics.measures.Params`), for the live
         part and the store's window alike; ``idle_threshold`` overrides its idle line.
     store:
-        A history store (see :func:`ccanalytics.collect`): the report then opens
-        with what the store says about the ``window`` that ends at its newest
-        snapshot (:mod:`ccanalytics.report._window`); a store that cannot be read
-        or holds nothing raises :class:`ccanalytics.StoreError`.
+        A history store (see :func:`ccanalytics.collect`): the report then opens with
+        what the store says about the ``window`` that ends at its newest snapshot; a
+        store that cannot be read or holds nothing raises :class:`ccanalytics.StoreError`.
     window:
         With ``store``: how far back from the newest snapshot (default 24 h).
     policy:
@@ -378,21 +314,19 @@ def write_report(
         :class:`ccanalytics.history.Policy`); the report then opens with the budget
         status: the month's spend so far, its projection and each breached rule.
     progress:
-        Show progress bars on standard error (``tqdm``): the clusters as they load,
-        then the figures as they are drawn. ``ccanalytics report`` shows them when
-        standard error is a terminal and ``--quiet`` is not given.
+        Show progress bars on standard error (``tqdm``): the clusters as they load, then the
+        figures as they are drawn. ``ccanalytics report`` shows them when standard error is
+        a terminal and ``--quiet`` is not given.
 
     Returns
     -------
     ReportSummary
-        The opening paragraph of the report as plain text, plus where it went (a
-        ``str`` with ``failed``).
+        The report's opening paragraph as plain text and where it went (a ``str``).
 
     Raises
     ------
     ReportOutputError
-        An ``OSError``: the output or the CSV directory cannot be written; raised
-        before loading anything.
+        An ``OSError``: the output or the CSV directory cannot be written (before any load).
     ApiError, FleetLoadError
         The client's errors, when a cluster cannot be loaded and ``errors="raise"``.
     ArgumentsError, PolicyError
@@ -400,53 +334,53 @@ def write_report(
         (:func:`check_report_arguments`); both are ``ValueError``.
     ValueError
         A bad option.
-
-    Notes
-    -----
-    In every case no file is left half-written.
     """
     ids = [cluster_ids] if isinstance(cluster_ids, str) else list(dict.fromkeys(cluster_ids))
     rules = check_report_arguments(ids, store=store, window=window, policy=policy)
+    judged_by = _checked_options(errors, max_rank_plots, params, idle_threshold)
+    target, csv_target = _targets(output, csv_dir)
+
+    # The figures' workers start first: they import matplotlib while the data loads.
+    with Drawers(progress=progress) as drawers:
+        stored = stored_parts(store, rules, window, judged_by)
+        pods, gpus, failed = _load(ids, client, errors, progress)
+        findings = _findings(pods, judged_by, {c: str(e) for c, e in failed.items()}, gpus)
+        report = _Report(pods, gpus, findings, title, now or datetime.now(UTC), ids, max_rank_plots)
+        document = _render(report, stored.window, budget=stored.opening, drawers=drawers)
+        _write_out(document, target, csv_target, report)
+        return _summary_text(findings, os.fspath(output), failed, before=stored.sentences)
+
+
+def _targets(
+    output: str | os.PathLike[str], csv_dir: str | os.PathLike[str] | None
+) -> tuple[Path | None, Path | None]:
+    """Where the page goes (None: standard output) and the CSV files, checked before any
+    request (:class:`ReportOutputError`)."""
+    target = None if os.fspath(output) == "-" else _check_output(output)
+    return target, None if csv_dir is None else _check_csv_dir(csv_dir, CSV_FILES, target)
+
+
+def _write_out(
+    document: str, target: Path | None, csv_target: Path | None, report: _Report
+) -> None:
+    """The page to ``target`` (None: standard output), and the frames as CSV files."""
+    if csv_target is not None:
+        _write_csvs(csv_target, report.pods, report.gpus, report.findings)
+    if target is None:
+        sys.stdout.write(document)
+    else:
+        _write_atomic(target, document)
+
+
+def _checked_options(
+    errors: str, max_rank_plots: int, params: Params | None, idle_threshold: float | None
+) -> Params:
+    """Refuse a bad option of :func:`write_report` (ValueError); the thresholds it judges by."""
     if errors not in ("raise", "collect"):
         raise ValueError("errors must be 'raise' or 'collect'")
     if max_rank_plots < 0:
         raise ValueError("max_rank_plots must be 0 or more")
-    judged_by = Params.of(params, idle_threshold=idle_threshold)  # ValueError if not 0-100
-    target = None if os.fspath(output) == "-" else _check_output(output)
-    csv_target = None if csv_dir is None else _check_csv_dir(csv_dir, CSV_FILES, target)
-
-    # The figures' workers start first: they import matplotlib while the data loads.
-    with Drawers(progress=progress) as drawers:
-        over, budget_html = None, _NOTHING
-        window_text: list[str] = []
-        if store is not None and rules is not None:
-            from ccanalytics.report._budget import budget_section
-
-            budget_html, window_text = budget_section(store, rules)
-        if store is not None:
-            from ccanalytics.report import _outlook, _window
-
-            budget_html += _outlook.outlook_section(store)[0]  # after the budget, if any
-            span = pd.Timedelta(window if window is not None else "24h").to_pytimedelta()
-            over = _window.window_findings(store, span, params=judged_by)
-            window_text = [*window_text, *_window.window_sentences(over)]
-
-        pods, gpus, failed = _load(ids, client, errors, progress)
-        errors_by_id = {cid: str(err) for cid, err in failed.items()}
-        findings = _findings(pods, judged_by, errors_by_id, gpus)
-        generated = now if now is not None else datetime.now(UTC)
-        report = _Report(pods, gpus, findings, title, generated, ids, max_rank_plots)
-        document = _render(report, over, budget=budget_html, drawers=drawers)
-        if csv_target is not None:
-            _write_csvs(csv_target, pods, gpus, findings)
-        if target is None:
-            sys.stdout.write(document)
-        else:
-            _write_atomic(target, document)
-        summary = _summary_text(findings, os.fspath(output), failed)
-        if not window_text:
-            return summary
-        return ReportSummary(" ".join([*window_text, summary]), failed, summary.figures)
+    return Params.of(params, idle_threshold=idle_threshold)  # ValueError if not 0-100
 
 
 def check_report_arguments(

@@ -168,14 +168,30 @@ def make_cluster_pods(
 
 
 def make_data(seed: int = 7) -> SandboxData:
-    """The sandbox fleet for ``seed`` (the default is what the notebooks show)."""
+    """The sandbox fleet for ``seed`` (the default is what the notebooks show).
+
+    One builder per cluster (the module docstring says what each holds), called in this
+    order: they draw from one generator, so the order is part of the data.
+    """
     rng = random.Random(seed)
-    clusters: dict[str, list[dict[str, Any]]] = {}
+    clusters: dict[str, list[dict[str, Any]]] = {
+        "cl-llama70b-train": make_cluster_pods(
+            "cl-llama70b-train", 32, seed=seed, util=93.0, straggler_ranks=(13,)
+        ),
+        "cl-infer-prod": _inference(rng),
+        "cl-research-dev": _research(rng),
+        "cl-finetune-7b": make_cluster_pods(
+            "cl-finetune-7b", 4, seed=seed, gpu_type="NVIDIA A100-SXM4-80GB", util=81.0
+        ),
+        "cl-etl-cpu": _etl(rng),
+        "cl-bringup": _bringup(rng),
+        "cl-slurm-hpc": _slurm(rng),
+    }
+    return SandboxData(clusters=clusters, registries=_registries(rng))
 
-    clusters["cl-llama70b-train"] = make_cluster_pods(
-        "cl-llama70b-train", 32, seed=seed, util=93.0, straggler_ranks=(13,)
-    )
 
+def _inference(rng: random.Random) -> list[dict[str, Any]]:
+    """Inference pods on A100 and L40S; three of them idle but paid for."""
     infer: list[dict[str, Any]] = []
     for i in range(12):
         gpu = "NVIDIA A100-SXM4-80GB" if i < 6 else "NVIDIA L40S"
@@ -196,9 +212,12 @@ def make_data(seed: int = 7) -> SandboxData:
                 created_hours_ago=300.0,
             )
         )
-    clusters["cl-infer-prod"] = infer
+    return infer
 
-    clusters["cl-research-dev"] = [
+
+def _research(rng: random.Random) -> list[dict[str, Any]]:
+    """Interactive dev pods, mostly idle (forgotten notebooks)."""
+    return [
         make_pod(
             rng,
             cluster_id="cl-research-dev",
@@ -218,11 +237,10 @@ def make_data(seed: int = 7) -> SandboxData:
         for i in range(6)
     ]
 
-    clusters["cl-finetune-7b"] = make_cluster_pods(
-        "cl-finetune-7b", 4, seed=seed, gpu_type="NVIDIA A100-SXM4-80GB", util=81.0
-    )
 
-    clusters["cl-etl-cpu"] = [
+def _etl(rng: random.Random) -> list[dict[str, Any]]:
+    """CPU-only pods (no ``gpu`` block)."""
+    return [
         make_pod(
             rng,
             cluster_id="cl-etl-cpu",
@@ -240,8 +258,11 @@ def make_data(seed: int = 7) -> SandboxData:
         for i in range(5)
     ]
 
+
+def _bringup(rng: random.Random) -> list[dict[str, Any]]:
+    """A cluster coming up: pods in several lifecycle states."""
     states = ["RUNNING", "RUNNING", "STARTING", "PROVISIONING", "PROVISIONING", "EXITED"]
-    clusters["cl-bringup"] = [
+    return [
         make_pod(
             rng,
             cluster_id="cl-bringup",
@@ -257,7 +278,10 @@ def make_data(seed: int = 7) -> SandboxData:
         for i, state in enumerate(states)
     ]
 
-    clusters["cl-slurm-hpc"] = [
+
+def _slurm(rng: random.Random) -> list[dict[str, Any]]:
+    """A SLURM cluster: rank 0 the controller (a CPU pod), ranks 1-4 compute nodes."""
+    return [
         make_pod(
             rng,
             cluster_id="cl-slurm-hpc",
@@ -276,6 +300,9 @@ def make_data(seed: int = 7) -> SandboxData:
         for i in range(5)
     ]
 
+
+def _registries(rng: random.Random) -> dict[str, dict[str, str]]:
+    """The container registries, their credentials secrets of the sandbox."""
     registries = {
         "reg-ngc": {"id": "reg-ngc", "name": "NVIDIA NGC", "username": "$oauthtoken"},
         "reg-ghcr": {"id": "reg-ghcr", "name": "GitHub Container Registry", "username": "ml-bot"},
@@ -283,4 +310,4 @@ def make_data(seed: int = 7) -> SandboxData:
     for reg in registries.values():
         reg["username"] = SECRET_PREFIX + "user-" + reg["id"]
         reg["password"] = secret(rng, "registry-" + reg["id"])
-    return SandboxData(clusters=clusters, registries=registries)
+    return registries

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from ccanalytics import analysis
+from ccanalytics.analysis import _run, _summary
 from ccanalytics.frames import POD_COLUMNS
 from ccanalytics.measures import (
     MEASURES,
@@ -44,7 +45,7 @@ def test_columns_named_in_strings_or_comments_are_not_read() -> None:
 
 
 def test_the_live_queries_read_every_column_a_registry_measure_reads() -> None:
-    read = set(analysis._reads(analysis._SUMMARY_SQL))
+    read = set(_run._reads(_summary._SUMMARY_SQL))
     for m in MEASURES:
         if m.kind in ("sum", "waste") and m.live:
             wanted = sql_columns(f"SELECT {m.sql_sum()} FROM frame") & set(POD_COLUMNS)

@@ -1,0 +1,101 @@
+"""The live report's waste by GPU type: the registry's sums per GPU type, by the engine.
+
+Checked against a hand computation on a small frame with a pod whose GPU type the
+service does not name ("unknown GPU") and a CPU pod, which no GPU type's row counts.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from history_helpers import pod_row, pods_table
+
+from ccanalytics.measures import live_by_sql
+from ccanalytics.report._findings import _findings
+
+AT = "2026-11-20 10:00"
+
+
+def _pods(*, unknown: bool = True) -> pd.DataFrame:
+    rows = [
+        # Busy: unused 4 x (1 - 50/100) = 2.00.
+        pod_row("c", AT, "a1", gpu_type="A100", gpu_count=2, cost=4.0, gpu_util_mean=50.0),
+        # Idle (every GPU below 10 %): its whole 2.00 idle, unused 2 x 0.95 = 1.90.
+        pod_row(
+            "c",
+            AT,
+            "a2",
+            gpu_type="A100",
+            gpu_count=1,
+            cost=2.0,
+            gpu_util_mean=5.0,
+            gpu_util_max=5.0,
+        ),
+        # Exited at no cost: an A100 pod, but it adds nothing.
+        pod_row("c", AT, "a3", gpu_type="A100", status="EXITED", cost=0.0, gpu_util_mean=None),
+        # Idle and uncosted: a row of zeros.
+        pod_row("c", AT, "h1", gpu_count=8, cost=None, gpu_util_mean=0.0, gpu_util_max=0.0),
+        # A CPU pod: no GPU type and no GPUs, in no row of the table.
+        pod_row(
+            "c",
+            AT,
+            "cpu",
+            gpu_type=None,
+            gpu_count=0,
+            cost=1.5,
+            gpu_util_mean=None,
+            gpu_util_max=None,
+            cpu_util=20.0,
+        ),
+    ]
+    if unknown:  # busy: unused 3 x (1 - 25/100) = 2.25
+        rows.append(
+            pod_row(
+                "c",
+                AT,
+                "u1",
+                gpu_type=None,
+                gpu_count=4,
+                cost=3.0,
+                gpu_util_mean=25.0,
+                gpu_util_max=30.0,
+            )
+        )
+    return pods_table(rows)
+
+
+def _table(pods: pd.DataFrame) -> dict[str, tuple[float, float, float]]:
+    found = _findings(pods, 10.0).waste_by_gpu
+    assert list(found.columns) == [
+        "gpu_type",
+        "gpu_cost_per_hour",
+        "idle_cost_per_hour",
+        "unused_cost_per_hour",
+    ]
+    return {
+        row.gpu_type: (row.gpu_cost_per_hour, row.idle_cost_per_hour, row.unused_cost_per_hour)
+        for row in found.itertuples()
+    }
+
+
+def test_waste_by_gpu_type_is_the_hand_computation() -> None:
+    table = _table(_pods())
+    assert list(table) == ["A100", "H100", "unknown GPU"]  # by name, as before
+    assert table["A100"] == pytest.approx((6.0, 2.0, 3.9))
+    assert table["H100"] == pytest.approx((0.0, 0.0, 0.0))
+    assert table["unknown GPU"] == pytest.approx((3.0, 0.0, 2.25))
+    # The CPU pod's 1.50 USD/h is the fleet's, not a GPU type's.
+    totals = _findings(_pods(), 10.0).totals
+    assert totals["cost_per_hour"] == pytest.approx(10.5)
+    assert sum(spend for spend, _, _ in table.values()) == pytest.approx(9.0)
+
+
+def test_a_cpu_pod_makes_no_unknown_gpu_row() -> None:
+    assert list(_table(_pods(unknown=False))) == ["A100", "H100"]
+
+
+def test_only_a_listing_s_dimensions_and_live_sums_split_live() -> None:
+    with pytest.raises(ValueError, match="not split by 'day'"):
+        live_by_sql(["gpu_cost"], "day")
+    with pytest.raises(TypeError, match="idle_cost_share is not a live sum"):
+        live_by_sql(["idle_cost_share"], "gpu_type")
