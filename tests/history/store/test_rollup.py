@@ -60,6 +60,8 @@ _DRAWN = {
     "cost": st.one_of(st.none(), st.sampled_from([0.42, 2.49, 24.56, 98.32])),
     "gpu_util_max": st.one_of(st.none(), st.sampled_from([0.0, 5.0, 9.9, 10.0, 30.0, 99.0])),
     "gpu_mem_util_max": st.one_of(st.none(), st.sampled_from([50.0, 95.0, 96.0])),
+    # The GPUs reporting utilization weigh the utilization sums; unknown in older rows.
+    "gpus_reporting": st.one_of(st.none(), st.sampled_from([0, 1, 8])),
 }
 #: Any other percentage a summed measure reads, near every threshold's default.
 _PERCENT = st.one_of(st.none(), st.sampled_from([0.0, 5.0, 10.0, 30.0, 50.0, 95.0, 96.0]))
