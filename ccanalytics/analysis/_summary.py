@@ -36,7 +36,7 @@ _LIVE_SHARES: Final = tuple(m for m in MEASURES if m.kind == "share" and m.live)
 
 def _summary_sql() -> str:
     """The per-cluster counts, and every live measure of the registry, in one pass."""
-    weight = "CAST(coalesce(gpus_reporting, 0) AS DOUBLE)"
+    weight = f"CAST({rules.UTIL_WEIGHT_SQL} AS DOUBLE)"  # the registry's gpu_utilization's
     judged = rules.JUDGED_SQL
     other = _count(f"status IS NULL OR status NOT IN ({_OTHER_STATES})")
     sums = ",\n       ".join(f"coalesce({m.sql_sum(case=True)}, 0) AS {m.live}" for m in _LIVE_SUMS)

@@ -96,6 +96,24 @@ def test_cluster_summary_weights(fleet) -> None:
     )
 
 
+def test_the_summary_s_gpu_utilization_is_the_registry_s_weight_unknown_counts_all(
+    fleet,
+) -> None:
+    # A row whose GPUs reporting are unknown (a hand-made frame, a row stored before the
+    # count was kept) weighs all its GPUs, in the live mean as in the registry's share.
+    infer = fleet[fleet["cluster_id"] == "cl-infer-prod"].copy()
+    first = infer.index[infer["gpu_util_mean"].notna()][0]
+    infer.loc[first, "gpus_reporting"] = pd.NA
+    row = analysis.cluster_summary(infer).iloc[0]
+    weights = infer["gpus_reporting"].fillna(infer["gpu_count"]).astype(float)
+    reporting = infer["gpu_util_mean"].notna()
+    expected = np.average(
+        infer["gpu_util_mean"][reporting].astype(float), weights=weights[reporting]
+    )
+    assert row["gpu_util_mean"] == pytest.approx(expected)
+    assert row["gpu_util_mean"] == pytest.approx(100 * row["gpu_utilization"])
+
+
 def test_cost_per_utilized_gpu_hour(fleet) -> None:
     table = analysis.cost_per_gpu_hour(fleet).set_index("gpu_type")
     l40s = fleet[(fleet["gpu_type"] == "NVIDIA L40S") & fleet["gpu_util_mean"].notna()]
