@@ -22,8 +22,10 @@ from ccanalytics.report._templates import block
 # Underscored names are for ``report``, not public API.
 __all__ = ["MAX_COST_BARS", "MAX_RANK_PLOTS", "_plots", "_rank_clusters"]
 
-#: Clusters drawn rank by rank at most by default; every cluster is in the tables.
-MAX_RANK_PLOTS: Final = 6
+#: Clusters drawn rank by rank at most by default; every cluster is in the tables, and
+#: those not drawn are named under the plots. Each drawn cluster adds two figures (a rank
+#: plot and a heatmap), each as costly to draw as a fleet-wide chart and below the fold.
+MAX_RANK_PLOTS: Final = 3
 #: Bars of a cost chart at most: the most expensive groups, then one bar for the others
 #: (so the figure keeps its size at any fleet size).
 MAX_COST_BARS: Final = 20
