@@ -54,6 +54,12 @@ def _rank_clusters(pods: pd.DataFrame, gpus: pd.DataFrame, findings: _Findings) 
     return order["cluster_id"].tolist()
 
 
+def _verdicts(r: _Report, index: pd.Index) -> pd.DataFrame:
+    """The findings' verdicts of these pods, only the columns a plot reads: the plot is
+    pickled to a worker, which then need not judge them again."""
+    return r.findings.verdicts.loc[index, ["idle", "judged"]]
+
+
 def _groups(pods: pd.DataFrame, by: str) -> int:
     """How many bars a cost chart by ``by`` would need without a cap."""
     groups = pods[by].astype("string").nunique(dropna=True)
@@ -80,6 +86,7 @@ def _cost_chart(r: _Report, by: str, what: str) -> Markup:
             by="cluster" if by == "cluster_id" else "gpu_type",
             idle_threshold=threshold,
             max_bars=MAX_COST_BARS,
+            verdicts=_verdicts(r, r.pods.index),
         ),
         (10.0, 1.4 + 0.45 * max(n_bars, 1)),
         f"Cost per hour by {what}",
@@ -126,7 +133,12 @@ def _waste(r: _Report) -> Markup:
 def _scatter(r: _Report) -> Markup:
     threshold = r.findings.idle_threshold
     return figure(
-        Plot("cost_vs_utilization", r.pods[list(COST_VS_UTILIZATION)], idle_threshold=threshold),
+        Plot(
+            "cost_vs_utilization",
+            r.pods[list(COST_VS_UTILIZATION)],
+            idle_threshold=threshold,
+            verdicts=_verdicts(r, r.pods.index),
+        ),
         (10.0, 5.0),
         "Cost vs GPU utilization per pod",
         "One point per GPU pod. Points in the shaded band on the left are paid for "
@@ -166,6 +178,7 @@ def _one_cluster(r: _Report, cid: str) -> Markup:
                     cluster_id=cid,
                     stragglers=slow,
                     params=r.findings.params,
+                    verdicts=_verdicts(r, pods.index),
                 ),
                 (10.0, 4.4),
                 f"{cid}: utilization by rank",
