@@ -39,6 +39,24 @@ heatmap 0.7-1.4 s (6 clusters, 12 figures, 11.0 s: two thirds of the figures). T
 levers left, in that order: fewer rank-plot pairs on the first screen (they are below
 the fold), a layout computed once per figure kind instead of constrained layout per
 figure, and 1x for the tall bar charts.
+
+Profiled a second time 2026-12-02 (each figure's process CPU with no profiler attached,
+and a report run with its phases and each worker's figures timed): the parent's CPU is
+3.8 s (load 2.6-2.7 s, findings 0.5 s, the page 0.3 s), the workers' 5.0 s (0.35 s each
+importing matplotlib during the load, 4.5 s of figures). Per figure: the plot function
+20 %, constrained layout 25 %, rendering 40 %, PNG 15 %; the 10 x 10 in charts 0.29-0.35 s,
+the scatter 0.27 s, each rank plot or heatmap 0.19-0.23 s (12 figures, 2.5 s). In a
+worker, the first figure that judged pods cost 0.25-0.35 s more: it imported sqlglot and
+DuckDB, parsed the rules and opened a database. Done since: three clusters drawn rank by
+rank by default, not six (the workers' CPU 5.0 -> 3.3 s); each plot is sent the
+findings' verdicts of its pods, so no worker judges. Measured and left: a layout in one
+pass (the axes' tight box measured once and placed as constrained layout places it, to
+0.1 px) saves only 5-10 % of a figure, since measuring the text is the cost, not the
+layout's second pass; a layout without measuring needs margins known in advance, and the
+legends' and tick labels' widths vary by figure. 1x for the 10 x 10 in charts would save
+~0.15 s of CPU each but blur their text on high-DPI screens. What is left after the
+load: the findings and the page (0.8 s in the parent), then ~1.3 s of figures on two
+workers (2.7 s of CPU); at 1.3x a 2.6 s load leaves ~0.8 s for all of it.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ Example:
 
 # MAX_RANK_PLOTS copied so that ``--help`` imports no pandas (a test checks it matches
 # report.MAX_RANK_PLOTS); the thresholds' defaults come from ccanalytics.measures (light).
-MAX_RANK_PLOTS = 6
+MAX_RANK_PLOTS = 3
 
 
 def add_parser(sub: Any) -> None:

@@ -13,7 +13,7 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator
 
-from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD, judge_pods
+from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
 from ccanalytics.measures import Params
 from ccanalytics.plots._layout import legend_below, legend_right, set_title
 from ccanalytics.plots._reads import COST_BREAKDOWN, COST_VS_UTILIZATION
@@ -27,6 +27,7 @@ from ccanalytics.plots._style import (
     _axes,
     _doc,
     _floats,
+    _judged,
     _literal,
     _require,
 )
@@ -42,6 +43,7 @@ def cost_vs_utilization(
     idle_threshold: float = DEFAULT_IDLE_THRESHOLD,
     logy: bool | None = None,
     ax: Axes | None = None,
+    verdicts: pd.DataFrame | None = None,
 ) -> Axes:
     """Every GPU pod's price against its GPU utilization: where is money idle?
 
@@ -61,6 +63,7 @@ def cost_vs_utilization(
         Log-scale the cost axis. ``None``: when costs span more than 20x, so cheap
         pods are not squashed against the axis by a few expensive ones.
     {ax}
+    {verdicts}
 
     Returns
     -------
@@ -84,7 +87,8 @@ def cost_vs_utilization(
         raise NoDataError("no GPU pod reports both a cost and GPU utilization")
     util = _floats(gpu["gpu_util_mean"])
     cost = _floats(gpu["cost"])
-    idle = judge_pods(gpu, Params(idle_threshold=idle_threshold))["idle"].to_numpy(dtype=bool)
+    judged = _judged(gpu, verdicts, Params(idle_threshold=idle_threshold))
+    idle = judged["idle"].to_numpy(dtype=bool)
     ax = _axes(ax)
 
     handles = [
@@ -164,7 +168,9 @@ _CATEGORIES: Final = (
 )
 
 
-def _spend_categories(pods: pd.DataFrame, idle_threshold: float) -> pd.Series:
+def _spend_categories(
+    pods: pd.DataFrame, idle_threshold: float, verdicts: pd.DataFrame | None = None
+) -> pd.Series:
     """Each pod's spend category: ``in_use``, ``idle`` or ``no_metrics``.
 
     Honest by construction: a pod's whole cost goes to one category, decided by
@@ -174,11 +180,11 @@ def _spend_categories(pods: pd.DataFrame, idle_threshold: float) -> pd.Series:
     """
     has_gpus = pods["gpu_count"].fillna(0).gt(0)
     cpu_known = pods["cpu_util"].notna()
-    verdicts = judge_pods(pods, Params(idle_threshold=idle_threshold))  # the one rule
-    idle = verdicts["idle"].to_numpy(dtype=bool)
+    judged = _judged(pods, verdicts, Params(idle_threshold=idle_threshold))  # the one rule
+    idle = judged["idle"].to_numpy(dtype=bool)
     # A GPU pod the rules cannot judge (no metrics, or no status) is neither idle nor
     # in use; the rules judge no CPU pod, so one is in use when it reports its CPU.
-    unknown = (has_gpus & ~verdicts["judged"].to_numpy(dtype=bool)) | (~has_gpus & ~cpu_known)
+    unknown = (has_gpus & ~judged["judged"].to_numpy(dtype=bool)) | (~has_gpus & ~cpu_known)
     category = np.where(idle, "idle", np.where(unknown, "no_metrics", "in_use"))
     return pd.Series(category, index=pods.index)
 
@@ -191,6 +197,7 @@ def cost_breakdown(
     idle_threshold: float = DEFAULT_IDLE_THRESHOLD,
     max_bars: int | None = DEFAULT_MAX_BARS,
     ax: Axes | None = None,
+    verdicts: pd.DataFrame | None = None,
 ) -> Axes:
     """Where the money goes: cost per hour by GPU type or cluster, split by use.
 
@@ -219,6 +226,7 @@ def cost_breakdown(
         The most bars drawn (at least 2; default 15), the last one summing the
         cheaper groups. ``None``: one bar per group, however many.
     {ax}
+    {verdicts}
 
     Returns
     -------
@@ -247,7 +255,7 @@ def cost_breakdown(
     if pods.empty or not pods["cost"].fillna(0.0).gt(0).any():
         raise NoDataError("no pod has a cost: nothing to break down")
     column = "gpu_type" if by == "gpu_type" else "cluster_id"
-    spend = _cap_groups(_spend_by_group(pods, column, idle_threshold), max_bars)
+    spend = _cap_groups(_spend_by_group(pods, column, idle_threshold, verdicts), max_bars)
     ax = _axes(ax)
 
     handles = _draw_stacked_bars(ax, spend)
@@ -263,7 +271,9 @@ def cost_breakdown(
     return ax
 
 
-def _spend_by_group(pods: pd.DataFrame, by: str, idle_threshold: float) -> pd.DataFrame:
+def _spend_by_group(
+    pods: pd.DataFrame, by: str, idle_threshold: float, verdicts: pd.DataFrame | None
+) -> pd.DataFrame:
     """USD/h per group (rows, most expensive first) and spend category (columns)."""
     if by == "gpu_type":
         has_gpus = pods["gpu_count"].fillna(0).gt(0)
@@ -276,7 +286,7 @@ def _spend_by_group(pods: pd.DataFrame, by: str, idle_threshold: float) -> pd.Da
         pd.DataFrame(
             {
                 "group": group,
-                "category": _spend_categories(pods, idle_threshold),
+                "category": _spend_categories(pods, idle_threshold, verdicts),
                 "cost": pods["cost"].fillna(0.0).to_numpy(dtype=np.float64),
             }
         )

@@ -14,9 +14,9 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
-from ccanalytics.analysis import judge_pods
 from ccanalytics.measures import Params
 from ccanalytics.plots._layout import RankLocator, legend_right, set_title
+from ccanalytics.plots._reads import UTILIZATION_BY_RANK
 from ccanalytics.plots._style import (
     COLORS,
     MAX_ANNOTATIONS,
@@ -27,6 +27,7 @@ from ccanalytics.plots._style import (
     _axes,
     _doc,
     _floats,
+    _judged,
     _literal,
     _one_cluster,
     _require,
@@ -48,6 +49,7 @@ def utilization_by_rank(
     idle_threshold: float | None = None,
     ax: Axes | None = None,
     params: Params | None = None,
+    verdicts: pd.DataFrame | None = None,
 ) -> Axes:
     """One cluster's ranks side by side: are they all doing the same work?
 
@@ -85,6 +87,7 @@ def utilization_by_rank(
     params : ccanalytics.measures.Params, optional
         Every threshold at once (the straggler ``z`` and ``min_gap`` too);
         ``idle_threshold`` overrides its idle line.
+    {verdicts}
 
     Returns
     -------
@@ -94,30 +97,17 @@ def utilization_by_rank(
     ------
     {raises}
     """
-    _require(
-        pods,
-        [
-            "cluster_id",
-            "rank",
-            "status",
-            "gpu_count",
-            "gpu_util_mean",
-            "gpu_util_min",
-            "gpu_util_max",
-            "cpu_util",
-        ],
-        "a pods frame (ccanalytics.pods_frame)",
-    )
+    _require(pods, UTILIZATION_BY_RANK, "a pods frame (ccanalytics.pods_frame)")
     judged_by = Params.of(params, idle_threshold=idle_threshold)  # ValueError unless 0-100
-    idle_threshold = judged_by.idle_threshold
     cid, cluster = _one_cluster(pods, cluster_id)
     marked = _straggler_ranks(stragglers, cluster, cid, judged_by)
-    ranks = _Ranks.of(_ranked_pods(cluster, cid), marked, idle_threshold)
+    ranked = _ranked_pods(cluster, cid)
+    ranks = _Ranks.of(ranked, marked, _judged(ranked, verdicts, judged_by)["idle"].to_numpy(bool))
     ax = _axes(ax)
 
     handles = [
         *_draw_gpu_bars(ax, ranks),
-        *_draw_idle_columns(ax, ranks, idle_threshold),
+        *_draw_idle_columns(ax, ranks, judged_by.idle_threshold),
         _draw_gpu_range(ax, ranks),
         *_draw_host_metrics(ax, ranks),
         _draw_median(ax, ranks),
@@ -163,13 +153,12 @@ class _Ranks:
     slow: BoolArray  # a straggler that is not idle
 
     @classmethod
-    def of(cls, ranked: pd.DataFrame, marked: dict[int, float | None], threshold: float) -> _Ranks:
+    def of(cls, ranked: pd.DataFrame, marked: dict[int, float | None], idle: BoolArray) -> _Ranks:
         rank = ranked["rank"].to_numpy(dtype=np.int64)
         labels = np.unique(rank)
         gpu_mean = _floats(ranked["gpu_util_mean"])
         gpu_high = _floats(ranked["gpu_util_max"])
         reporting = ~np.isnan(gpu_mean)
-        idle = judge_pods(ranked, Params(idle_threshold=threshold))["idle"].to_numpy(dtype=bool)
         return cls(
             labels=labels,
             x=np.searchsorted(labels, rank).astype(np.float64),

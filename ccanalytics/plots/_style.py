@@ -17,7 +17,7 @@ import numpy.typing as npt
 import pandas as pd
 from matplotlib.axes import Axes
 
-from ccanalytics.analysis import stragglers as find_stragglers
+from ccanalytics.analysis import judge_pods, stragglers as find_stragglers
 
 # Defined with every other exception; importable from here and from ``plots`` as before.
 from ccanalytics.errors import NoDataError as NoDataError
@@ -70,6 +70,12 @@ cluster_id : str, optional
 idle_threshold : float
         A GPU pod is idle when its busiest GPU is below this utilization, in
         percent (the rule of :func:`ccanalytics.analysis.idle_pods`).""",
+    "verdicts": """\
+verdicts : pandas.DataFrame, optional
+        The pods already judged: :func:`ccanalytics.analysis.judge_pods`'s answer for
+        them (or for a frame they were taken from), on their index, at this plot's
+        thresholds. ``None``: judged here. The report passes the verdicts its tables
+        were judged by, so a plot drawn in another process does not judge again.""",
     "ax": """\
 ax : matplotlib.axes.Axes, optional
         The axes to draw on. ``None``: ``plt.gca()``, the current axes of the
@@ -135,6 +141,17 @@ def _one_cluster(frame: pd.DataFrame, cluster_id: str | None) -> tuple[str | Non
     if subset.empty:
         raise ValueError(f"no rows for cluster {cluster_id!r}; the frame holds {ids}")
     return cluster_id, subset
+
+
+def _judged(frame: pd.DataFrame, verdicts: pd.DataFrame | None, params: Params) -> pd.DataFrame:
+    """``frame``'s pods judged by the rules at ``params``: the rows of ``verdicts`` (a
+    :func:`~ccanalytics.analysis.judge_pods` answer) for them when given, else judged now."""
+    if verdicts is None:
+        return judge_pods(frame, params)
+    _require(verdicts, ["idle", "judged"], "verdicts (ccanalytics.analysis.judge_pods)")
+    if not (verdicts.index.is_unique and frame.index.isin(verdicts.index).all()):
+        raise ValueError("verdicts must hold a row for every pod of the frame, on its index")
+    return verdicts.loc[frame.index]
 
 
 def _axes(ax: Axes | None) -> Axes:

@@ -22,8 +22,10 @@ from ccanalytics.report._templates import block
 # Underscored names are for ``report``, not public API.
 __all__ = ["MAX_COST_BARS", "MAX_RANK_PLOTS", "_plots", "_rank_clusters"]
 
-#: Clusters drawn rank by rank at most by default; every cluster is in the tables.
-MAX_RANK_PLOTS: Final = 6
+#: Clusters drawn rank by rank at most by default; every cluster is in the tables, and
+#: those not drawn are named under the plots. Each drawn cluster adds two figures (a rank
+#: plot and a heatmap), each as costly to draw as a fleet-wide chart and below the fold.
+MAX_RANK_PLOTS: Final = 3
 #: Bars of a cost chart at most: the most expensive groups, then one bar for the others
 #: (so the figure keeps its size at any fleet size).
 MAX_COST_BARS: Final = 20
@@ -52,6 +54,12 @@ def _rank_clusters(pods: pd.DataFrame, gpus: pd.DataFrame, findings: _Findings) 
     return order["cluster_id"].tolist()
 
 
+def _verdicts(r: _Report, index: pd.Index) -> pd.DataFrame:
+    """The findings' verdicts of these pods, only the columns a plot reads: the plot is
+    pickled to a worker, which then need not judge them again."""
+    return r.findings.verdicts.loc[index, ["idle", "judged"]]
+
+
 def _groups(pods: pd.DataFrame, by: str) -> int:
     """How many bars a cost chart by ``by`` would need without a cap."""
     groups = pods[by].astype("string").nunique(dropna=True)
@@ -78,6 +86,7 @@ def _cost_chart(r: _Report, by: str, what: str) -> Markup:
             by="cluster" if by == "cluster_id" else "gpu_type",
             idle_threshold=threshold,
             max_bars=MAX_COST_BARS,
+            verdicts=_verdicts(r, r.pods.index),
         ),
         (10.0, 1.4 + 0.45 * max(n_bars, 1)),
         f"Cost per hour by {what}",
@@ -124,7 +133,12 @@ def _waste(r: _Report) -> Markup:
 def _scatter(r: _Report) -> Markup:
     threshold = r.findings.idle_threshold
     return figure(
-        Plot("cost_vs_utilization", r.pods[list(COST_VS_UTILIZATION)], idle_threshold=threshold),
+        Plot(
+            "cost_vs_utilization",
+            r.pods[list(COST_VS_UTILIZATION)],
+            idle_threshold=threshold,
+            verdicts=_verdicts(r, r.pods.index),
+        ),
         (10.0, 5.0),
         "Cost vs GPU utilization per pod",
         "One point per GPU pod. Points in the shaded band on the left are paid for "
@@ -164,6 +178,7 @@ def _one_cluster(r: _Report, cid: str) -> Markup:
                     cluster_id=cid,
                     stragglers=slow,
                     params=r.findings.params,
+                    verdicts=_verdicts(r, pods.index),
                 ),
                 (10.0, 4.4),
                 f"{cid}: utilization by rank",

@@ -70,6 +70,9 @@ class _Findings:
     uncosted_pods: int
     #: When the service answered (``observed_at``): earliest and latest; None: unknown.
     reading: tuple[datetime, datetime] | None
+    #: Every pod judged by the rules (:func:`~ccanalytics.analysis.judge_pods`), on the
+    #: pods frame's index: what the plots draw, so that they do not judge again.
+    verdicts: pd.DataFrame
     #: Clusters that could not be loaded: id -> why.
     failed: Mapping[str, str] = field(default_factory=dict)
     #: The thresholds every finding was judged at.
@@ -173,6 +176,7 @@ def _findings(
         states=_state_counts(not_running["status"]) if len(not_running) else {},
         uncosted_pods=int(pods["cost"].isna().sum()),
         reading=_reading(pods),
+        verdicts=verdicts,
         failed=dict(failed or {}),
         params=judged_by,
     )
