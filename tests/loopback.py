@@ -109,6 +109,13 @@ def client_side_threads() -> set[threading.Thread]:
     return {t for t in threading.enumerate() if "process_request_thread" not in t.name}
 
 
+def threads_started_since(before: set[threading.Thread]) -> set[threading.Thread]:
+    """The client-side threads alive now that were not in ``before``: what a leak test
+    asserts is empty. Not a comparison of the two sets: a thread that was ending when the
+    test began (an earlier test's server) may be gone by its end, which is no leak."""
+    return client_side_threads() - before
+
+
 @dataclass
 class Receiver:
     """A webhook on 127.0.0.1 (:func:`webhook_receiver`): POSTs to ``url`` are answered

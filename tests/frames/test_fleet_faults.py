@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from loopback import client_side_threads
+from loopback import client_side_threads, threads_started_since
 
 from ccanalytics import (
     ApiTimeoutError,
@@ -170,7 +170,7 @@ def test_a_failing_fleet_load_leaks_no_connection_and_no_thread(
         assert len(frame) == 17
         # The load's own connections are closed as soon as it returns.
         assert _client_sockets(_port(fleet_sandbox)) == 0
-    assert client_side_threads() == threads
+    assert threads_started_since(threads) == set()
     # Server-side ends close once their handlers notice (the slow one sleeps first).
     assert _eventually(lambda: len(_socket_inodes()) <= baseline), (
         len(_socket_inodes()),
@@ -190,7 +190,7 @@ def test_a_fleet_load_from_a_running_loop_leaves_no_worker_thread(
 
     frame = asyncio.run(notebook_cell())
     assert set(frame.attrs["errors"]) == set(BAD)
-    assert client_side_threads() == threads
+    assert threads_started_since(threads) == set()
     assert _client_sockets(_port(fleet_sandbox)) == 0
 
 
