@@ -1,8 +1,8 @@
 """Figure 5: ``ccanalytics report`` on 500 clusters x 100 pods, whole process.
 
-Target (issues 16, 19.10, 25.7): <= 6 s for the whole process on this 2-core machine,
-against a loopback sandbox with those clusters and no rate limits, with an output that
-stays readable (charts capped).
+Targets (issues 16, 19.10, 25.7, 60): <= 1.3x the load alone and <= 6 s for the whole
+process on this 2-core machine, against a loopback sandbox with those clusters and no
+rate limits, with an output that stays readable (charts capped).
 
 Baselines, run interleaved with it in the same session:
 
@@ -76,6 +76,8 @@ from ccanalytics.sandbox import FULL_ACCESS_KEY, Sandbox, SandboxApp, make_clust
 
 CLUSTERS, PODS = 500, 100
 TARGET_S = 6.0
+#: ...and at most this multiple of the load alone: what a machine's speed cannot move.
+TARGET_RATIO = 1.3
 REPEAT = 3
 
 
@@ -118,7 +120,8 @@ def _cpu_seconds(cmd: list[str], env: dict[str, str]) -> float:
 
 def bench(against: str | None = None) -> None:
     print(
-        f"5. report: {CLUSTERS} clusters x {PODS} pods, whole process, target <= {TARGET_S:g} s",
+        f"5. report: {CLUSTERS} clusters x {PODS} pods, whole process, "
+        f"target <= {TARGET_RATIO:g}x the load alone and <= {TARGET_S:g} s",
         flush=True,
     )
     exe = script()
@@ -152,10 +155,12 @@ def bench(against: str | None = None) -> None:
         big.stop()
         small.stop()
     report(
-        f"report, {CLUSTERS}x{PODS} pods vs the load alone (target <= {TARGET_S:g} s)",
+        f"report, {CLUSTERS}x{PODS} pods vs the load alone "
+        f"(target <= {TARGET_RATIO:g}x and <= {TARGET_S:g} s)",
         f"{t['report']:.2f} s",
         f"{t['load']:.2f} s",
-        f"{t['report'] / t['load']:.2f}x; {verdict(t['report'] <= TARGET_S)}",
+        f"{t['report'] / t['load']:.2f}x: "
+        f"{verdict(t['report'] <= TARGET_RATIO * t['load'] and t['report'] <= TARGET_S)}",
         value=t["report"] / t["load"],
         headline=f"`ccanalytics report`, {CLUSTERS}x{PODS} pods, vs its load alone",
     )
