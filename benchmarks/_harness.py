@@ -119,6 +119,15 @@ def verdict(holds: bool) -> str:
     return "target holds" if holds else "target MISSED"
 
 
+def results_table(rows: list[Row]) -> list[str]:
+    """The docs' table of every row: its figure, ours, the baseline, the ratio and verdict."""
+    lines = ["| figure | ours | baseline | ratio and verdict |", "| --- | --- | --- | --- |"]
+    for row in rows:
+        cells = (row.figure, row.ours, row.baseline, row.ratio)
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return lines
+
+
 #: Rows in the README's table: the headline ratios only (the docs have the rest).
 README_ROWS = 5
 

@@ -145,12 +145,8 @@ def write_results(path: Path, elapsed: float, *, complete: bool, runs: int = 1) 
         "",
         f"One run of `{command}` on {today}{worst}: {_machine()}; {elapsed:.0f} s in all.",
         "",
-        "| figure | ours | baseline | ratio and verdict |",
-        "| --- | --- | --- | --- |",
+        *_harness.results_table(_harness.ROWS),
     ]
-    for figure, ours, baseline, ratio in _harness.ROWS:
-        cells = (figure, ours, baseline, ratio)
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 

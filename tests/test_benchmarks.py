@@ -56,3 +56,16 @@ def test_a_pipe_in_a_cell_does_not_split_the_row() -> None:
     text = "a | b"
     table = headline_table([Row("x", "1", "1", text, 1.0, text)], "2026-12-02")
     assert table.splitlines()[-1] == r"| a \| b | a \| b |"
+
+
+def test_the_results_table_has_a_line_per_row_and_its_four_cells() -> None:
+    lines = _harness.results_table(_rows(1.10, 1.60))
+    assert lines[:2] == [
+        "| figure | ours | baseline | ratio and verdict |",
+        "| --- | --- | --- | --- |",
+    ]
+    assert lines[2:] == [
+        "| loader | 0.8s | 0.7s | 1.10x |",
+        "| 429 responses | 0 | 2 | ok |",
+        "| report | 6 s | 4 s | 1.60x |",
+    ]
