@@ -90,5 +90,6 @@ def test_the_readme_is_a_front_door() -> None:
     text = README.read_text(encoding="utf-8")
     assert len(text.splitlines()) <= 125
     table = text.split("<!-- benchmarks:start -->\n", 1)[1].split("<!-- benchmarks:end -->")[0]
-    assert 0 < len(table.splitlines()) <= 5
+    rows = [line for line in table.splitlines() if line.startswith("| ")][2:]  # no header
+    assert 0 < len(rows) <= 5  # the headline ratios (benchmarks/_harness.py's README_ROWS)
     assert "docs/performance.md" in text
