@@ -4,8 +4,8 @@ The session is pyspark's ``local[2]`` (the ``engines`` extra; Java 17), one per 
 and quiet: no UI, two shuffle partitions (the default 200 would be 200 tasks a query
 over a few thousand rows), and its JVM compiles with C1 alone and collects with one
 thread: the tests' queries are many and short, so the optimising compiler's work never
-pays back (the agreement tests took 82 s with the JVM's defaults, 55 s so). A test that stops it leaves the next to start another
-(:func:`spark` asks ``getOrCreate`` each time). Without pyspark or Java the tests skip,
+pays back. A test that stops it leaves the next to start another (:func:`spark` asks
+``getOrCreate`` each time). Without pyspark or Java the tests skip,
 saying which (tests/README.md lists both reasons).
 """
 
