@@ -170,8 +170,9 @@ def waste_class(rows: pd.DataFrame) -> pd.Series:
     the first in the registry's order, the order a pod-snapshot is assigned in),
     :data:`NO_WASTE` when it wasted nothing, :data:`UNJUDGED` when it had no judged time
     (``judged_hours``, the registry's ``judged_pod_hours``, 0). By USD, not time, because
-    money is what a showback charges: a pod idle for 10 minutes of an hour and at 20 % for the other 50 wasted 1/6 of its hour's
-    cost idle and 2/3 as low compute, so its row is low compute.
+    money is what a showback charges: a pod idle for 10 minutes of an hour and at 20 %
+    for the other 50 wasted 1/6 of its hour's cost idle and 2/3 as low compute, so its
+    row is low compute.
     """
     wasted = rows["waste_cost"] > 0
     most = rows[list(_CLASS_OF)].astype("float64").idxmax(axis=1).map(_CLASS_OF)
