@@ -251,7 +251,7 @@ MEASURES: Final[tuple[Measure, ...]] = (
         fmt="hours",
         live="memory_risk_pods",
         live_unit="pods",
-        row="1.0",
+        row="CAST(1 AS DOUBLE)",
         where=MEMORY_RISK_SQL,
         params=("memory_threshold",),
         policy_key="max_memory_risk_pod_hours",
@@ -273,7 +273,7 @@ MEASURES: Final[tuple[Measure, ...]] = (
         fmt="hours",
         live="saturated_pods",
         live_unit="pods",
-        row="1.0",
+        row="CAST(1 AS DOUBLE)",
         where=f"({RUNNING_SQL} AND gpu_util_min IS NOT NULL "
         "AND gpu_util_min > $saturation_threshold)",
         params=("saturation_threshold",),

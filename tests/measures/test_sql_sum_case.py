@@ -11,6 +11,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
+from ccanalytics.frames import POD_COLUMNS
 from ccanalytics.measures import MEASURES, Params, sql_columns, sql_parameters, waste_classes
 
 _SUMMED = [m for m in (*MEASURES, *waste_classes()) if m.kind in ("sum", "waste") and m.row]
@@ -72,3 +73,28 @@ def test_case_form_is_a_case_only_where_there_is_a_where() -> None:
     assert "FILTER" not in filtered.sql_sum(case=True)
     assert "CASE WHEN" in filtered.sql_sum(case=True)
     assert "FILTER (WHERE" in filtered.sql_sum()
+
+
+_DUCKDB_TYPES = {"Float64": "DOUBLE", "Int64": "BIGINT", "string": "VARCHAR"}
+#: The two columns the rules derive from a pod's GPUs rather than read from its row.
+_DERIVED = {"idle_gpus": "BIGINT", "straggler_deficit": "DOUBLE"}
+
+
+def _stored_rows() -> str:
+    """The rows above with each column of the frames' own dtype, as the store holds it."""
+    casts = ", ".join(
+        f"CAST({c} AS {_DERIVED.get(c) or _DUCKDB_TYPES[POD_COLUMNS[c].dtype]}) AS {c}"
+        for c in _COLUMNS
+    )
+    return f"SELECT {casts} FROM ({_ROWS})"
+
+
+@pytest.mark.parametrize("measure", _SUMMED, ids=lambda m: m.name)
+def test_every_sum_is_a_double(measure: object) -> None:
+    # A sum of a DECIMAL literal (1.0) keeps a 128-bit DECIMAL state per group, which
+    # the rollups and wide windows hold in memory for every group at once.
+    con = duckdb.connect()
+    sql = measure.sql_sum()  # type: ignore[attr-defined]
+    params = {k: v for k, v in Params().sql().items() if k in sql_parameters(f"SELECT {sql}")}
+    (kind,) = con.execute(f"SELECT typeof({sql}) FROM ({_stored_rows()})", params).fetchone()  # type: ignore[misc]
+    assert kind == "DOUBLE"
