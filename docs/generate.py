@@ -3,7 +3,7 @@
 - ``reference/cli.md`` from the argparse parsers (``ccanalytics.cli.build_parser``);
 - ``reference/columns.md`` from ``POD_COLUMNS``, ``GPU_COLUMNS`` and ``LOAD_COLUMNS``.
 - ``reference/measures.md`` from ``ccanalytics.measures.MEASURES`` and ``Params``;
-- the README's exit statuses (between ``<!-- exit-statuses:start -->`` and ``:end``)
+- the README's exit-status sentence (between ``<!-- exit-statuses:start -->`` and ``:end``)
   from ``ccanalytics.cli._exits.EXIT_STATUSES``, the table every ``--help`` prints.
 
 ``python docs/generate.py`` rewrites them; ``python docs/generate.py --check`` exits 1
@@ -224,10 +224,12 @@ def measures_page() -> str:
 
 
 def exit_statuses() -> str:
-    """The README's list of every command's exit statuses, as its ``--help`` says them."""
-    from ccanalytics.cli._exits import readme_paragraph
+    """The README's sentence of every command's exit statuses, as ``--help`` says it."""
+    import textwrap
 
-    return readme_paragraph() + "\n"
+    from ccanalytics.cli._exits import summary
+
+    return textwrap.fill(summary(), width=90) + "\n"
 
 
 PAGES = {

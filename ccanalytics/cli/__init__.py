@@ -13,8 +13,8 @@ library errors into a one-line message on stderr with a non-zero exit status:
 - 3 and 4: ``check`` found a threshold breached (4: every breach snoozed); 5:
   ``audit-keys`` found a key with errors.
 
-Each command's statuses are written once, in ``_exits``, which its ``--help`` and the
-README print.
+Each command's statuses are written once, in ``_exits``: its ``--help`` prints them, and
+the top-level ``--help`` and the README their summary.
 
 One module per command (``_pods``, ``_report``, ``_collect``, ``_check``, ``_history``
 (one subcommand per History query), ``_export`` (with its ``showback``), ``_measures``
@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -46,7 +47,7 @@ from ccanalytics.cli import (
     _sandbox,
 )
 from ccanalytics.cli._common import EXIT_FAILURE, EXIT_USAGE, Formatter, Parser, UsageError
-from ccanalytics.cli._exits import add_exit_statuses
+from ccanalytics.cli._exits import add_exit_statuses, summary
 
 __all__ = ["build_parser", "main"]
 
@@ -61,10 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Configure with CCANALYTICS_API_KEY and CCANALYTICS_BASE_URL, "
         "or add --sandbox to use the embedded sandbox.\n\n"
         "Example:\n  ccanalytics report --sandbox --output report.html\n\n"
-        "Exit status: 0 success; 1 the API, the network or the store failed, or anything\n"
-        "else failed (its cause in one line); 2 bad usage\n"
-        "or bad input (also no command); check: 3 breached, 4 every breach snoozed;\n"
-        "audit-keys: 5 a key has errors. Each command's --help says its own.",
+        + textwrap.fill(summary(), width=80),
     )
     parser.add_argument("--version", action="version", version="%(prog)s 0.1.0")
     sub: Any = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

@@ -3,8 +3,8 @@
 One number means one thing across the commands (0 done, 1 the API, the network or the
 store failed, 2 bad usage or bad input), and a command that finds something to report
 says so with a number of its own: ``check`` 3 and 4, ``audit-keys`` 5, so a script
-can tell a finding from a typo. ``docs/generate.py`` writes :func:`readme_paragraph`
-into the README.
+can tell a finding from a typo. :func:`summary` says them all in one sentence, for the
+top-level ``--help`` and the README (``docs/generate.py`` writes it there).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ __all__ = [
     "EXIT_STATUSES",
     "add_exit_statuses",
     "exit_epilog",
-    "readme_paragraph",
+    "summary",
 ]
 
 EXIT_BREACHED: Final = 3
@@ -139,10 +139,22 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
     return {}
 
 
-def readme_paragraph() -> str:
-    """The README's exit statuses: the table, one command a line."""
-    rows = [
-        f"- `{command}`: " + "; ".join(f"{code} {meaning}" for code, meaning in statuses)
-        for command, statuses in EXIT_STATUSES.items()
-    ]
-    return "\n".join(rows)
+#: The statuses only some commands exit with, in a word or two each (see EXIT_STATUSES).
+_FINDINGS: Final = {
+    EXIT_BREACHED: ("check", "breached"),
+    EXIT_SNOOZED: ("check", "every breach snoozed"),
+    EXIT_KEY_ERRORS: ("audit-keys", "a key has errors"),
+}
+
+
+def summary() -> str:
+    """Every command's exit statuses in one sentence: the shared three, then the findings."""
+    by_command: dict[str, list[str]] = {}
+    for code, (command, words) in _FINDINGS.items():
+        by_command.setdefault(command, []).append(f"{code} {words}")
+    findings = "; ".join(f"{command}: {', '.join(codes)}" for command, codes in by_command.items())
+    return (
+        f"Exit status: {EXIT_OK} success; {EXIT_FAILURE} the API, the network or the store "
+        f"failed, or anything else failed (its cause in one line); {EXIT_USAGE} bad usage or "
+        f"bad input (also no command); {findings}. Each command's --help says its own."
+    )

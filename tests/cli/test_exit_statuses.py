@@ -1,5 +1,5 @@
-"""Every command's exit statuses: one table, printed by its ``--help`` and the README alike;
-``ccanalytics`` alone lists the commands."""
+"""Every command's exit statuses: one table, printed by its ``--help``; its summary in the
+top-level ``--help`` and the README; ``ccanalytics`` alone lists the commands."""
 
 from __future__ import annotations
 
@@ -43,19 +43,30 @@ def test_every_command_has_a_row_in_the_table() -> None:
 
 
 @pytest.mark.parametrize("command", COMMANDS)
-def test_each_help_says_the_statuses_the_readme_says(
-    command: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_each_help_says_its_statuses(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     from ccanalytics.cli._exits import EXIT_STATUSES
 
     with pytest.raises(SystemExit):
         main([command, "--help"])
     help_text = _words(capsys.readouterr().out)
-    readme = _words((ROOT / "README.md").read_text())
     for code, meaning in EXIT_STATUSES[command]:
         assert f"{code} {_words(meaning)}" in help_text
-    row = f"`{command}`: " + "; ".join(f"{c} {_words(m)}" for c, m in EXIT_STATUSES[command])
-    assert row in readme
+
+
+def test_the_summary_names_every_status_beyond_the_shared_three(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from ccanalytics.cli._exits import EXIT_STATUSES, summary
+
+    said = _words(summary())
+    for command, statuses in EXIT_STATUSES.items():
+        for code, _ in statuses:
+            if code > 2:
+                assert f"{command}: " in said and f" {code} " in said, (command, code)
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert said in _words(capsys.readouterr().out)
+    assert said in _words((ROOT / "README.md").read_text())
 
 
 def test_a_history_query_and_export_showback_say_them_too(
