@@ -20,7 +20,7 @@ import pandas as pd
 from ccanalytics.analysis import (
     POD_STATES,
     cluster_summary,
-    cost_per_gpu_hour,
+    gpu_type_measures,
     idle_pods,
     judge_pods,
     measures_by,
@@ -58,6 +58,8 @@ class _Findings:
     totals: pd.Series
     idle: pd.DataFrame
     stragglers: pd.DataFrame
+    #: Per GPU type of the running GPU pods reporting utilization: the registry's measures
+    #: of the GPU-type table in their live columns (:func:`~ccanalytics.analysis.gpu_type_measures`).
     by_gpu: pd.DataFrame
     #: Per GPU type of the GPU pods (``unknown GPU`` for none): the registry's GPU spend,
     #: idle-pod cost and unused-capacity cost (USD/h), by the engine.
@@ -169,7 +171,7 @@ def _findings(
         totals=live_totals(summary),
         idle=idle,
         stragglers=slow,
-        by_gpu=cost_per_gpu_hour(pods),
+        by_gpu=gpu_type_measures(pods),
         waste_by_gpu=_waste_by_gpu(pods, judged_by),
         silent=silent,
         not_running=not_running,

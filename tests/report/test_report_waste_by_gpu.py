@@ -97,5 +97,5 @@ def test_a_cpu_pod_makes_no_unknown_gpu_row() -> None:
 def test_only_a_listing_s_dimensions_and_live_sums_split_live() -> None:
     with pytest.raises(ValueError, match="not split by 'day'"):
         live_by_sql(["gpu_cost"], "day")
-    with pytest.raises(TypeError, match="idle_cost_share is not a live sum"):
-        live_by_sql(["idle_cost_share"], "gpu_type")
+    with pytest.raises(TypeError, match="stragglers is not a live sum"):
+        live_by_sql(["stragglers"], "gpu_type")
