@@ -62,7 +62,8 @@ class _Findings:
     #: of the GPU-type table in their live columns (:func:`~ccanalytics.analysis.gpu_type_measures`).
     by_gpu: pd.DataFrame
     #: Per GPU type of the GPU pods (``unknown GPU`` for none): the registry's GPU spend,
-    #: idle-pod cost and unused-capacity cost (USD/h), by the engine.
+    #: idle-pod cost, unused-capacity cost and what the waste chart draws (USD/h, and
+    #: its share of the spend), by the engine: :data:`WASTE_BY_GPU`.
     waste_by_gpu: pd.DataFrame
     #: Running pods (or of unknown status) without the metric of their kind.
     silent: pd.DataFrame
@@ -184,15 +185,23 @@ def _findings(
     )
 
 
-#: The waste by GPU type: the registry's measures, summed per GPU type by the engine.
-WASTE_BY_GPU: Final = ("gpu_cost", "idle_cost", "unused_cost")
+#: The waste by GPU type: the registry's measures, per GPU type by the engine (the waste
+#: chart's idle cost, the unused capacity of pods in use, and their share of the spend).
+WASTE_BY_GPU: Final = (
+    "gpu_cost",
+    "idle_cost",
+    "unused_cost",
+    "busy_unused_cost",
+    "idle_and_unused_cost",
+    "idle_and_unused_cost_share",
+)
 #: The GPU type of a GPU pod the service names none for.
 UNKNOWN_GPU: Final = "unknown GPU"
 
 
 def _waste_by_gpu(pods: pd.DataFrame, params: Params) -> pd.DataFrame:
-    """Per GPU type, over the GPU pods (the rows GPU spend counts): GPU spend, idle-pod
-    and unused-capacity cost per hour, :data:`WASTE_BY_GPU`'s live columns."""
+    """Per GPU type, over the GPU pods (the rows GPU spend counts): :data:`WASTE_BY_GPU`'s
+    live columns (the share's spend there is the GPU spend)."""
     rows = by_name("gpu_cost").where
     out = measures_by(pods, WASTE_BY_GPU, "gpu_type", params=params, where=rows)
     out["gpu_type"] = out["gpu_type"].fillna(UNKNOWN_GPU)
