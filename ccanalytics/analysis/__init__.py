@@ -35,7 +35,12 @@ from __future__ import annotations
 
 from ccanalytics.analysis._accessor import CCAccessor, cc
 from ccanalytics.analysis._by import measures_by as measures_by  # for the report
-from ccanalytics.analysis._by_gpu_type import cost_per_gpu_hour
+from ccanalytics.analysis._by_gpu_type import (
+    BY_GPU_MEASURES as BY_GPU_MEASURES,  # for the report, not in __all__
+    as_cost_per_gpu_hour as as_cost_per_gpu_hour,  # for the report, not in __all__
+    cost_per_gpu_hour,
+    gpu_type_measures as gpu_type_measures,
+)
 from ccanalytics.analysis._pods import (
     DEFAULT_IDLE_THRESHOLD,
     DEFAULT_STRAGGLER_MIN_GAP,

@@ -30,8 +30,10 @@ Kinds:
   (History.spend_anomalies); ``"judgement"``: a figure of one budget's judgement (its
   tier, its breach date), written to the textfile per rule.
 
-The spend, judgement, anomaly and backtest entries are declared in
-:mod:`~ccanalytics.measures._registry_spend` and come last in :data:`MEASURES`.
+The report's GPU-type table and waste chart's sums and quotients are declared in
+:mod:`~ccanalytics.measures._registry_report`, after the waste classes; the spend,
+judgement, anomaly and backtest entries in :mod:`~ccanalytics.measures._registry_spend`,
+last in :data:`MEASURES`.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from types import MappingProxyType
 from typing import Final
 
 from ccanalytics.measures._measure import Measure, Metric
+from ccanalytics.measures._registry_report import REPORT_MEASURES
 from ccanalytics.measures._registry_spend import SPEND_MEASURES
 from ccanalytics.measures.rules import (
     IDLE_SQL,
@@ -420,6 +423,7 @@ MEASURES: Final[tuple[Measure, ...]] = (
         "their unused capacity cost x (1 - gpu_util_mean/100)",
         ("idle_threshold", "low_compute_threshold"),
     ),
+    *REPORT_MEASURES,
     *SPEND_MEASURES,
 )
 

@@ -2,7 +2,8 @@
 
 The spend charts are dominated by the most expensive group; this one draws only what
 is wasted, so a small cluster wasting half of its spend is as visible as a large one,
-and says beside each bar what share of the group's spend it is.
+and says beside each bar what share of the group's spend it is (the caller's figure:
+the registry's ``idle_and_unused_cost_share``, by the engine).
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ def waste_breakdown(
     costs: pd.DataFrame,
     *,
     by: str = "cluster_id",
-    total: str = "total_cost",
     idle: str = "idle_cost",
-    unused: str = "unused_cost",
+    unused: str = "busy_unused_cost",
+    share: str | None = "idle_and_unused_cost_share",
     unit: str = "USD",
     max_bars: int | None = DEFAULT_MAX_BARS,
     ax: Axes | None = None,
@@ -43,19 +44,26 @@ def waste_breakdown(
     """Idle and unused-capacity cost per group, the most wasteful on top.
 
     One horizontal bar per group that wastes anything: its idle-pod cost, then the
-    rest of its unused-capacity cost (unused capacity counts idle pods too, so the
-    bar's length is the unused-capacity cost, or the idle cost if larger). Beside
-    each bar: the waste and its share of the group's spend. Groups wasting nothing
-    are left out; beyond ``max_bars`` groups the last bar sums the rest.
+    unused capacity of its pods in use (idle pods are in the first part only). Beside
+    each bar: the waste and its share of the group's spend, as ``share`` gives it.
+    Groups wasting nothing are left out; beyond ``max_bars`` groups the last bar sums
+    the rest (its share is not drawn: no group's spend is the sum's). The figures are
+    the caller's: nothing is computed here but the bars' order.
 
     Parameters
     ----------
     costs : pandas.DataFrame
-        One row per group, e.g. ``History.idle_cost(by="cluster")`` (the defaults) or
-        :func:`ccanalytics.analysis.cluster_summary` with ``total="cost_per_hour"``,
-        ``idle="idle_cost_per_hour"``, ``unused="unused_cost_per_hour"``, ``unit="USD/h"``.
-    by, total, idle, unused : str
-        The columns: the group's name, its spend, idle-pod cost, unused-capacity cost.
+        One row per group, e.g. ``History.measures(["idle_cost", "busy_unused_cost",
+        "idle_and_unused_cost_share"], by="cluster")`` (the defaults) or
+        :func:`ccanalytics.analysis.cluster_summary` with ``idle="idle_cost_per_hour"``,
+        ``unused="busy_unused_cost_per_hour"``, ``share="idle_and_unused_cost_share"``,
+        ``unit="USD/h"``.
+    by, idle, unused : str
+        The columns: the group's name, its idle-pod cost, the unused-capacity cost of
+        its pods in use (the registry's ``busy_unused_cost``).
+    share : str or None
+        The column of the waste's share of the group's spend (0-1, the registry's
+        ``idle_and_unused_cost_share``); None: no share beside the bars.
     unit : str
         The unit of the amounts, for the axis and the notes.
     max_bars : int or None
@@ -70,10 +78,11 @@ def waste_breakdown(
     ------
     {raises}
     """
-    _require(costs, [by, total, idle, unused], f"a frame with {by}, {total}, {idle}, {unused}")
+    given = [by, idle, unused, *([share] if share else [])]
+    _require(costs, given, f"a frame with {', '.join(given)}")
     if max_bars is not None and max_bars < 2:
         raise ValueError(f"max_bars must be at least 2 (or None), got {max_bars}")
-    waste = _waste_by_group(costs, by, total, idle, unused, max_bars)
+    waste = _waste_by_group(costs, by, idle, unused, share, max_bars)
     if waste.empty:
         raise NoDataError("no group wastes anything: nothing to draw")
     ax = _axes(ax)
@@ -93,37 +102,42 @@ def waste_breakdown(
 
 
 def _waste_by_group(
-    costs: pd.DataFrame, by: str, total: str, idle: str, unused: str, max_bars: int | None
+    costs: pd.DataFrame,
+    by: str,
+    idle: str,
+    unused: str,
+    share: str | None,
+    max_bars: int | None,
 ) -> pd.DataFrame:
-    """Per group with waste (rows, most wasteful first): ``idle``, ``unused``, ``total``."""
-    idle_usd = np.nan_to_num(_floats(costs[idle]))
+    """Per group with waste (rows, most wasteful first): ``idle``, ``unused``, ``share``."""
+    nothing = np.full(len(costs), np.nan)
     frame = pd.DataFrame(
         {
-            "idle": idle_usd,
-            # Unused capacity includes the idle pods': only the rest is drawn after them.
-            "unused": np.clip(np.nan_to_num(_floats(costs[unused])) - idle_usd, 0.0, None),
-            "total": np.nan_to_num(_floats(costs[total])),
+            "idle": np.nan_to_num(_floats(costs[idle])),
+            "unused": np.nan_to_num(_floats(costs[unused])),
+            "share": _floats(costs[share]) if share else nothing,
         },
         index=costs[by].astype("string").fillna("unknown").to_numpy(str),
     )
-    frame = frame.groupby(level=0).sum()
     frame = frame[(frame["idle"] + frame["unused"]) > 0]
+    # The bars' order (most wasteful first, then by name): drawing, not a figure.
     waste = (frame["idle"] + frame["unused"]).to_numpy()
     frame = frame.iloc[np.lexsort((frame.index.to_numpy(str), -waste))]
     if max_bars is not None and len(frame) > max_bars:
         kept, rest = frame.iloc[: max_bars - 1], frame.iloc[max_bars - 1 :]
-        frame = pd.concat([kept, rest.sum().to_frame(f"{len(rest)} others").T])
+        others = rest[["idle", "unused"]].sum().to_frame(f"{len(rest)} others").T
+        frame = pd.concat([kept, others.assign(share=np.nan)])
     return frame
 
 
 def _annotate(ax: Axes, waste: pd.DataFrame, unit: str) -> None:
     """Each bar's waste and its share of the group's spend, just past its end."""
     amounts = (waste["idle"] + waste["unused"]).to_numpy(dtype=np.float64)
-    totals = waste["total"].to_numpy(dtype=np.float64)
-    for pos, (amount, total) in enumerate(zip(amounts, totals, strict=True)):
-        share = f" ({amount / total:.0%} of its spend)" if total > 0 else ""
+    shares = waste["share"].to_numpy(dtype=np.float64)
+    for pos, (amount, share) in enumerate(zip(amounts, shares, strict=True)):
+        note = f" ({share:.0%} of its spend)" if np.isfinite(share) else ""
         ax.annotate(
-            f"{amount:,.2f} {unit}{share}",
+            f"{amount:,.2f} {unit}{note}",
             xy=(float(amount), float(pos)),
             xytext=(4, 0),
             textcoords="offset points",

@@ -65,20 +65,29 @@ def measure_cards(
     return cards
 
 
-#: A table column's format by the unit of its figure.
-_FORMATS: Final = {"USD/h": "usd", "USD": "usd", "0-1": "share"}
+#: A table column's format by the measure's: amounts in USD (USD/h, USD per GPU-hour)
+#: with cents, shares in percent, counts (and live, pods or GPUs) whole.
+_FORMATS: Final = {"usd": "usd", "share": "share", "count": "int"}
+#: Live, a time sum's figure is of one instant: its label says pods or GPUs, not hours.
+_PER_INSTANT: Final = (("pod-hours", "pods"), ("GPU-hours", "GPUs"))
 
 
 def measure_column(name: str, *, live: bool, column: str | None = None) -> tuple[str, str, str]:
     """A table column of the registry measure ``name``: (column, header, format).
 
     The header is the measure's label with its unit (``idle GPU spend (USD/h)``), unless
-    the label says it (``idle GPU-hours``); ``column`` names the frame's column when it
-    is not the measure's own (a pod's ``wasted_cost_per_hour``).
+    the label says it (``idle GPU-hours``); live, a sum over time is of one instant, so
+    its label's ``pod-hours`` and ``GPU-hours`` read ``pods`` and ``GPUs`` (``judged
+    pods``). ``column`` names the frame's column when it is not the measure's own (a
+    pod's ``wasted_cost_per_hour``).
     """
     m = by_name(name)
     unit = str(m.live_unit) if live else m.unit
-    header = m.label if unit == "0-1" or unit in m.label else f"{m.label} ({unit})"
+    label = m.label
+    if live:
+        for hours, instant in _PER_INSTANT:
+            label = label.replace(hours, instant)
+    header = label if unit == "0-1" or unit in label else f"{label} ({unit})"
     own = str(m.live) if live else m.name
-    fmt = _FORMATS.get(unit, "int" if m.fmt == "count" else "num")
-    return (column or own, header, fmt)
+    whole = live and m.live_dtype == "Int64"  # a count of pods or GPUs at one instant
+    return (column or own, header, "int" if whole else _FORMATS.get(m.fmt, "num"))

@@ -12,6 +12,7 @@ from typing import Final
 import pandas as pd
 from markupsafe import Markup
 
+from ccanalytics.measures import by_name
 from ccanalytics.plots._reads import COST_BREAKDOWN, COST_VS_UTILIZATION
 from ccanalytics.report._draw import Plot, figure
 from ccanalytics.report._findings import _Findings
@@ -96,38 +97,40 @@ def _cost_chart(r: _Report, by: str, what: str) -> Markup:
 
 def _waste(r: _Report) -> Markup:
     """Idle and unused-capacity cost per cluster and per GPU type, ranked by waste."""
-    caption = (
-        "Only what is wasted, most first: idle GPU pods (hatched), then the rest of the "
-        "unused capacity of pods in use. Beside each bar, its share of the group's spend."
-    )
     parts = []
     # Per GPU type, of the GPU pods alone: their spend is the GPU spend.
-    for frame, by, what, total in (
-        (r.findings.summary, "cluster_id", "cluster", "cost_per_hour"),
-        (r.findings.waste_by_gpu, "gpu_type", "GPU type", "gpu_cost_per_hour"),
+    for frame, by, what in (
+        (r.findings.summary, "cluster_id", "cluster"),
+        (r.findings.waste_by_gpu, "gpu_type", "GPU type"),
     ):
-        wasting = frame[
-            (frame["idle_cost_per_hour"].fillna(0) + frame["unused_cost_per_hour"].fillna(0)) > 0
-        ]
-        n_bars = min(len(wasting), MAX_COST_BARS)
+        n_bars = min(int((frame[WASTED_LIVE].fillna(0) > 0).sum()), MAX_COST_BARS)
         parts.append(
             figure(
                 Plot(
                     "waste_breakdown",
                     frame,
                     by=by,
-                    total=total,
-                    idle="idle_cost_per_hour",
-                    unused="unused_cost_per_hour",
+                    idle=str(by_name("idle_cost").live),
+                    unused=str(by_name("busy_unused_cost").live),
+                    share=str(by_name("idle_and_unused_cost_share").live),
                     unit="USD/h",
                     max_bars=MAX_COST_BARS,
                 ),
                 (10.0, 1.6 + 0.42 * max(n_bars, 1)),
                 f"Waste per hour by {what}",
-                caption,
+                WASTE_CAPTION,
             )
         )
     return Markup("\n").join(parts)
+
+
+#: The waste charts' groups that waste anything (a bar each): the registry's sum.
+WASTED_LIVE: Final = str(by_name("idle_and_unused_cost").live)
+#: The waste charts' caption, live and over a window.
+WASTE_CAPTION: Final = (
+    "Only what is wasted, most first: idle GPU pods (hatched), then the unused capacity "
+    "of the pods in use. Beside each bar, its share of the group's spend."
+)
 
 
 def _scatter(r: _Report) -> Markup:

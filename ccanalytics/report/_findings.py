@@ -20,7 +20,7 @@ import pandas as pd
 from ccanalytics.analysis import (
     POD_STATES,
     cluster_summary,
-    cost_per_gpu_hour,
+    gpu_type_measures,
     idle_pods,
     judge_pods,
     measures_by,
@@ -58,9 +58,12 @@ class _Findings:
     totals: pd.Series
     idle: pd.DataFrame
     stragglers: pd.DataFrame
+    #: Per GPU type of the running GPU pods reporting utilization: the registry's measures
+    #: of the GPU-type table in their live columns (:func:`~ccanalytics.analysis.gpu_type_measures`).
     by_gpu: pd.DataFrame
     #: Per GPU type of the GPU pods (``unknown GPU`` for none): the registry's GPU spend,
-    #: idle-pod cost and unused-capacity cost (USD/h), by the engine.
+    #: idle-pod cost, unused-capacity cost and what the waste chart draws (USD/h, and
+    #: its share of the spend), by the engine: :data:`WASTE_BY_GPU`.
     waste_by_gpu: pd.DataFrame
     #: Running pods (or of unknown status) without the metric of their kind.
     silent: pd.DataFrame
@@ -169,7 +172,7 @@ def _findings(
         totals=live_totals(summary),
         idle=idle,
         stragglers=slow,
-        by_gpu=cost_per_gpu_hour(pods),
+        by_gpu=gpu_type_measures(pods),
         waste_by_gpu=_waste_by_gpu(pods, judged_by),
         silent=silent,
         not_running=not_running,
@@ -182,15 +185,23 @@ def _findings(
     )
 
 
-#: The waste by GPU type: the registry's measures, summed per GPU type by the engine.
-WASTE_BY_GPU: Final = ("gpu_cost", "idle_cost", "unused_cost")
+#: The waste by GPU type: the registry's measures, per GPU type by the engine (the waste
+#: chart's idle cost, the unused capacity of pods in use, and their share of the spend).
+WASTE_BY_GPU: Final = (
+    "gpu_cost",
+    "idle_cost",
+    "unused_cost",
+    "busy_unused_cost",
+    "idle_and_unused_cost",
+    "idle_and_unused_cost_share",
+)
 #: The GPU type of a GPU pod the service names none for.
 UNKNOWN_GPU: Final = "unknown GPU"
 
 
 def _waste_by_gpu(pods: pd.DataFrame, params: Params) -> pd.DataFrame:
-    """Per GPU type, over the GPU pods (the rows GPU spend counts): GPU spend, idle-pod
-    and unused-capacity cost per hour, :data:`WASTE_BY_GPU`'s live columns."""
+    """Per GPU type, over the GPU pods (the rows GPU spend counts): :data:`WASTE_BY_GPU`'s
+    live columns (the share's spend there is the GPU spend)."""
     rows = by_name("gpu_cost").where
     out = measures_by(pods, WASTE_BY_GPU, "gpu_type", params=params, where=rows)
     out["gpu_type"] = out["gpu_type"].fillna(UNKNOWN_GPU)

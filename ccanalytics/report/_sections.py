@@ -16,8 +16,8 @@ from typing import Final
 import pandas as pd
 from markupsafe import Markup
 
-from ccanalytics.analysis import POD_STATES
-from ccanalytics.measures import waste_classes
+from ccanalytics.analysis import BY_GPU_MEASURES, POD_STATES
+from ccanalytics.measures import by_name, waste_classes
 from ccanalytics.measures.rules import DAYS_PER_MONTH
 from ccanalytics.report._actions import Headline
 from ccanalytics.report._cards import measure_cards, measure_column
@@ -313,21 +313,24 @@ def _gpu_types(r: _Report) -> Markup:
             r.findings.by_gpu,
             _columns(
                 ("gpu_type", "GPU type", "text"),
-                ("pods", "pods", "int"),
-                ("gpus", "GPUs", "int"),
-                ("cost_per_hour", "USD/h", "usd"),
-                ("list_cost_per_gpu_hour", "USD per GPU-hour", "usd"),
-                ("gpu_util_mean", "GPU util %", "pct"),
-                ("utilized_gpus", "GPUs' worth of work", "num"),
-                ("cost_per_utilized_gpu_hour", "USD per utilized GPU-hour", "usd"),
+                *(measure_column(name, live=True) for name in BY_GPU_MEASURES),
             ),
             "No running GPU pod reports utilization.",
         )
         + _note(
-            "USD per utilized GPU-hour: USD/h over GPUs' worth of work (GPUs × utilization), "
-            "what one GPU-hour of actual work costs; idle GPUs push it above the list price."
+            f"{_label('cost_per_utilized_gpu_hour')}: {_meaning('cost_per_utilized_gpu_hour')}."
         )
     )
+
+
+def _label(name: str) -> str:
+    """A measure's label as a sentence starts it."""
+    label = by_name(name).label
+    return label[:1].upper() + label[1:]
+
+
+def _meaning(name: str) -> str:
+    return by_name(name).meaning
 
 
 _POD_COLUMNS: Final = (

@@ -20,7 +20,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from ccanalytics._durations import describe_duration
-from ccanalytics.measures import Params, by_name, waste_classes
+from ccanalytics.measures import MEASURES, Params, by_name
 from ccanalytics.report._cards import measure_cards, measure_column
 from ccanalytics.report._draw import Plot, figure
 from ccanalytics.report._html import _Card, _columns, _table
@@ -44,6 +44,19 @@ MAX_BUCKETS = 120
 MAX_HEATMAPS = 3
 #: Rows in the idle-pods table at most.
 MAX_POD_ROWS = 20
+#: The registry's measures the window's totals hold (History.measures over the window):
+#: every sum, share and waste class, which the cards and sentences read.
+WINDOW_MEASURES = tuple(m.name for m in MEASURES if m.kind in ("sum", "share", "waste"))
+#: The waste chart's measures per cluster: idle pods, the unused capacity of the pods
+#: in use, their sum (a bar's length) and its share of the cluster's spend.
+WASTE_MEASURES = (
+    "idle_cost",
+    "busy_unused_cost",
+    "idle_and_unused_cost",
+    "idle_and_unused_cost_share",
+)
+#: The window's hours, from :meth:`~ccanalytics.history.History.idle_cost`.
+_HOURS = ("observed_hours", "unobserved_hours")
 
 
 @dataclass(frozen=True)
@@ -53,7 +66,7 @@ class WindowFindings:
     window: timedelta
     start: pd.Timestamp
     end: pd.Timestamp
-    #: idle_cost(by=None)'s one row, the waste classes' totals and the chronic stragglers
+    #: The window's hours, each of :data:`WINDOW_MEASURES` and the chronic stragglers.
     totals: pd.Series
     by_cluster: pd.DataFrame
     by_day: pd.DataFrame
@@ -67,6 +80,8 @@ class WindowFindings:
     params: Params = field(default_factory=Params)
     #: Right-sizing hints over the window (History.rightsizing), largest saving first.
     rightsizing: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: Per cluster, History.measures of :data:`WASTE_MEASURES`: what the waste chart draws.
+    waste_by_cluster: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 #: Columns of :func:`flag_runs`.
@@ -155,21 +170,23 @@ def window_findings(
         chronic = judged_by.chronic_share
         transient = slow[slow["share"] < chronic]
         runs = flag_runs(history.straggler_flags(since, params=judged_by), transient)
-        totals = history.idle_cost(since, by=None, params=judged_by).iloc[0]
-        waste = history.waste(since, by=None, params=judged_by).iloc[0]
+        # The hours from idle_cost (its documented columns), every other figure of the
+        # window from History.measures: the sums, shares and waste classes, and the count
+        # of chronic stragglers, each the registry's.
+        hours = history.idle_cost(since, by=None, params=judged_by).iloc[0][list(_HOURS)]
+        sums = history.measures(WINDOW_MEASURES, since, by=None, params=judged_by)
+        counted = history.measures("stragglers", since, by=None, params=judged_by)
         return WindowFindings(
             window=window,
             start=start,
             end=start + window,
-            # The waste classes beside the idle cost: each class's card reads its total.
             totals=pd.concat(
-                [
-                    totals,
-                    waste[[m.name for m in waste_classes()]],
-                    pd.Series({"stragglers": float((slow["share"] >= chronic).sum())}),
-                ]
+                [hours, sums.iloc[0][list(WINDOW_MEASURES)], counted.iloc[0][["stragglers"]]]
             ),
             by_cluster=history.idle_cost(since, by="cluster", params=judged_by),
+            waste_by_cluster=history.measures(
+                WASTE_MEASURES, since, by="cluster", params=judged_by
+            ),
             by_day=history.idle_cost(since, by="day", params=judged_by),
             stragglers=slow,
             lifetimes=history.pod_lifetimes(since, params=judged_by),
@@ -265,10 +282,9 @@ def _transient(f: WindowFindings, row: Any) -> str:
     )
 
 
-def _wasting(by_cluster: pd.DataFrame) -> int:
+def _wasting(waste: pd.DataFrame) -> int:
     """How many clusters wasted anything (bars of the waste chart)."""
-    waste = by_cluster["idle_cost"].fillna(0) + by_cluster["unused_cost"].fillna(0)
-    return min(int((waste > 0).sum()), 15)
+    return min(int((waste["idle_and_unused_cost"].fillna(0) > 0).sum()), 15)
 
 
 def window_cards(f: WindowFindings) -> list[_Card]:

@@ -43,6 +43,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from ccanalytics._csv import frame_csv
+from ccanalytics.analysis import as_cost_per_gpu_hour
 
 # Defined with every other exception; importable from here and from ``report`` as before.
 from ccanalytics.errors import (
@@ -428,7 +429,7 @@ def _write_csvs(
         "summary.csv": findings.summary,
         "idle.csv": findings.idle,
         "stragglers.csv": findings.stragglers,
-        "cost_by_gpu_type.csv": findings.by_gpu,
+        "cost_by_gpu_type.csv": as_cost_per_gpu_hour(findings.by_gpu),
     }
     for name in CSV_FILES:
         _write_atomic(directory / name, frame_csv(frames[name]))

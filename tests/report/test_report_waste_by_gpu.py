@@ -64,30 +64,34 @@ def _pods(*, unknown: bool = True) -> pd.DataFrame:
     return pods_table(rows)
 
 
-def _table(pods: pd.DataFrame) -> dict[str, tuple[float, float, float]]:
+def _table(pods: pd.DataFrame) -> dict[str, tuple[float, ...]]:
     found = _findings(pods, 10.0).waste_by_gpu
     assert list(found.columns) == [
         "gpu_type",
         "gpu_cost_per_hour",
         "idle_cost_per_hour",
         "unused_cost_per_hour",
+        "busy_unused_cost_per_hour",
+        "idle_and_unused_cost_per_hour",
+        "idle_and_unused_cost_share",
     ]
-    return {
-        row.gpu_type: (row.gpu_cost_per_hour, row.idle_cost_per_hour, row.unused_cost_per_hour)
-        for row in found.itertuples()
-    }
+    return {row[0]: tuple(row[1:]) for row in found.itertuples(index=False)}
 
 
 def test_waste_by_gpu_type_is_the_hand_computation() -> None:
     table = _table(_pods())
     assert list(table) == ["A100", "H100", "unknown GPU"]  # by name, as before
-    assert table["A100"] == pytest.approx((6.0, 2.0, 3.9))
-    assert table["H100"] == pytest.approx((0.0, 0.0, 0.0))
-    assert table["unknown GPU"] == pytest.approx((3.0, 0.0, 2.25))
+    # A100: the busy pod's 2.00 unused; the idle pod's 2.00 idle (its 1.90 unused is in
+    # the idle part only): 4.00 of the type's 6.00 wasted.
+    assert table["A100"][:5] == pytest.approx((6.0, 2.0, 3.9, 2.0, 4.0))
+    assert table["A100"][5] == pytest.approx(4.0 / 6.0)
+    assert table["H100"][:5] == pytest.approx((0.0, 0.0, 0.0, 0.0, 0.0))
+    assert pd.isna(table["H100"][5])  # no spend: no share
+    assert table["unknown GPU"] == pytest.approx((3.0, 0.0, 2.25, 2.25, 2.25, 0.75))
     # The CPU pod's 1.50 USD/h is the fleet's, not a GPU type's.
     totals = _findings(_pods(), 10.0).totals
     assert totals["cost_per_hour"] == pytest.approx(10.5)
-    assert sum(spend for spend, _, _ in table.values()) == pytest.approx(9.0)
+    assert sum(row[0] for row in table.values()) == pytest.approx(9.0)
 
 
 def test_a_cpu_pod_makes_no_unknown_gpu_row() -> None:
@@ -97,5 +101,5 @@ def test_a_cpu_pod_makes_no_unknown_gpu_row() -> None:
 def test_only_a_listing_s_dimensions_and_live_sums_split_live() -> None:
     with pytest.raises(ValueError, match="not split by 'day'"):
         live_by_sql(["gpu_cost"], "day")
-    with pytest.raises(TypeError, match="idle_cost_share is not a live sum"):
-        live_by_sql(["idle_cost_share"], "gpu_type")
+    with pytest.raises(TypeError, match="stragglers is not a live sum"):
+        live_by_sql(["stragglers"], "gpu_type")
