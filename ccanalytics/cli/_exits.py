@@ -139,20 +139,22 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
     return {}
 
 
-#: The statuses only some commands exit with, in a word or two each (see EXIT_STATUSES).
+#: The statuses only some commands exit with, in a word or two each (EXIT_STATUSES says
+#: which command exits with each, and what it means in full).
 _FINDINGS: Final = {
-    EXIT_BREACHED: ("check", "breached"),
-    EXIT_SNOOZED: ("check", "every breach snoozed"),
-    EXIT_KEY_ERRORS: ("audit-keys", "a key has errors"),
+    EXIT_BREACHED: "breached",
+    EXIT_SNOOZED: "every breach snoozed",
+    EXIT_KEY_ERRORS: "a key has errors",
 }
 
 
 def summary() -> str:
     """Every command's exit statuses in one sentence: the shared three, then the findings."""
-    by_command: dict[str, list[str]] = {}
-    for code, (command, words) in _FINDINGS.items():
-        by_command.setdefault(command, []).append(f"{code} {words}")
-    findings = "; ".join(f"{command}: {', '.join(codes)}" for command, codes in by_command.items())
+    findings = "; ".join(
+        f"{command}: " + ", ".join(f"{code} {_FINDINGS[code]}" for code in own)
+        for command, statuses in EXIT_STATUSES.items()
+        if (own := [code for code, _ in statuses if code in _FINDINGS])
+    )
     return (
         f"Exit status: {EXIT_OK} success; {EXIT_FAILURE} the API, the network or the store "
         f"failed, or anything else failed (its cause in one line); {EXIT_USAGE} bad usage or "
