@@ -8,7 +8,7 @@ import pandas as pd
 
 from ccanalytics.analysis._pods import STRAGGLER_CTES
 from ccanalytics.analysis._run import GPUS, params_of, require, run
-from ccanalytics.measures import MEASURES, Params, rules, sum_where, waste_classes
+from ccanalytics.measures import MEASURES, Params, rules, sum_where
 
 __all__ = ["POD_STATES", "cluster_summary"]
 
@@ -29,8 +29,8 @@ _OTHER_STATES: Final = ", ".join(f"'{state}'" for state in POD_STATES)
 
 #: The registry's measures the live summary carries (per hour), in the registry's order.
 _LIVE_SUMS: Final = tuple(m for m in MEASURES if m.kind == "sum" and m.live)
-#: The waste classes, per hour, over the pod rows :func:`rules.waste_ctes` completes.
-_LIVE_WASTE: Final = tuple(m for m in waste_classes() if m.live)
+#: The waste classes and their sum, per hour, over the pod rows :func:`rules.waste_ctes` completes.
+_LIVE_WASTE: Final = tuple(m for m in MEASURES if m.kind == "waste" and m.live)
 _LIVE_SHARES: Final = tuple(m for m in MEASURES if m.kind == "share" and m.live)
 
 
@@ -40,7 +40,7 @@ def _summary_sql() -> str:
     judged = rules.JUDGED_SQL
     other = _count(f"status IS NULL OR status NOT IN ({_OTHER_STATES})")
     sums = ",\n       ".join(f"coalesce({m.sql_sum(case=True)}, 0) AS {m.live}" for m in _LIVE_SUMS)
-    live = {m.name: m.live for m in _LIVE_SUMS}
+    live = {m.name: m.live for m in (*_LIVE_SUMS, *_LIVE_WASTE)}
     shares = "".join(
         f", {live[str(m.numerator)]} / nullif({live[str(m.denominator)]}, 0) AS {m.live}"
         for m in _LIVE_SHARES

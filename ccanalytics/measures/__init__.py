@@ -48,6 +48,7 @@ from ccanalytics.measures._registry import (
     by_name,
     by_policy_key,
     policy_keys,
+    sum_shares,
     waste_classes,
 )
 from ccanalytics.measures._sql import (
@@ -89,6 +90,7 @@ __all__ = [
     "sql_parameters",
     "sql_printed",
     "sql_tables",
+    "sum_shares",
     "sum_where",
     "threshold",
     "waste_classes",

@@ -51,11 +51,13 @@ from ccanalytics.measures.rules import (
     MEMORY_RISK_SQL,
     NOT_RUNNING_SQL,
     RUNNING_SQL,
+    RUNNING_WITHOUT_METRICS_SQL,
     STRAGGLER_RANKS_SQL,
     UNUSED_COST_SQL,
     UTIL_WEIGHT_SQL,
     WASTE_CLASSES,
-    WITHOUT_METRICS_SQL,
+    WASTE_ROW_SQL,
+    WASTED_SQL,
 )
 
 __all__ = [
@@ -63,6 +65,7 @@ __all__ = [
     "by_name",
     "by_policy_key",
     "policy_keys",
+    "sum_shares",
     "waste_classes",
 ]
 
@@ -369,9 +372,22 @@ MEASURES: Final[tuple[Measure, ...]] = (
         live="running_without_metrics",
         live_unit="pods",
         row="CAST(1 AS DOUBLE)",
-        where=f"(status = 'RUNNING' AND {WITHOUT_METRICS_SQL})",
+        where=RUNNING_WITHOUT_METRICS_SQL,
         card=True,
         card_marked=True,
+    ),
+    Measure(
+        name="no_metrics_cost",
+        kind="sum",
+        unit="USD",
+        meaning="what the running pods without metrics cost: in the spend, in no waste "
+        "figure, since nothing says whether they work",
+        label="spend of pods without metrics",
+        fmt="usd",
+        live="running_without_metrics_cost_per_hour",
+        live_unit="USD/h",
+        row="cost",
+        where=RUNNING_WITHOUT_METRICS_SQL,
     ),
     Measure(
         name="not_running_pod_hours",
@@ -386,6 +402,31 @@ MEASURES: Final[tuple[Measure, ...]] = (
         row="CAST(1 AS DOUBLE)",
         where=NOT_RUNNING_SQL,
         card=True,
+    ),
+    Measure(
+        name="not_running_cost",
+        kind="sum",
+        unit="USD",
+        meaning="what the pods not running cost (a pod is billed from provisioning on): "
+        "in the spend, never idle",
+        label="spend of pods not running",
+        fmt="usd",
+        live="not_running_cost_per_hour",
+        live_unit="USD/h",
+        row="cost",
+        where=NOT_RUNNING_SQL,
+    ),
+    Measure(
+        name="uncosted_pod_hours",
+        kind="sum",
+        unit="pod-hours",
+        meaning="pods the service gives no price for: they count as 0 in every cost",
+        label="pods without a price",
+        fmt="hours",
+        live="pods_without_cost",
+        live_unit="pods",
+        row="CAST(1 AS DOUBLE)",
+        where="cost IS NULL",
     ),
     _waste(
         "idle_empty_cost",
@@ -423,6 +464,33 @@ MEASURES: Final[tuple[Measure, ...]] = (
         "their unused capacity cost x (1 - gpu_util_mean/100)",
         ("idle_threshold", "low_compute_threshold"),
     ),
+    Measure(
+        name="waste_cost",
+        kind="waste",
+        unit="USD",
+        meaning="every waste class together (a pod row is in one class at most): what the "
+        "report's first screen gives per day",
+        label="waste",
+        fmt="usd",
+        live="waste_cost_per_hour",
+        live_unit="USD/h",
+        row=WASTE_ROW_SQL,
+        where=WASTED_SQL,
+        params=("idle_threshold", "idle_memory_threshold", "z", "min_gap", "low_compute_threshold"),
+    ),
+    Measure(
+        name="waste_share",
+        kind="share",
+        unit="0-1",
+        meaning="waste_cost over all spend (total_cost)",
+        label="waste share of spend",
+        fmt="share",
+        live="waste_share",
+        live_unit="0-1",
+        numerator="waste_cost",
+        denominator="total_cost",
+        params=("idle_threshold", "idle_memory_threshold", "z", "min_gap", "low_compute_threshold"),
+    ),
     *REPORT_MEASURES,
     *SPEND_MEASURES,
 )
@@ -447,8 +515,20 @@ def by_policy_key(key: str) -> Measure:
 
 
 def waste_classes() -> tuple[Measure, ...]:
-    """The waste classes' measures, in the order a pod row is assigned to them."""
-    return tuple(m for m in MEASURES if m.kind == "waste")
+    """The waste classes' measures, in the order a pod row is assigned to them (the other
+    "waste" measure, ``waste_cost``, is their sum)."""
+    return tuple(m for m in MEASURES if m.name in _CLASS)
+
+
+def sum_shares() -> tuple[Measure, ...]:
+    """The shares of two "sum" measures: what a sum over pod rows alone answers (a share
+    of ``waste_cost`` needs the waste classes' relation too)."""
+    return tuple(
+        m
+        for m in MEASURES
+        if m.kind == "share"
+        and all(by_name(str(part)).kind == "sum" for part in (m.numerator, m.denominator))
+    )
 
 
 def policy_keys() -> tuple[str, ...]:

@@ -64,6 +64,7 @@ __all__ = [
     "NOT_RUNNING_SQL",
     "RIGHTSIZING_HEADROOM",
     "RUNNING_SQL",
+    "RUNNING_WITHOUT_METRICS_SQL",
     "SPEND_ANOMALY_MIN_RATIO",
     "SPEND_ANOMALY_Z",
     "SPEND_BASELINE_WEEKS",
@@ -71,7 +72,9 @@ __all__ = [
     "STRAGGLER_RANKS_SQL",
     "UNUSED_COST_SQL",
     "UTIL_WEIGHT_SQL",
+    "WASTED_SQL",
     "WASTE_CLASSES",
+    "WASTE_ROW_SQL",
     "WITHOUT_METRICS_SQL",
     "WasteClass",
     "median_sql",
@@ -134,6 +137,8 @@ WITHOUT_METRICS_SQL: Final = (
     "((coalesce(gpu_count, 0) > 0 AND gpu_util_mean IS NULL) "
     "OR (NOT coalesce(gpu_count, 0) > 0 AND cpu_util IS NULL))"
 )
+#: Running pods without the metric of their kind: counted and costed, never judged.
+RUNNING_WITHOUT_METRICS_SQL: Final = f"(status = 'RUNNING' AND {WITHOUT_METRICS_SQL})"
 #: Running GPU pods reporting utilization: the pods judged busy or idle.
 JUDGED_SQL: Final = f"({RUNNING_SQL} AND gpu_util_mean IS NOT NULL)"
 #: Idle pods; ``$idle_threshold`` is the idle threshold (percent).
@@ -294,6 +299,14 @@ WASTE_CLASSES: Final = (
         " AND gpu_util_mean < $low_compute_threshold)",
     ),
 )
+
+
+#: Any class's waste per hour of a pod row: the row of the one class it is in (none: NULL).
+WASTE_ROW_SQL: Final = (
+    "CASE " + " ".join(f"WHEN {c.where} THEN {c.row}" for c in WASTE_CLASSES) + " END"
+)
+#: The pod rows some class holds.
+WASTED_SQL: Final = "(" + " OR ".join(c.where for c in WASTE_CLASSES) + ")"
 
 
 def waste_ctes(source: str, gpus: str, gpu_keys: str, row_keys: str) -> str:

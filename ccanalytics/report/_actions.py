@@ -22,7 +22,7 @@ most. The savings are the figures the report already holds, never recomputed:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -59,20 +59,37 @@ HOURS_PER_DAY: Final = 24
 class Headline:
     """The first screen's one figure: what is wasted per day, its parts, and the spend.
 
-    ``parts``: each waste class that wastes anything, (label, USD per day), largest
-    first; ``spend``: the fleet's spend per day, which the share is of; ``basis``: how
-    the day was measured ("at this reading's rate", "over the last 7 days").
+    ``usd_per_day`` and ``share`` are the registry's ``waste_cost`` (per day) and
+    ``waste_share``, by the engine; ``parts``: each waste class that wastes anything,
+    (label, USD per day), largest first; ``spend``: the fleet's spend per day, which the
+    share is of; ``basis``: how the day was measured ("at this reading's rate", "over the
+    last 7 days").
     """
 
     usd_per_day: float
+    share_of_spend: float
     parts: tuple[tuple[str, float], ...]
     spend: float
     basis: str
 
     @classmethod
-    def of(cls, per_class: Iterable[tuple[str, float]], spend: float, basis: str) -> Headline:
+    def of(
+        cls,
+        figures: Callable[[str], float],
+        per_day: float,
+        basis: str,
+    ) -> Headline:
+        """The headline of the registry's figures: ``figures(name)`` is a measure's value
+        (0 when undefined), and sums count ``per_day`` times a day."""
+        per_class = ((m.label, figures(m.name) * per_day) for m in waste_classes())
         parts = sorted(((k, v) for k, v in per_class if v > 0), key=lambda kv: -kv[1])
-        return cls(sum(v for _, v in parts), tuple(parts), spend, basis)
+        return cls(
+            figures("waste_cost") * per_day,
+            figures("waste_share"),
+            tuple(parts),
+            figures("total_cost") * per_day,
+            basis,
+        )
 
     @property
     def value(self) -> str:
@@ -80,8 +97,8 @@ class Headline:
 
     @property
     def share(self) -> str:
-        share = self.usd_per_day / self.spend if self.spend > 0 else 0.0
-        return f"{share:.1%} of the {_per_day(self.spend)} spent, {self.basis}"
+        spent = _per_day(self.spend)
+        return f"{self.share_of_spend:.1%} of the {spent} spent, {self.basis}"
 
     @property
     def lines(self) -> list[str]:
@@ -146,15 +163,14 @@ def live_actions(f: _Findings, pods: pd.DataFrame) -> list[Action]:
 
 
 def window_headline(f: WindowFindings) -> Headline:
-    """The window's waste per day: the waste classes' totals over its days, and each class."""
+    """The window's waste per day: the registry's waste over its days, and each class."""
+
+    def figure(name: str) -> float:
+        value = f.totals.get(name)
+        return 0.0 if value is None or pd.isna(value) else float(value)
+
     days = f.window.total_seconds() / 86400
-    per_day = [
-        (m.label, float(0.0 if pd.isna(f.totals[m.name]) else f.totals[m.name]) / days)
-        for m in waste_classes()
-        if m.name in f.totals.index
-    ]
-    spend = float(f.totals["total_cost"]) / days
-    return Headline.of(per_day, spend, f"over the last {describe_duration(f.window)}")
+    return Headline.of(figure, 1 / days, f"over the last {describe_duration(f.window)}")
 
 
 def window_actions(w: WindowFindings) -> list[Action]:

@@ -38,12 +38,13 @@ MAX_HEATMAP_HEIGHT: Final = 5.5
 MAX_NAMED_UNDRAWN: Final = 20
 
 
-def _rank_clusters(pods: pd.DataFrame, gpus: pd.DataFrame, findings: _Findings) -> list[str]:
+def _rank_clusters(gpus: pd.DataFrame, findings: _Findings) -> list[str]:
     """GPU clusters with at least two ranks reporting: with findings first, then by cost."""
     reporting = gpus[gpus["util"].notna() & gpus["rank"].notna()]
     ranks = reporting.groupby("cluster_id")["rank"].nunique()
     multi = ranks[ranks >= 2].index.astype(str)
-    cost = pods.groupby("cluster_id")["cost"].sum().astype("float64")
+    per_cluster = findings.summary.set_index("cluster_id")[str(by_name("total_cost").live)]
+    cost = per_cluster.astype("float64")
     flagged = sorted(findings.clusters_with_findings)
     order = pd.DataFrame(
         {
@@ -205,7 +206,7 @@ def _plots(r: _Report) -> Markup:
         _cost_chart(r, "gpu_type", "GPU type"),
         _scatter(r),
     ]
-    ranked = _rank_clusters(r.pods, r.gpus, r.findings)
+    ranked = _rank_clusters(r.gpus, r.findings)
     drawn = ranked[: max(r.max_rank_plots, 0)]
     parts += [_one_cluster(r, cid) for cid in drawn]
     if len(ranked) > len(drawn):

@@ -70,7 +70,6 @@ class _Findings:
     #: Pods in any state but RUNNING, and how many in each (lower-case state -> count).
     not_running: pd.DataFrame
     states: dict[str, int]
-    uncosted_pods: int
     #: When the service answered (``observed_at``): earliest and latest; None: unknown.
     reading: tuple[datetime, datetime] | None
     #: Every pod judged by the rules (:func:`~ccanalytics.analysis.judge_pods`), on the
@@ -116,11 +115,15 @@ class _Findings:
 
     @property
     def silent_cost(self) -> float:
-        return float(self.silent["cost"].fillna(0.0).sum())
+        return self.total("no_metrics_cost")
 
     @property
     def not_running_cost(self) -> float:
-        return float(self.not_running["cost"].fillna(0.0).sum())
+        return self.total("not_running_cost")
+
+    @property
+    def uncosted_pods(self) -> int:
+        return int(self.total("uncosted_pod_hours"))
 
     @property
     def clusters_with_findings(self) -> set[str]:
@@ -177,7 +180,6 @@ def _findings(
         silent=silent,
         not_running=not_running,
         states=_state_counts(not_running["status"]) if len(not_running) else {},
-        uncosted_pods=int(pods["cost"].isna().sum()),
         reading=_reading(pods),
         verdicts=verdicts,
         failed=dict(failed or {}),

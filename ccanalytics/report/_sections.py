@@ -103,7 +103,7 @@ def live_cards(r: _Report) -> list[_Card]:
         "not_running_pod_hours": states or "none",
     }
     cards = measure_cards(f.totals, live=True, notes=notes, kinds=_LIVE_CARD_KINDS)
-    cards.append(_waste_card(f.totals))
+    cards.append(_waste_card(f))
     if f.failed:
         cards.append(("could not load", str(len(f.failed)), ", ".join(f.failed), True))
     return cards
@@ -113,25 +113,15 @@ def live_cards(r: _Report) -> list[_Card]:
 _LIVE_CARD_KINDS: Final = ("sum", "share", "count")
 
 
-def _waste_per_hour(totals: pd.Series) -> list[tuple[str, float]]:
-    """Each waste class's USD/h over every cluster (the summary's totals), in order."""
-    return [
-        (m.label, float(0.0 if pd.isna(totals[str(m.live)]) else totals[str(m.live)]))
-        for m in waste_classes()
-        if m.live in totals.index
-    ]
-
-
 def live_headline(f: _Findings) -> Headline:
-    """The reading's waste per day at its rate: the waste classes' total, and each class."""
-    per_day = [(label, usd * HOURS_PER_DAY) for label, usd in _waste_per_hour(f.totals)]
-    return Headline.of(per_day, f.total_cost * HOURS_PER_DAY, "at this reading's rate")
+    """The reading's waste per day at its rate: the registry's waste, and each class."""
+    return Headline.of(f.total, HOURS_PER_DAY, "at this reading's rate")
 
 
-def _waste_card(totals: pd.Series) -> _Card:
-    """The waste classes' USD/h over every cluster: the total, and each class that wastes."""
-    per_class = _waste_per_hour(totals)
-    total = sum(value for _, value in per_class)
+def _waste_card(f: _Findings) -> _Card:
+    """The waste classes' USD/h over every cluster: their total, and each class that wastes."""
+    total = f.total("waste_cost")
+    per_class = [(m.label, f.total(m.name)) for m in waste_classes()]
     note = "; ".join(f"{label} {_usd(value)}" for label, value in per_class if value > 0)
     return ("waste by class", _usd(total), note or "none", total > 0)
 

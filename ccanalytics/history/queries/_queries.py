@@ -38,7 +38,7 @@ from ccanalytics.history.store._rollup import (
     rollup_params,
     snapshot_instants,
 )
-from ccanalytics.measures import MEASURES, Measure, Params
+from ccanalytics.measures import Measure, Params, sum_shares
 from ccanalytics.measures._dimensions import Dimension, columns_of, dimensions
 
 __all__ = [
@@ -54,7 +54,7 @@ __all__ = [
 #: The registry's sums over pod rows (each the time integral Σ row·Δt over a window)...
 _SUMMED = SUMMED
 #: ...and its shares of two of them.
-_SHARES = tuple(m for m in MEASURES if m.kind == "share")
+_SHARES = sum_shares()
 #: The measures of :func:`idle_cost`, after its ``by`` column(s): the registry's sums and
 #: shares (:data:`ccanalytics.measures.MEASURES`) between the hours observed and not.
 IDLE_COST_COLUMNS = (
@@ -79,7 +79,7 @@ IDLE_COST_KEYS: dict[str | None, tuple[str, ...]] = {
 def answers(chosen: Sequence[Measure], by: Sequence[Dimension]) -> bool:
     """Whether :func:`idle_cost` answers ``chosen`` split ``by``: sums and shares by
     cluster, day, pod or nothing (where its time accounting and the rollups apply)."""
-    kinds = all(m.kind in ("sum", "share") for m in chosen)
+    kinds = all(m.kind == "sum" or m in _SHARES for m in chosen)
     return kinds and len(by) <= 1 and all(d.name in ("cluster", "day", "pod") for d in by)
 
 

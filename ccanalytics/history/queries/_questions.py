@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from ccanalytics.measures import MEASURES, Params, renamed
+from ccanalytics.measures import MEASURES, Params, renamed, sum_shares
 from ccanalytics.measures.rules import RIGHTSIZING_HEADROOM
 
 if TYPE_CHECKING:
@@ -27,8 +27,11 @@ if TYPE_CHECKING:
 __all__ = ["IDLE_COST_MEASURES", "Questions"]
 
 
-#: The measures of :meth:`Questions.idle_cost`: the registry's sums and shares.
-IDLE_COST_MEASURES = tuple(m.name for m in MEASURES if m.kind in ("sum", "share"))
+#: The measures of :meth:`Questions.idle_cost`: the registry's sums and their shares.
+IDLE_COST_MEASURES = (
+    *(m.name for m in MEASURES if m.kind == "sum"),
+    *(m.name for m in sum_shares()),
+)
 
 
 class Questions:
