@@ -137,7 +137,7 @@ def test_every_registry_measure_has_one_answer_on_every_path(
     from ccanalytics.history.alerts._judge import ALL_CLUSTERS
     from ccanalytics.history.alerts._textfile import _BASE_UNITS
     from ccanalytics.history.store._write import append_frame
-    from ccanalytics.measures import MEASURES, THRESHOLDS
+    from ccanalytics.measures import MEASURES, THRESHOLDS, sum_shares
     from ccanalytics.report._findings import _findings
     from ccanalytics.report._sections import _Report, live_cards
     from ccanalytics.report._window import window_cards
@@ -186,17 +186,18 @@ def test_every_registry_measure_has_one_answer_on_every_path(
     text = render_textfile(policy).decode()
     cards = {label: shown for label, shown, _, _ in window_cards(window)}
     clusters = list(live.index)
+    in_idle_cost = {*(m for m in measures if m.kind == "sum"), *sum_shares()}
     for m in measures:
         mine = live[m.live]
         if m.kind == "count":
             counted = slow["cluster_id"].value_counts()
             stored = {c: counted.get(c, 0) for c in clusters}
         else:
-            table = waste if m.kind == "waste" else raw
+            table = raw if m in in_idle_cost else waste  # idle_cost: sums, their shares
             stored = {c: table.loc[c, m.name] for c in clusters}
         for c in clusters:  # History's raw rows, per cluster
             assert _close(stored[c], mine[c]), (m.name, c, "History", stored[c], mine[c])
-        if m.kind in ("sum", "share"):  # the rollups, at the default thresholds
+        if m in in_idle_cost:  # the rollups, at the default thresholds
             for c in clusters:
                 assert _close(rolled.loc[c, m.name], defaults.loc[c, m.name]), (m.name, c)
         fleet_value: object

@@ -53,7 +53,7 @@ def test_the_live_report_has_a_waste_card_from_both_frames() -> None:
 
     pods, gpus = frames(TIMES[0])
     # Per hour at 10:00 (waste_store): 2.00 + 4.00 + 3.20 + 4.50 + 2.40 = 16.10.
-    label, value, note, flagged = _waste_card(_findings(pods, 10.0, None, gpus).totals)
+    label, value, note, flagged = _waste_card(_findings(pods, 10.0, None, gpus))
     assert (label, value, flagged) == ("waste by class", "16.10 USD/h", True)
     assert "idle GPUs in busy pods 4.50 USD/h" in note
     assert "idle GPUs in busy pods 4.50 USD/h" in render_report(pods, gpus)

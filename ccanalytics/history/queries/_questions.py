@@ -194,7 +194,7 @@ class Questions:
         idle_loaded_cost`` is :meth:`idle_cost`'s ``idle_cost``. ``params`` judges
         (idle, memory and low-compute lines, straggler ``z`` and ``min_gap``). See
         :mod:`ccanalytics.history.queries._waste`. A view of :meth:`measures`: the
-        classes and ``total_cost`` by ``by``, with their sum and share added.
+        registry's classes, ``waste_cost``, ``waste_share`` and ``total_cost`` by ``by``.
         """
         from ccanalytics.history.queries._waste import WASTE_KEYS, WASTE_MEASURES, with_waste
 

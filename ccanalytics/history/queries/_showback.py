@@ -32,7 +32,6 @@ import pandas as pd
 from ccanalytics.history.queries._accounting import US_PER_DAY, US_PER_HOUR, window_us
 from ccanalytics.history.queries._measures import measures, resolve
 from ccanalytics.history.queries._teams import UNALLOCATED, Teams, load_teams
-from ccanalytics.history.queries._waste import waste_cost
 from ccanalytics.measures import Params, waste_classes
 from ccanalytics.measures._dimensions import dimensions
 
@@ -118,6 +117,7 @@ _ASKED: Final[Mapping[str, str]] = {
     "judged_hours": "judged_pod_hours",
     "gpu_utilization": "gpu_utilization",
     **{m.name: m.name for m in _CLASSES},
+    "waste_cost": "waste_cost",
 }
 _CHOSEN: Final = resolve(list(_ASKED.values()))
 _SPLIT: Final = {by: dimensions(["pod", by]) for by in _WIDTH}
@@ -156,7 +156,6 @@ def showback(
     frame["observed_hours"] = frame["pod_hours"]
     # Percent, as the pods' own gpu_util_mean: the share of the GPU-hours reporting used.
     frame["gpu_util_mean"] = frame["gpu_utilization"] * 100
-    frame["waste_cost"] = waste_cost(frame)
     frame["waste_class"] = waste_class(frame)
     frame["team"] = _teams_of(frame, teams)
     frame = frame.sort_values(["period_start", "cluster_id", "pod_id"], kind="stable")

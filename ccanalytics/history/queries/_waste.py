@@ -10,7 +10,10 @@ live summary's USD/h (:func:`ccanalytics.analysis.cluster_summary`) integrated o
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from ccanalytics.history.queries._accounting import integral_sql
 from ccanalytics.history.queries._queries import pod_rows_ctes
@@ -23,7 +26,6 @@ __all__ = [
     "WASTE_KEYS",
     "WASTE_MEASURES",
     "class_sums",
-    "waste_cost",
     "waste_rows_ctes",
     "with_waste",
 ]
@@ -39,8 +41,9 @@ WASTE_COLUMNS: dict[str, str] = {
     "waste_cost": "USD: the sum of the classes (a pod-snapshot is in one class at most)",
     "waste_share": "waste_cost / total_cost, 0-1 (<NA> over no cost)",
 }
-#: What :meth:`History.waste` asks :meth:`History.measures` for: the cost and each class.
-WASTE_MEASURES = ("total_cost", *(m.name for m in _CLASSES))
+#: What :meth:`History.waste` asks :meth:`History.measures` for: the cost, each class,
+#: their sum and its share of the cost (the registry's ``waste_cost``, ``waste_share``).
+WASTE_MEASURES = ("total_cost", *(m.name for m in _CLASSES), "waste_cost", "waste_share")
 #: The key columns of :meth:`History.waste` per ``by``: the dimensions' own.
 WASTE_KEYS: dict[str | None, tuple[str, ...]] = {
     by: tuple(columns_of(dimensions(by))) for by in ("cluster", "pod", None)
@@ -73,18 +76,9 @@ def class_sums(span: str) -> str:
     return ",\n           ".join(f"{integral_sql(m, span)} AS {m.name}" for m in _CLASSES)
 
 
-def waste_cost(frame: pd.DataFrame) -> pd.Series:
-    """The waste of each row of ``frame``: the sum of its class columns (one class per
-    pod-snapshot, so nothing is counted twice)."""
-    return sum((frame[m.name] for m in _CLASSES), pd.Series(0.0, index=frame.index))
-
-
 def with_waste(frame: pd.DataFrame, keys: tuple[str, ...]) -> pd.DataFrame:
-    """:meth:`History.waste`'s frame from the classes' and ``total_cost``'s answer
-    (:meth:`History.measures`): their sum ``waste_cost`` and its share of the cost."""
-    frame["waste_cost"] = waste_cost(frame)
-    total = frame["total_cost"].astype("float64")
-    frame["waste_share"] = frame["waste_cost"].astype("float64") / total.where(total > 0)
+    """:meth:`History.waste`'s frame from :meth:`History.measures`' answer: its columns
+    in :data:`WASTE_COLUMNS`' order, typed."""
     dtypes = {key: str(frame[key].dtype) for key in keys}
     dtypes |= dict.fromkeys(WASTE_COLUMNS, "Float64")
     return frame[list(dtypes)].astype(dtypes).reset_index(drop=True)
