@@ -30,7 +30,8 @@ Kinds:
   (History.spend_anomalies); ``"judgement"``: a figure of one budget's judgement (its
   tier, its breach date), written to the textfile per rule.
 
-The report's GPU-type table and waste chart's sums and quotients are declared in
+The waste classes and their sum are declared in
+:mod:`~ccanalytics.measures._registry_waste`; the report's GPU-type table and waste chart's sums and quotients are declared in
 :mod:`~ccanalytics.measures._registry_report`, after the waste classes; the spend,
 judgement, anomaly and backtest entries in :mod:`~ccanalytics.measures._registry_spend`,
 last in :data:`MEASURES`.
@@ -45,6 +46,7 @@ from typing import Final
 from ccanalytics.measures._measure import Measure, Metric
 from ccanalytics.measures._registry_report import REPORT_MEASURES
 from ccanalytics.measures._registry_spend import SPEND_MEASURES
+from ccanalytics.measures._registry_waste import WASTE_CLASS_NAMES, WASTE_MEASURES
 from ccanalytics.measures.rules import (
     IDLE_SQL,
     JUDGED_SQL,
@@ -55,9 +57,6 @@ from ccanalytics.measures.rules import (
     STRAGGLER_RANKS_SQL,
     UNUSED_COST_SQL,
     UTIL_WEIGHT_SQL,
-    WASTE_CLASSES,
-    WASTE_ROW_SQL,
-    WASTED_SQL,
 )
 
 __all__ = [
@@ -71,29 +70,6 @@ __all__ = [
 
 
 _HAS_GPUS: Final = "gpu_count > 0"
-_CLASS: Final = {c.name: c for c in WASTE_CLASSES}
-
-
-def _waste(name: str, label: str, meaning: str, params: tuple[str, ...]) -> Measure:
-    """A waste class's measure: its rule from :data:`~ccanalytics.measures.rules.WASTE_CLASSES`."""
-    rule = _CLASS[name]
-    return Measure(
-        name=name,
-        kind="waste",
-        unit="USD",
-        meaning=meaning,
-        label=label,
-        fmt="usd",
-        live=f"{name}_per_hour",
-        live_unit="USD/h",
-        row=rule.row,
-        where=rule.where,
-        params=params,
-        policy_key=f"max_{name}",
-        metric=Metric(f"{name}_usd", "gauge", f"USD wasted over the window: {label}"),
-        sentence=f"{label} cost {{value}}",
-        card=True,
-    )
 
 
 #: Every measure, in the order the docs, History's columns and the textfile list them.
@@ -428,69 +404,7 @@ MEASURES: Final[tuple[Measure, ...]] = (
         row="CAST(1 AS DOUBLE)",
         where="cost IS NULL",
     ),
-    _waste(
-        "idle_empty_cost",
-        "idle, empty GPUs",
-        "waste class 1: idle pods whose fullest GPU's memory is below idle_memory_threshold "
-        "(or unknown), their whole cost",
-        ("idle_threshold", "idle_memory_threshold"),
-    ),
-    _waste(
-        "idle_loaded_cost",
-        "idle GPUs with a model loaded",
-        "waste class 2: idle pods whose fullest GPU's memory is at or above "
-        "idle_memory_threshold (a server nobody calls), their whole cost; with class 1 it "
-        "is idle_cost",
-        ("idle_threshold", "idle_memory_threshold"),
-    ),
-    _waste(
-        "straggler_cost",
-        "stragglers' shortfall",
-        "waste class 3: ranks the straggler rule flags in a snapshot, cost x points below "
-        "the median / 100",
-        ("idle_threshold", "z", "min_gap"),
-    ),
-    _waste(
-        "idle_gpus_cost",
-        "idle GPUs in busy pods",
-        "waste class 4: busy multi-GPU pods with GPUs below idle_threshold (per-GPU table), "
-        "cost x idle GPUs / GPUs",
-        ("idle_threshold",),
-    ),
-    _waste(
-        "low_compute_cost",
-        "low compute",
-        "waste class 5: busy pods whose mean GPU utilization is below low_compute_threshold, "
-        "their unused capacity cost x (1 - gpu_util_mean/100)",
-        ("idle_threshold", "low_compute_threshold"),
-    ),
-    Measure(
-        name="waste_cost",
-        kind="waste",
-        unit="USD",
-        meaning="every waste class together (a pod row is in one class at most): what the "
-        "report's first screen gives per day",
-        label="waste",
-        fmt="usd",
-        live="waste_cost_per_hour",
-        live_unit="USD/h",
-        row=WASTE_ROW_SQL,
-        where=WASTED_SQL,
-        params=("idle_threshold", "idle_memory_threshold", "z", "min_gap", "low_compute_threshold"),
-    ),
-    Measure(
-        name="waste_share",
-        kind="share",
-        unit="0-1",
-        meaning="waste_cost over all spend (total_cost)",
-        label="waste share of spend",
-        fmt="share",
-        live="waste_share",
-        live_unit="0-1",
-        numerator="waste_cost",
-        denominator="total_cost",
-        params=("idle_threshold", "idle_memory_threshold", "z", "min_gap", "low_compute_threshold"),
-    ),
+    *WASTE_MEASURES,
     *REPORT_MEASURES,
     *SPEND_MEASURES,
 )
@@ -517,7 +431,7 @@ def by_policy_key(key: str) -> Measure:
 def waste_classes() -> tuple[Measure, ...]:
     """The waste classes' measures, in the order a pod row is assigned to them (the other
     "waste" measure, ``waste_cost``, is their sum)."""
-    return tuple(m for m in MEASURES if m.name in _CLASS)
+    return tuple(m for m in MEASURES if m.name in WASTE_CLASS_NAMES)
 
 
 def sum_shares() -> tuple[Measure, ...]:
