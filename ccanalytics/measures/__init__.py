@@ -17,6 +17,10 @@
   unit, meaning, policy key, metric, label and docs), from which History's columns,
   the policy's keys, the alerts' sentences, the textfile's metrics, the report's
   cards and the docs' columns page are generated;
+- :data:`KIND_RELATIONS`, :func:`of_kind`, :func:`projections`: what each kind of
+  measure is computed over and the SELECT list its entries make, printed in an
+  engine's dialect; :func:`budget_tier`, :func:`breach_instant`,
+  :func:`forecast_breach`: the judgements an entry's ``compute`` names;
 - :func:`live_totals`: a live summary's measures over all its rows (sums summed, shares
   the quotient of their totals), by the engine: the report's fleet figures;
 - :func:`live_by_sql`: the registry's sums over a live frame's pod rows by a dimension
@@ -34,6 +38,13 @@ from ccanalytics.measures import rules
 from ccanalytics.measures._engine import query
 from ccanalytics.measures._gpu_types import GpuTypes, gpu_types
 from ccanalytics.measures._grouped import live_by_sql
+from ccanalytics.measures._judgements import (
+    breach_instant,
+    budget_tier,
+    computed,
+    forecast_breach,
+)
+from ccanalytics.measures._kinds import KIND_RELATIONS, Relation, of_kind, projections, select_list
 from ccanalytics.measures._limits import SpendLimit, limit_of
 from ccanalytics.measures._measure import Measure, Metric, format_share, sum_where
 from ccanalytics.measures._params import (
@@ -62,6 +73,7 @@ from ccanalytics.measures._thresholds import THRESHOLDS, Threshold, Unit, thresh
 from ccanalytics.measures._totals import live_totals
 
 __all__ = [
+    "KIND_RELATIONS",
     "MEASURES",
     "PARAMETER_DOCS",
     "THRESHOLDS",
@@ -69,22 +81,30 @@ __all__ = [
     "Measure",
     "Metric",
     "Params",
+    "Relation",
     "SpendLimit",
     "Threshold",
     "Unit",
+    "breach_instant",
+    "budget_tier",
     "by_name",
     "by_policy_key",
+    "computed",
     "deprecated",
+    "forecast_breach",
     "format_share",
     "gpu_types",
     "idle_threshold_given",
     "limit_of",
     "live_by_sql",
     "live_totals",
+    "of_kind",
     "policy_keys",
+    "projections",
     "query",
     "renamed",
     "rules",
+    "select_list",
     "sql_bound_to_columns",
     "sql_columns",
     "sql_parameters",

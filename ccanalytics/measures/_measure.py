@@ -59,12 +59,26 @@ class Measure:
     periodic: bool = False  #: the policy limits it per period (day, week, month)
     #: Old column names (over a window) for this one: documented, not kept.
     old_names: tuple[str, ...] = field(default=())
+    #: "spend", "pod_share", "anomaly", "backtest": the figure as one SQL expression over
+    #: the columns of its kind's relation (:mod:`ccanalytics.measures._kinds`), which the
+    #: query's SELECT list is built from.
+    sql: str | None = None
+    #: "judgement": the function of :mod:`ccanalytics.measures._judgements` that decides
+    #: it (a tier, a breach instant), for a figure a rule computes in Python.
+    compute: str | None = None
+    #: The answer's column, when it is not ``name`` (``spend_anomaly_z`` is ``robust_z``).
+    column: str | None = None
     #: The report shows it as a card of its own (live and over a window).
     card: bool = False
     #: The share measure the card's note gives beside it (``idle_cost_share``).
     card_share: str | None = None
     #: The card is marked when above 0 though no policy limits it: a blind spot.
     card_marked: bool = False
+
+    @property
+    def answer_column(self) -> str:
+        """The column of its query's answer that holds it."""
+        return self.column or self.name
 
     @property
     def live_dtype(self) -> str:

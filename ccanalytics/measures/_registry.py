@@ -24,14 +24,18 @@ Kinds:
   straggler rule's judgements) where ``where`` holds, counted per cluster or over the
   fleet (History.measures; History.stragglers lists the rows).
 - ``"spend"``: spend so far and its projection per period; ``"pod_share"``: a share per
-  pod over a window (History.pod_lifetimes). Their SQL lives with the query that
-  computes them (the registry holds the rest).
+  pod over a window (History.pod_lifetimes).
 - ``"anomaly"``: an hour's spend against the same hour of the week
   (History.spend_anomalies); ``"judgement"``: a figure of one budget's judgement (its
   tier, its breach date), written to the textfile per rule.
 
+Every entry of these kinds carries its own figure (``sql`` over its kind's relation,
+:mod:`~ccanalytics.measures._kinds`, or a judgement's ``compute``): the queries that
+answer them select the entries, never a figure of their own.
+
 The waste classes and their sum are declared in
-:mod:`~ccanalytics.measures._registry_waste`; the report's GPU-type table and waste chart's sums and quotients are declared in
+:mod:`~ccanalytics.measures._registry_waste`; the report's GPU-type table and waste
+chart's sums and quotients in
 :mod:`~ccanalytics.measures._registry_report`, after the waste classes; the spend,
 judgement, anomaly and backtest entries in :mod:`~ccanalytics.measures._registry_spend`,
 last in :data:`MEASURES`.
@@ -194,6 +198,7 @@ MEASURES: Final[tuple[Measure, ...]] = (
     Measure(
         name="idle_time_share",
         kind="pod_share",
+        sql="coalesce(sum(covered_us) FILTER (WHERE idle), 0) / nullif(sum(covered_us), 0)",
         unit="0-1",
         meaning="per pod: idle hours over observed hours (History.pod_lifetimes)",
         label="idle share of its time",

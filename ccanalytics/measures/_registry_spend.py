@@ -3,7 +3,9 @@
 Spend so far and its projections per period (History.spend), a budget's judgement (its
 tier, its breach dates), an hour's spend against past weeks (History.spend_anomalies)
 and what an idle rule would have saved (History.backtest): each declared once, as every
-measure is, with its SQL living with the query that computes it.
+measure is, with its own figure: ``sql`` over its kind's relation
+(:mod:`~ccanalytics.measures._kinds`), or the judgement function it is decided by
+(``compute``, :mod:`~ccanalytics.measures._judgements`).
 :data:`~ccanalytics.measures.MEASURES` lists them after the sums over pod rows.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 from typing import Final
 
 from ccanalytics.measures._measure import Measure, Metric
+from ccanalytics.measures.rules import SPEND_MIN_BASELINE_WEEKS, robust_z_sql
 
 __all__ = ["SPEND_MEASURES"]
 
@@ -20,6 +23,7 @@ SPEND_MEASURES: Final[tuple[Measure, ...]] = (
     Measure(
         name="spent",
         kind="spend",
+        sql="total_cost",
         unit="USD",
         meaning="USD spent so far in the UTC day, ISO week or month (History.spend)",
         label="spent",
@@ -34,6 +38,7 @@ SPEND_MEASURES: Final[tuple[Measure, ...]] = (
     Measure(
         name="projected",
         kind="spend",
+        sql="total_cost + burn_rate * hours_left",
         unit="USD",
         meaning="spent so far plus the latest burn rate to the period's end (History.spend)",
         label="projected",
@@ -47,6 +52,7 @@ SPEND_MEASURES: Final[tuple[Measure, ...]] = (
     Measure(
         name="budget_tier",
         kind="judgement",
+        compute="budget_tier",
         unit="0-1",
         meaning="per budget and cluster: the highest warn_at share of the limit its figure "
         "reached (1 over the limit, 0 below every tier)",
@@ -61,6 +67,7 @@ SPEND_MEASURES: Final[tuple[Measure, ...]] = (
     Measure(
         name="breach_at",
         kind="judgement",
+        compute="breach_instant",
         unit="UTC instant",
         meaning="when spent + burn rate reaches the budget's limit, for a projection over it "
         "(History.spend(limit=))",
@@ -75,6 +82,9 @@ SPEND_MEASURES: Final[tuple[Measure, ...]] = (
     Measure(
         name="spend_anomaly_z",
         kind="anomaly",
+        sql=f"CASE WHEN weeks >= {SPEND_MIN_BASELINE_WEEKS} "
+        f"THEN {robust_z_sql('spend', 'usual', 'mad')} END",
+        column="robust_z",
         unit="robust z",
         meaning="the latest complete hour's spend against the same hour of the week over the "
         "last weeks: MAD_SCALE·(spend − median)/MAD (History.spend_anomalies)",
@@ -93,6 +103,7 @@ SPEND_MEASURES: Final[tuple[Measure, ...]] = (
         Measure(
             name=f"projected_{q}",
             kind="spend",
+            sql=f"total_cost + rest_{q}",
             unit="USD",
             meaning=f"spent so far plus the seasonal forecast's {words} of the rest of the "
             "period (the burn-rate line with too little history; History.spend)",
@@ -107,6 +118,7 @@ SPEND_MEASURES: Final[tuple[Measure, ...]] = (
         Measure(
             name=f"breach_at_{q}",
             kind="judgement",
+            compute="forecast_breach",
             unit="UTC instant",
             meaning=f"when spent + the forecast's {q.upper()} reaches a forecast-judged "
             f"budget's limit: the {edge} of its breach date (History.spend(limit=))",
@@ -124,6 +136,7 @@ SPEND_MEASURES: Final[tuple[Measure, ...]] = (
     Measure(
         name="stops",
         kind="backtest",
+        sql="sum(stops)",
         unit="stops",
         meaning="stops an idle rule would have made: a running GPU pod idle for its idle_for",
         label="stops",
@@ -133,6 +146,7 @@ SPEND_MEASURES: Final[tuple[Measure, ...]] = (
     Measure(
         name="false_stops",
         kind="backtest",
+        sql="sum(false_stops)",
         unit="stops",
         meaning="stops followed by the pod being busy again within regret (default 1h)",
         label="false stops",
@@ -142,6 +156,7 @@ SPEND_MEASURES: Final[tuple[Measure, ...]] = (
     Measure(
         name="saved_usd",
         kind="backtest",
+        sql="sum(saved_usd)",
         unit="USD",
         meaning="USD saved: Σ cost·Δt from each stop until the pod is next seen busy, "
         "leaves or the window ends",
@@ -152,6 +167,7 @@ SPEND_MEASURES: Final[tuple[Measure, ...]] = (
     Measure(
         name="saved_gpu_hours",
         kind="backtest",
+        sql="sum(saved_gpu_hours)",
         unit="GPU-hours",
         meaning="GPU-hours saved over the same spans: Σ gpu_count·Δt",
         label="GPU-hours saved",
@@ -161,6 +177,7 @@ SPEND_MEASURES: Final[tuple[Measure, ...]] = (
     Measure(
         name="interrupted_usd",
         kind="backtest",
+        sql="sum(interrupted_usd)",
         unit="USD",
         meaning="USD of the work the false stops would have interrupted: Σ cost·Δt of the "
         "busy stretch each comes back to",

@@ -6,7 +6,7 @@ over each rule's window; the waste classes from :meth:`History.waste`), so ``che
 Each :class:`Judgement` carries one plain sentence naming the cluster, the figure, the
 threshold, the span, and the three pods that cost most while idle in that span; a budget
 projected over its limit adds the day the spend reaches it
-(:func:`~ccanalytics.history.queries._spend.breach_instant`, the projection's own line),
+(:func:`~ccanalytics.measures.breach_instant`, the projection's own line),
 and a budget of a rule with ``warn_at`` its tier: the highest share of the limit reached.
 ``max_spend_anomaly_z`` is judged by :meth:`History.spend_anomalies`.
 """
@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ccanalytics.history.alerts._alerts import Alert, Snooze
 from ccanalytics.history.alerts._policy import Policy, Rule, Threshold
-from ccanalytics.history.queries._spend import breach_instant
-from ccanalytics.measures import Params, by_policy_key, format_share
+from ccanalytics.measures import Params, breach_instant, budget_tier, by_policy_key, format_share
 from ccanalytics.measures.rules import SPEND_MIN_BASELINE_WEEKS
 
 if TYPE_CHECKING:
@@ -167,7 +166,7 @@ def _judge(rule: Rule, threshold: Threshold, cluster_id: str, answers: _Answers)
         span = f"in the last {_duration(rule.window)}"
     breached = value > threshold.limit
     tiered = bool(rule.warn_at) and threshold.period is not None
-    tier = _tier(value, threshold.limit, rule.warn_at if tiered else ())
+    tier = budget_tier(value, threshold.limit, rule.warn_at if tiered else ())
     sentence = _sentence(
         rule,
         threshold,
@@ -201,13 +200,6 @@ def _instant(when: Any) -> Any:
     import pandas as pd
 
     return None if when is None or pd.isna(when) else when
-
-
-def _tier(value: float, limit: float, warn_at: tuple[float, ...]) -> float:
-    """1.0 over the limit; else the highest ``warn_at`` share the value is at or past."""
-    if value > limit:
-        return 1.0
-    return max((share for share in warn_at if value >= share * limit), default=0.0)
 
 
 def _sentence(

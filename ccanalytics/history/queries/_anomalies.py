@@ -37,13 +37,12 @@ from ccanalytics.history.queries._accounting import (
     run,
     to_utc,
 )
+from ccanalytics.measures import KIND_RELATIONS, of_kind, projections
 from ccanalytics.measures.rules import (
     SPEND_ANOMALY_MIN_RATIO,
     SPEND_ANOMALY_Z,
     SPEND_BASELINE_WEEKS,
-    SPEND_MIN_BASELINE_WEEKS,
     median_sql,
-    robust_z_sql,
 )
 
 __all__ = ["SPEND_ANOMALY_COLUMNS", "spend_anomalies"]
@@ -65,7 +64,12 @@ SPEND_ANOMALY_COLUMNS: Final[Mapping[str, str]] = {
 _HOUR: Final = US_PER_HOUR
 _WEEK_HOURS: Final = 7 * 24
 
-_SQL: Final = f"""WITH {hourly_spend_ctes(f"($hour - k) % {_WEEK_HOURS} = 0")},
+
+def _sql() -> str:
+    """The hour against its baseline: the inputs per cluster (``anomaly_inputs``), then
+    the registry's anomaly measures over them (``robust_z`` among them)."""
+    figures = ", ".join(projections("anomaly"))
+    return f"""WITH {hourly_spend_ctes(f"($hour - k) % {_WEEK_HOURS} = 0")},
     hours AS (SELECT cluster_id, k, rate AS v FROM hourly_spend),
     latest AS (SELECT cluster_id, v AS spend FROM hours WHERE k = $hour),
     baseline AS (SELECT cluster_id, v FROM hours WHERE k < $hour),
@@ -76,12 +80,15 @@ _SQL: Final = f"""WITH {hourly_spend_ctes(f"($hour - k) % {_WEEK_HOURS} = 0")},
     spread AS (
         SELECT cluster_id, {median_sql("abs(b.v - c.usual)")} AS mad
         FROM baseline b JOIN centre c USING (cluster_id) GROUP BY cluster_id
+    ),
+    {KIND_RELATIONS["anomaly"].name} AS (
+        SELECT l.cluster_id, l.spend, c.usual, s.mad, coalesce(c.weeks, 0) AS weeks
+        FROM latest l LEFT JOIN centre c USING (cluster_id) LEFT JOIN spread s USING (cluster_id)
     )
-SELECT l.cluster_id, l.spend, c.usual, s.mad, coalesce(c.weeks, 0) AS weeks,
-       CASE WHEN c.weeks >= {SPEND_MIN_BASELINE_WEEKS}
-            THEN {robust_z_sql("l.spend", "c.usual", "s.mad")} END AS robust_z
-FROM latest l LEFT JOIN centre c USING (cluster_id) LEFT JOIN spread s USING (cluster_id)
-ORDER BY l.cluster_id"""
+SELECT cluster_id, spend, usual, mad, weeks, {figures}
+FROM {KIND_RELATIONS["anomaly"].name}
+ORDER BY cluster_id"""
+
 
 _DTYPES: Final = {
     "cluster_id": "string",
@@ -96,6 +103,12 @@ _DTYPES: Final = {
 }
 
 
+def _dtypes() -> dict[str, str]:
+    """The answer's columns: the rule's, then any further anomaly measure's (Float64)."""
+    more = {m.answer_column: "Float64" for m in of_kind("anomaly")}
+    return {**_DTYPES, **{c: t for c, t in more.items() if c not in _DTYPES}}
+
+
 def spend_anomalies(
     con: Any,
     now: pd.Timestamp | None,
@@ -107,11 +120,11 @@ def spend_anomalies(
     if not isinstance(weeks, int) or isinstance(weeks, bool) or weeks < 1:
         raise ValueError(f"weeks must be a whole number of weeks, 1 or more, not {weeks!r}")
     if now is None:
-        return pd.DataFrame(columns=list(_DTYPES)).astype(_DTYPES)
+        return pd.DataFrame(columns=list(_dtypes())).astype(_dtypes())
     hour = int(to_utc(now).value // 1000) // _HOUR - 1
     frame = run(
         con,
-        _SQL,
+        _sql(),
         {
             "hour": hour,
             "start_us": (hour - weeks * _WEEK_HOURS) * _HOUR,
@@ -126,4 +139,5 @@ def spend_anomalies(
     frame.loc[usual.isna(), "ratio"] = float("nan")
     robust = frame["robust_z"].astype("float64")
     frame["unusual"] = (robust > z) & (spend >= SPEND_ANOMALY_MIN_RATIO * usual)
-    return frame[list(_DTYPES)].astype(_DTYPES).reset_index(drop=True)
+    dtypes = _dtypes()
+    return frame[list(dtypes)].astype(dtypes).reset_index(drop=True)

@@ -44,7 +44,7 @@ from ccanalytics.history.queries._accounting import (
     snapshot_instants,
     window_us,
 )
-from ccanalytics.measures import by_name, sql_bound_to_columns
+from ccanalytics.measures import KIND_RELATIONS, of_kind, query, select_list, sql_bound_to_columns
 from ccanalytics.measures.rules import IDLE_SQL, RUNNING_SQL
 
 if TYPE_CHECKING:
@@ -54,8 +54,8 @@ if TYPE_CHECKING:
 
 __all__ = ["BACKTEST_COLUMNS", "IdleRule", "backtest", "check_rules"]
 
-#: The replay's figures per rule (the registry's backtest measures).
-_FIGURES: Final = ("stops", "false_stops", "saved_usd", "saved_gpu_hours", "interrupted_usd")
+#: The replay's figures per pod: what the registry's backtest entries sum.
+_FIGURES: Final = KIND_RELATIONS["backtest"].columns
 
 #: Columns of :meth:`History.backtest`: name -> meaning and unit.
 BACKTEST_COLUMNS: Final[Mapping[str, str]] = {
@@ -67,7 +67,7 @@ BACKTEST_COLUMNS: Final[Mapping[str, str]] = {
     "cluster_id": "the cluster (by='cluster' or 'pod')",
     "pod_id": "the pod (by='pod')",
     # The replay's figures: the registry's entries (kind "backtest"), one home each.
-    **{name: by_name(name).meaning for name in _FIGURES},
+    **{m.name: m.meaning for m in of_kind("backtest")},
     "total_cost": "USD spent in the window (Σ cost·Δt, idle_cost's total_cost)",
     "saved_share": "saved_usd / total_cost (<NA> when nothing was spent)",
 }
@@ -87,8 +87,6 @@ _DTYPES: Final = {
     "total_cost": "Float64",
     "saved_share": "Float64",
 }
-
-_SUMS: Final = _FIGURES
 
 
 def _percent(value: Any, name: str) -> float:
@@ -317,8 +315,7 @@ def _per_pod(rows: pd.DataFrame, rules: Sequence[IdleRule], regret: int) -> pd.D
 
 def _empty(by: str | None) -> pd.DataFrame:
     keys = {"cluster": ["cluster_id"], "pod": ["cluster_id", "pod_id"], None: []}[by]
-    columns = [c for c in BACKTEST_COLUMNS if c not in ("cluster_id", "pod_id") or c in keys]
-    return pd.DataFrame({c: pd.Series(dtype=_DTYPES[c]) for c in columns})
+    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in _columns(keys).items()})
 
 
 def backtest(
@@ -362,9 +359,28 @@ def _rows_with(
 
 
 def _shaped(pods: pd.DataFrame, rules: Sequence[IdleRule], by: str | None) -> pd.DataFrame:
+    """The per-pod replay grouped by rule and ``by`` in SQL: each figure the registry's
+    backtest entry's own (``sum(stops)``), with the spend they are a share of."""
     keys = {"cluster": ["cluster_id"], "pod": ["cluster_id", "pod_id"], None: []}[by]
-    sums = [*_SUMS, "total_cost"]
-    grouped = pods.groupby(["rule_id", *keys], sort=True, as_index=False)[sums].sum()
+    relation = KIND_RELATIONS["backtest"]
+    group = ", ".join(["rule_id", *keys])
+    grouped = query(
+        pods,
+        f"""WITH {relation.name} AS (SELECT * FROM frame)
+        SELECT {group}, {select_list("backtest")}, sum(total_cost) AS total_cost
+        FROM {relation.name} GROUP BY {group} ORDER BY {group}""",
+        {},
+        reads=[*relation.columns, "rule_id", *keys, "total_cost"],
+        frame_dtypes={
+            **dict.fromkeys(relation.columns, "Float64"),
+            "stops": "Int64",
+            "false_stops": "Int64",
+            "rule_id": "Int64",
+            "cluster_id": "string",
+            "pod_id": "string",
+            "total_cost": "Float64",
+        },
+    )
     grouped["rule"] = [rules[i].name for i in grouped["rule_id"]]
     grouped["idle_for"] = [pd.Timedelta(rules[i].idle_for) for i in grouped["rule_id"]]
     grouped["idle_threshold"] = [rules[i].idle_threshold for i in grouped["rule_id"]]
@@ -373,5 +389,16 @@ def _shaped(pods: pd.DataFrame, rules: Sequence[IdleRule], by: str | None) -> pd
     )
     spent = grouped["total_cost"].astype("Float64")
     grouped["saved_share"] = grouped["saved_usd"].astype("Float64") / spent.where(spent > 0)
-    columns = [c for c in BACKTEST_COLUMNS if c not in ("cluster_id", "pod_id") or c in keys]
-    return grouped[columns].astype({c: _DTYPES[c] for c in columns}).reset_index(drop=True)
+    columns = _columns(keys)
+    return grouped[list(columns)].astype(columns).reset_index(drop=True)
+
+
+def _columns(keys: list[str]) -> dict[str, str]:
+    """The answer's columns and dtypes: :data:`BACKTEST_COLUMNS` (``keys`` of the two),
+    each backtest entry of the registry as it is now among them."""
+    figures = [m.name for m in of_kind("backtest")]
+    head = [
+        c for c in BACKTEST_COLUMNS if c not in _FIGURES and c not in ("total_cost", "saved_share")
+    ]
+    names = [*(c for c in head if c not in ("cluster_id", "pod_id") or c in keys), *figures]
+    return {c: _DTYPES.get(c, "Float64") for c in [*names, "total_cost", "saved_share"]}

@@ -45,6 +45,7 @@ from ccanalytics.history.queries._accounting import (
     hourly_spend_ctes,
     run,
 )
+from ccanalytics.measures import forecast_breach
 
 __all__ = [
     "FORECAST_WEEKS",
@@ -279,24 +280,7 @@ def _checked_errors(rate: np.ndarray, now: int, hours: int) -> tuple[int, list[f
 def breach(
     forecast: Forecast, quantile: str, spent: float, limit: float, now: pd.Timestamp
 ) -> pd.Timestamp | None:
-    """When spent + the forecast's ``quantile`` path reaches ``limit`` this period (or None).
-
-    The path is the P50's hour by hour, scaled to the quantile's total: the P90 crosses
-    first, the P10 last. None when the spend is over already or the path never gets there.
-    """
-    if not spent < limit:
-        return None
+    """When spent + the forecast's ``quantile`` path reaches ``limit`` this period (or None):
+    :func:`~ccanalytics.measures.forecast_breach` of this forecast."""
     total = forecast.quantile(quantile)
-    base = float((forecast.path * forecast.hour_weights).sum())
-    if total <= 0 or base <= 0:
-        return None
-    per_hour = forecast.path * forecast.hour_weights * (total / base)
-    reached = spent + np.cumsum(per_hour)
-    hit = np.flatnonzero(reached >= limit)
-    if hit.size == 0:
-        return None
-    i = int(hit[0])
-    before = float(reached[i - 1]) if i else spent
-    hours_in = forecast.hour_weights[i] * (limit - before) / per_hour[i] if per_hour[i] else 0.0
-    start = 0.0 if i == 0 else float(forecast.hour_weights[0]) + (i - 1)
-    return now + pd.Timedelta(hours=start + float(hours_in))
+    return forecast_breach(forecast.path, forecast.hour_weights, total, spent, limit, now)

@@ -29,7 +29,7 @@ from ccanalytics.history.queries._accounting import (
 )
 from ccanalytics.history.queries._teams import UNALLOCATED
 from ccanalytics.history.queries._waste import waste_rows_ctes
-from ccanalytics.measures import Params, by_name
+from ccanalytics.measures import KIND_RELATIONS, Params, by_name
 from ccanalytics.measures._dimensions import columns_of
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def resolve(names: str | Sequence[str]) -> tuple[Measure, ...]:
         if measure.kind not in (*SUMMABLE, *COUNTED):
             raise ValueError(
                 f"{name!r} is a {measure.kind} measure, not a sum over pod rows: "
-                f"History.{_METHOD.get(measure.kind, 'spend')} answers it"
+                f"History.{KIND_RELATIONS[measure.kind].query} answers it"
             )
         if measure not in chosen:
             chosen.append(measure)
@@ -89,14 +89,6 @@ def counts_only(chosen: Sequence[Measure], by: Sequence[Dimension]) -> bool:
         names = ", ".join(m.name for m in chosen)
         raise ValueError(f"{names} is counted per cluster or over the fleet (by='cluster' or None)")
     return True
-
-
-_METHOD = {
-    "pod_share": "pod_lifetimes",
-    "spend": "spend",
-    "anomaly": "spend_anomalies",
-    "judgement": "check",
-}
 
 
 def measures(

@@ -38,7 +38,7 @@ from ccanalytics.history.store._rollup import (
     rollup_params,
     snapshot_instants,
 )
-from ccanalytics.measures import Measure, Params, sum_shares
+from ccanalytics.measures import Measure, Params, of_kind, select_list, sum_shares
 from ccanalytics.measures._dimensions import Dimension, columns_of, dimensions
 
 __all__ = [
@@ -380,6 +380,7 @@ def _pod_sql() -> str:
            {_pod_sums()},
            sum(raw_us - covered_us) AS unobserved_us,
            coalesce(sum(covered_us) FILTER (WHERE idle), 0) AS idle_us,
+           {select_list("pod_share")},
            min(t) AS first_us, max(t) AS last_us,
            string_agg(DISTINCT status, ',' ORDER BY status) AS statuses,
            arg_max(gpu_type, t) AS gpu_type, arg_max(gpu_count, t) AS gpu_count
@@ -404,6 +405,12 @@ _LIFETIME_DTYPES = {
 }
 
 
+def _lifetime_dtypes() -> dict[str, str]:
+    """pod_lifetimes' columns: its own, then any further per-pod share (Float64)."""
+    more = {m.answer_column: "Float64" for m in of_kind("pod_share")}
+    return {**_LIFETIME_DTYPES, **{c: t for c, t in more.items() if c not in _LIFETIME_DTYPES}}
+
+
 def pod_lifetimes(
     con: Any,
     start: Any,
@@ -423,8 +430,9 @@ def pod_lifetimes(
     """
     judged_by = params if params is not None else Params()
     window = window_us(con, start, end)
+    dtypes = _lifetime_dtypes()
     if window is None:
-        return pd.DataFrame(columns=list(_LIFETIME_DTYPES)).astype(_LIFETIME_DTYPES)
+        return pd.DataFrame(columns=list(dtypes)).astype(dtypes)
     params_sql = {
         "start_us": window[0],
         "end_us": window[1],
@@ -434,11 +442,9 @@ def pod_lifetimes(
     frame = run(con, _pod_sql(), params_sql)
     frame["observed_hours"] = frame["observed_us"] / US_PER_HOUR
     frame["idle_hours"] = frame["idle_us"] / US_PER_HOUR
-    observed = frame["observed_us"].where(frame["observed_us"] > 0)
-    frame["idle_time_share"] = frame["idle_us"] / observed
     frame["first_seen"] = pd.to_datetime(frame["first_us"], unit="us", utc=True)
     frame["last_seen"] = pd.to_datetime(frame["last_us"], unit="us", utc=True)
-    out = frame[list(_LIFETIME_DTYPES)].astype(_LIFETIME_DTYPES)
+    out = frame[list(dtypes)].astype(dtypes)
     return out.sort_values(
         ["idle_cost", "total_cost", "cluster_id", "pod_id"], ascending=[False, False, True, True]
     ).reset_index(drop=True)

@@ -19,8 +19,9 @@ The method, stated once (the column docs of :data:`SPEND_COLUMNS` say it too):
   (the P90 first);
 - **breach_at**, given a limit, is the instant that same line, spent + burn rate × the
   hours from now, reaches it: ``now + (limit − spent) / burn rate``, when spent is still
-  under the limit and the projection is over it (:func:`breach_instant`, which the
-  alerts' sentences call too); NULL otherwise (no limit, a burn rate that never gets
+  under the limit and the projection is over it
+  (:func:`~ccanalytics.measures.breach_instant`, the registry's ``breach_at``, which
+  the alerts' sentences call too); NULL otherwise (no limit, a burn rate that never gets
   there this period, or a spend already over it, which the spend itself says).
 
 A cluster that appears mid-period has spent only from its first snapshot; one whose
@@ -34,14 +35,23 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
-from ccanalytics.measures import SpendLimit, limit_of
+from ccanalytics.measures import (
+    KIND_RELATIONS,
+    SpendLimit,
+    by_name,
+    computed,
+    limit_of,
+    of_kind,
+    query,
+    select_list,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from ccanalytics.history.queries._window import TimeLike
 
-__all__ = ["PERIODS", "SPEND_COLUMNS", "Ledger", "breach_instant", "period_bounds", "spend"]
+__all__ = ["PERIODS", "SPEND_COLUMNS", "Ledger", "period_bounds", "spend"]
 
 Period = Literal["day", "week", "month"]
 _T = TypeVar("_T")
@@ -140,37 +150,60 @@ def spend(
     rows = pd.concat(parts, ignore_index=True)
     if by is None:
         rows = _totals(rows)
-    rows["breach_at"] = _breach_column(rows, limit)
     series = history.fresh(lambda con: hourly_series(con, int(now.value // 1000)))
-    rows = pd.concat([rows, _forecast_columns(rows, series, limit)], axis=1)
-    return rows[[c for c in SPEND_COLUMNS if c in rows.columns]].reset_index(drop=True)
+    rests = _rests(rows, series)
+    rows = _figures(rows, rests)
+    rows["breach_at"] = _breach_column(rows, limit)
+    rows = pd.concat([rows, _forecast_columns(rows, rests, limit)], axis=1)
+    columns = [*SPEND_COLUMNS, *(m.name for m in of_kind("spend"))]
+    return rows[[c for c in dict.fromkeys(columns) if c in rows.columns]].reset_index(drop=True)
 
 
-def breach_instant(
-    spent: float, burn_rate: float, limit: float, now: pd.Timestamp, period_end: pd.Timestamp
-) -> pd.Timestamp | None:
-    """When spent + burn_rate × the hours from ``now`` reaches ``limit`` (the projection's
-    own line), if that is before ``period_end`` and the spend is still under the limit.
+def _rests(rows: pd.DataFrame, series: Mapping[str, Any]) -> list[Any]:
+    """The forecast of the rest of the period of each row: its cluster's series (by=None:
+    their sum)."""
+    from ccanalytics.history.queries._forecast import forecast_rest
 
-    Before ``period_end`` exactly when ``projected > limit``: the instant a projection
-    over the limit says it is crossed. None otherwise.
-    """
+    whole = None
+    for part in series.values():
+        whole = part if whole is None else whole.total(part)
+    rests = []
+    for row in rows.to_dict("records"):  # a few rows, one per period and cluster
+        own = series.get(str(row["cluster_id"])) if "cluster_id" in row else whole
+        now, end = row["now"], row["period_end"]
+        rests.append(
+            forecast_rest(
+                own, int(now.value // 1000), int(end.value // 1000), float(row["burn_rate"])
+            )
+        )
+    return rests
+
+
+def _figures(rows: pd.DataFrame, rests: list[Any]) -> pd.DataFrame:
+    """``rows`` (the relation ``period_spend``) with each spend entry of the registry
+    computed over it by its own SQL: spent, projected, the forecast's projections."""
     import pandas as pd
 
-    if not spent < limit or not burn_rate > 0:
-        return None
-    hours = (limit - spent) / burn_rate
-    # Compared in hours first: a crossing far beyond the period (a generous budget) is
-    # past what a pandas Timedelta can hold, and is no crossing this period anyway.
-    if not hours < (period_end - now) / pd.Timedelta(hours=1):
-        return None
-    return now + pd.Timedelta(hours=hours)
+    relation = KIND_RELATIONS["spend"]
+    for q in ("p10", "p50", "p90"):
+        rows[f"rest_{q}"] = pd.array([rest.quantile(q) for rest in rests], dtype="Float64")
+    figures = query(
+        rows,
+        f"WITH {relation.name} AS (SELECT * FROM frame) "
+        f"SELECT {select_list('spend')} FROM {relation.name} ORDER BY _row",
+        {},
+        reads=relation.columns,
+        frame_dtypes=dict.fromkeys(relation.columns, "Float64"),
+    )
+    figures.index = rows.index
+    return pd.concat([rows, figures], axis=1)
 
 
 def _breach_column(rows: pd.DataFrame, limit: Limit) -> pd.Series:
     """``breach_at`` of each row against ``limit`` (one for every period, or per period)."""
     import pandas as pd
 
+    breach_instant = computed(by_name("breach_at"))
     instants: list[Any] = []
     for row in rows.to_dict("records"):  # Any values: a few rows, one per period
         cap = limit_of(limit, str(row["period"]))
@@ -183,37 +216,30 @@ def _breach_column(rows: pd.DataFrame, limit: Limit) -> pd.Series:
     return pd.Series(instants, index=rows.index, dtype="datetime64[ns, UTC]")
 
 
-def _forecast_columns(rows: pd.DataFrame, series: Mapping[str, Any], limit: Limit) -> pd.DataFrame:
-    """The forecast's columns of each row: its cluster's series (by=None: their sum)."""
+def _forecast_columns(rows: pd.DataFrame, rests: list[Any], limit: Limit) -> pd.DataFrame:
+    """The forecast's method and breach dates of each row (its projections are
+    :func:`_figures`'), against ``limit``."""
     import pandas as pd
 
-    from ccanalytics.history.queries._forecast import breach, forecast_rest
-
-    whole = None
-    for part in series.values():
-        whole = part if whole is None else whole.total(part)
-    out: dict[str, list[Any]] = {c: [] for c in SPEND_COLUMNS if c.startswith(_FORECAST)}
-    for row in rows.to_dict("records"):  # a few rows, one per period and cluster
-        own = series.get(str(row["cluster_id"])) if "cluster_id" in row else whole
-        now, end = row["now"], row["period_end"]
-        rest = forecast_rest(
-            own, int(now.value // 1000), int(end.value // 1000), float(row["burn_rate"])
-        )
+    # One rule for the three quantiles' dates: the registry's breach_at_p90 and _p10.
+    breach = computed(by_name("breach_at_p90"))
+    names = [c for c in SPEND_COLUMNS if c.startswith(("forecast", "breach_at_p"))]
+    out: dict[str, list[Any]] = {c: [] for c in names}
+    for row, rest in zip(rows.to_dict("records"), rests, strict=True):
         spent, cap = float(row["spent"]), limit_of(limit, str(row["period"]))
         out["forecast"].append(rest.method)
         out["forecast_note"].append(rest.note)
         for q in ("p10", "p50", "p90"):
-            out[f"projected_{q}"].append(spent + rest.quantile(q))
-            crossing = None if cap is None else breach(rest, q, spent, cap, now)
+            crossing = None
+            if cap is not None:
+                total = rest.quantile(q)
+                crossing = breach(rest.path, rest.hour_weights, total, spent, cap, row["now"])
             out[f"breach_at_{q}"].append(pd.NaT if crossing is None else crossing)
-    frame = pd.DataFrame(
+    return pd.DataFrame(
         {c: pd.Series(v, index=rows.index, dtype=_FORECAST_DTYPES[c]) for c, v in out.items()}
     )
-    return frame
 
 
-#: The forecast's columns start so (``forecast``, ``forecast_note``, ``projected_p*``...).
-_FORECAST = ("forecast", "projected_p", "breach_at_p")
 _FORECAST_DTYPES: Final = {
     "forecast": "string",
     "forecast_note": "string",
@@ -260,8 +286,6 @@ def _period_rows(
     # Built in one go from whole columns: pandas' cost is per call (assign, map, astype),
     # and a spend builds three periods.
     hours_left = (end - now) / pd.Timedelta(hours=1)
-    spent_usd = per_cluster(costs["total_cost"])
-    burn_rate = per_cluster(rates)
     return pd.DataFrame(
         {
             "cluster_id": pd.array(clusters, dtype="string"),
@@ -269,12 +293,11 @@ def _period_rows(
             "period_start": start,
             "period_end": end,
             "now": now,
-            "spent": spent_usd,
+            "total_cost": per_cluster(costs["total_cost"]),
             "observed_hours": per_cluster(costs["observed_hours"]),
             "unobserved_hours": per_cluster(costs["unobserved_hours"]),
-            "burn_rate": burn_rate,
+            "burn_rate": per_cluster(rates),
             "hours_left": hours_left,
-            "projected": spent_usd + burn_rate * hours_left,
         }
     )
 
@@ -315,7 +338,7 @@ def burn_rates(history: Ledger, now: pd.Timestamp) -> pd.Series:
 
 def _totals(rows: pd.DataFrame) -> pd.DataFrame:
     keys = ["period", "period_start", "period_end", "now", "hours_left"]
-    sums = ["spent", "observed_hours", "unobserved_hours", "burn_rate", "projected"]
+    sums = ["total_cost", "observed_hours", "unobserved_hours", "burn_rate"]
     return rows.groupby(keys, sort=False, as_index=False)[sums].sum()
 
 
@@ -331,5 +354,6 @@ def _empty(by: Literal["cluster"] | None) -> pd.DataFrame:
         "now": "datetime64[ns, UTC]",
         "breach_at": "datetime64[ns, UTC]",
     }
-    columns = [c for c in SPEND_COLUMNS if by is not None or c != "cluster_id"]
+    every = [*SPEND_COLUMNS, *(m.name for m in of_kind("spend") if m.name not in SPEND_COLUMNS)]
+    columns = [c for c in every if by is not None or c != "cluster_id"]
     return pd.DataFrame({c: pd.Series(dtype=dtypes.get(c, "Float64")) for c in columns})

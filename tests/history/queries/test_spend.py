@@ -16,7 +16,7 @@ from history_helpers import ts, write_crash_leftover
 
 from ccanalytics import History
 from ccanalytics.history import period_bounds
-from ccanalytics.history.queries._spend import breach_instant
+from ccanalytics.measures import breach_instant
 
 
 def _row(frame: pd.DataFrame, cluster: str, period: str) -> Any:
