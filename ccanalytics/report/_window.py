@@ -344,8 +344,8 @@ def render_window_section(f: WindowFindings) -> Markup:
     )
     figures = [
         figure(
-            Plot("waste_breakdown", f.by_cluster),
-            (10.0, 1.6 + 0.42 * max(int(_wasting(f.by_cluster)), 1)),
+            Plot("waste_breakdown", f.waste_by_cluster),
+            (10.0, 1.6 + 0.42 * max(int(_wasting(f.waste_by_cluster)), 1)),
             f"Waste by cluster over the last {span}",
             "Only what was wasted, most first: idle GPU pods (hatched), then the rest of "
             "the unused capacity of pods in use; beside each bar, its share of the spend.",

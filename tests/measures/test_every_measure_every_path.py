@@ -155,6 +155,10 @@ def test_every_registry_measure_has_one_answer_on_every_path(
     live_shown = {label: (shown, flagged) for label, shown, _, flagged in live_cards(page)}
     live_waste = next(note for label, _, note, _ in live_cards(page) if label == "waste by class")
     keys = [m.policy_key for m in measures if m.policy_key]
+    # What the rollups answer (sums and their shares), asked of History.measures; every
+    # other summable measure (the waste classes, their sum and share) of History.waste.
+    rolled_up = [m for m in measures if m.kind == "sum" or m in sum_shares()]
+    sums = [m.name for m in rolled_up]
     knobs = "".join(f"{t.policy_key} = {getattr(params, t.name)!r}\n" for t in THRESHOLDS)
     rule = '[[rule]]\nwindow = "1h"\n' + knobs + "".join(f"{k} = 0\n" for k in keys)
     hour = pd.Timedelta(hours=1)
@@ -165,10 +169,11 @@ def test_every_registry_measure_has_one_answer_on_every_path(
             append_frame(store, "pods", frame.assign(observed_at=at))
             append_frame(store, "gpus", _gpu_frame(gpu_rows, at))
         with History(store) as h:
-            raw = h.idle_cost(t0, t0 + hour, by="cluster", params=params).set_index("cluster_id")
+            raw = h.measures(sums, t0, t0 + hour, by="cluster", params=params)
+            raw = raw.set_index("cluster_id")
             waste = h.waste(t0, t0 + hour, by="cluster", params=params).set_index("cluster_id")
             slow = h.stragglers(timedelta(hours=1), min_share=params.chronic_share, params=params)
-            defaults = h.idle_cost(t0, t0 + hour, by="cluster").set_index("cluster_id")
+            defaults = h.measures(sums, t0, t0 + hour, by="cluster").set_index("cluster_id")
             policy = judge_policy(parse_policy(rule), h)
         window = window_findings(store, timedelta(hours=1), params=params)
         flags = check_store(
@@ -176,7 +181,7 @@ def test_every_registry_measure_has_one_answer_on_every_path(
         )
         compact(store, TIMES[0][:10])
         with History(store) as h:
-            rolled = h.idle_cost(t0, t0 + hour, by="cluster").set_index("cluster_id")
+            rolled = h.measures(sums, t0, t0 + hour, by="cluster").set_index("cluster_id")
             assert int(h.sql("SELECT days FROM _rolled_days")["days"].iloc[0]) == 1
 
     judged = {(j.threshold.figure, j.cluster_id): j.value for j in policy.judgements}
@@ -186,18 +191,17 @@ def test_every_registry_measure_has_one_answer_on_every_path(
     text = render_textfile(policy).decode()
     cards = {label: shown for label, shown, _, _ in window_cards(window)}
     clusters = list(live.index)
-    in_idle_cost = {*(m for m in measures if m.kind == "sum"), *sum_shares()}
     for m in measures:
         mine = live[m.live]
         if m.kind == "count":
             counted = slow["cluster_id"].value_counts()
             stored = {c: counted.get(c, 0) for c in clusters}
         else:
-            table = raw if m in in_idle_cost else waste  # idle_cost: sums, their shares
+            table = raw if m in rolled_up else waste
             stored = {c: table.loc[c, m.name] for c in clusters}
         for c in clusters:  # History's raw rows, per cluster
             assert _close(stored[c], mine[c]), (m.name, c, "History", stored[c], mine[c])
-        if m in in_idle_cost:  # the rollups, at the default thresholds
+        if m in rolled_up:  # the rollups, at the default thresholds
             for c in clusters:
                 assert _close(rolled.loc[c, m.name], defaults.loc[c, m.name]), (m.name, c)
         fleet_value: object

@@ -49,7 +49,8 @@ def store(tmp_path: Path) -> Path:
 def test_history_a_policy_the_textfile_and_the_report_carry_it(store: Path) -> None:
     # 2 pods at risk for the 2 covered hours: 4 pod-hours.
     with History(store) as h:
-        assert h.idle_cost(by=None).iloc[0]["memory_risk_pod_hours"] == pytest.approx(4.0)
+        hours = h.measures("memory_risk_pod_hours", by=None).iloc[0]["memory_risk_pod_hours"]
+        assert hours == pytest.approx(4.0)
     policy = parse_policy('[[rule]]\nwindow = "2h"\nmax_memory_risk_pod_hours = 1\n')
     run = check(store, policy=policy)
     assert run.policy is not None and run.breached

@@ -153,7 +153,8 @@ def test_three_shares_three_names(four_busy_one_at_15: Path) -> None:
     with History(four_busy_one_at_15) as h:
         total = h.idle_cost(by=None, idle_threshold=20).iloc[0]
         assert total["idle_cost_share"] == pytest.approx(0.2)  # no CPU pod stored
-        assert total["idle_gpu_cost_share"] == pytest.approx(0.2)
+        of_gpus = h.measures("idle_gpu_cost_share", by=None, params=Params(idle_threshold=20))
+        assert of_gpus["idle_gpu_cost_share"].tolist() == [pytest.approx(0.2)]
         lives = h.pod_lifetimes(idle_threshold=20)
         assert lives.loc[lives["rank"].eq(4), "idle_time_share"].tolist() == [1.0]
     assert "idle_share" not in row.index

@@ -61,9 +61,14 @@ def test_the_live_summary_counts_saturated_pods() -> None:
 
 def test_history_the_report_a_policy_and_its_textfile(store: Path) -> None:
     with History(store) as h:
-        hours = h.idle_cost(timedelta(hours=1), by="cluster")["saturated_pod_hours"]
+        hours = h.measures("saturated_pod_hours", timedelta(hours=1))["saturated_pod_hours"]
         assert hours.tolist() == [pytest.approx(1.0)]
-        at_85 = h.idle_cost(timedelta(hours=1), by=None, params=Params(saturation_threshold=85))
+        at_85 = h.measures(
+            "saturated_pod_hours",
+            timedelta(hours=1),
+            by=None,
+            params=Params(saturation_threshold=85),
+        )
         assert at_85["saturated_pod_hours"].tolist() == [pytest.approx(2.0)]
         report = judge_policy(parse_policy("[[rule]]\nmax_saturated_pod_hours = 0.5\n"), h)
     (judged,) = report.judgements

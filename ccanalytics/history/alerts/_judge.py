@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ccanalytics.history.alerts._alerts import Alert, Snooze
 from ccanalytics.history.alerts._policy import Policy, Rule, Threshold
-from ccanalytics.measures import Params, breach_instant, budget_tier, by_policy_key, format_share
+from ccanalytics.measures import (
+    MEASURES,
+    Params,
+    breach_instant,
+    budget_tier,
+    by_policy_key,
+    format_share,
+)
 from ccanalytics.measures.rules import SPEND_MIN_BASELINE_WEEKS
 
 if TYPE_CHECKING:
@@ -36,6 +43,10 @@ TOP_IDLE_PODS: Final = 3
 #: The cluster of a pooled rule's judgements: the store's clusters together.
 ALL_CLUSTERS: Final = "all clusters"
 
+#: The registry's sums and shares a policy can limit over a window (``max_idle_cost``,
+#: ``max_memory_risk_pod_hours``, ...): what :meth:`_Answers.window_figure` asks of
+#: :meth:`History.measures`.
+_POLICY_SUMS: Final = tuple(m.name for m in MEASURES if m.policy_key and m.kind in ("sum", "share"))
 _PERIOD_WORDS: Final = {"day": "today", "week": "this week", "month": "this month"}
 _FOR_PERIOD: Final = {"day": "for today", "week": "for this week", "month": "for the month"}
 
@@ -418,8 +429,8 @@ class _Answers:
 
     def _window_costs(self, start: Any, params: Params, by: Any = "cluster") -> pd.DataFrame:
         costs: pd.DataFrame = self._once(
-            ("idle_cost", start, params, by),
-            lambda: self.history.idle_cost(start, self.now, by=by, params=params),
+            ("measures", start, params, by),
+            lambda: self.history.measures(_POLICY_SUMS, start, self.now, by=by, params=params),
         )
         return costs
 

@@ -42,7 +42,6 @@ from ccanalytics.measures import Measure, Params, of_kind, select_list, sum_shar
 from ccanalytics.measures._dimensions import Dimension, columns_of, dimensions
 
 __all__ = [
-    "IDLE_COST_COLUMNS",
     "IDLE_COST_KEYS",
     "answers",
     "idle_cost",
@@ -55,9 +54,10 @@ __all__ = [
 _SUMMED = SUMMED
 #: ...and its shares of two of them.
 _SHARES = sum_shares()
-#: The measures of :func:`idle_cost`, after its ``by`` column(s): the registry's sums and
-#: shares (:data:`ccanalytics.measures.MEASURES`) between the hours observed and not.
-IDLE_COST_COLUMNS = (
+#: The measures of :func:`idle_cost`, after its ``by`` column(s): every one of the
+#: registry's sums and shares (:data:`ccanalytics.measures.MEASURES`) between the hours
+#: observed and not (:meth:`History.idle_cost` shows its documented few of them).
+_COLUMNS = (
     "observed_hours",
     *(m.name for m in _SUMMED),
     *(m.name for m in _SHARES),
@@ -180,15 +180,11 @@ def idle_cost(
 
     ``by``: ``"cluster"``, ``"day"`` (UTC days; intervals split at midnight), ``"pod"``
     or ``None`` (one row). Columns: the ``by`` column(s), then ``observed_hours``
-    (cluster-hours covered by snapshots; for a pod, hours it was seen), the registry's
-    sums (:data:`ccanalytics.measures.MEASURES`: ``total_cost`` Σ cost·Δt, USD;
-    ``gpu_cost``; ``idle_gpu_hours`` Σ gpu_count·Δt over idle pod-snapshots;
-    ``idle_cost`` Σ cost·Δt over them, USD; ``unused_cost``, Σ cost·(1 −
-    gpu_util_mean/100)·Δt over running GPU pods reporting, USD, which was
-    ``unused_gpu_cost``) and shares (``idle_cost_share`` = idle_cost / total_cost,
-    ``idle_gpu_cost_share`` = idle_cost / gpu_cost; <NA> over no cost), and
-    ``unobserved_hours`` (cluster-hours of the window no snapshot covers; for a pod,
-    the uncovered time right after snapshots that saw it).
+    (cluster-hours covered by snapshots; for a pod, hours it was seen), every sum and
+    share of the registry (:data:`ccanalytics.measures.MEASURES`; a share is <NA> over
+    no denominator), and ``unobserved_hours`` (cluster-hours of the window no snapshot
+    covers; for a pod, the uncovered time right after snapshots that saw it).
+    :meth:`History.measures` and :meth:`History.idle_cost` pick their columns of it.
     """
     if by not in _BY:
         raise ValueError(f"by must be one of 'cluster', 'day', 'pod' or None, not {by!r}")
@@ -215,13 +211,13 @@ def idle_cost(
     frame["observed_hours"] = frame["observed_us"] / US_PER_HOUR
     if by == "day":
         frame["day"] = pd.to_datetime(frame["k"] * US_PER_DAY, unit="us", utc=True)
-    return _typed(_shares(frame)[[*_KEYS[by], *IDLE_COST_COLUMNS]], by)
+    return _typed(_shares(frame)[[*_KEYS[by], *_COLUMNS]], by)
 
 
 def _nothing(by: str | None) -> pd.DataFrame:
     """:func:`idle_cost` of a store with no snapshot: no row, or one of zeros (``by=None``)."""
-    zeros = [[0.0] * len(IDLE_COST_COLUMNS)] if by is None else []
-    return _typed(_shares(pd.DataFrame(zeros, columns=[*_KEYS[by], *IDLE_COST_COLUMNS])), by)
+    zeros = [[0.0] * len(_COLUMNS)] if by is None else []
+    return _typed(_shares(pd.DataFrame(zeros, columns=[*_KEYS[by], *_COLUMNS])), by)
 
 
 def idle_cost_since(
@@ -269,7 +265,7 @@ def _per_window(
     # Shares and dtypes once for every window, then split: pandas' cost is per call, not
     # per row, and a spend (so each policy check) asks three windows.
     window_ids = frame["window_id"].to_numpy()
-    typed = _typed(_shares(frame)[[*_KEYS["cluster"], *IDLE_COST_COLUMNS]], "cluster")
+    typed = _typed(_shares(frame)[[*_KEYS["cluster"], *_COLUMNS]], "cluster")
     return [typed[window_ids == number].reset_index(drop=True) for number in range(len(starts_us))]
 
 
@@ -302,7 +298,7 @@ def _shares(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _typed(frame: pd.DataFrame, by: str | None) -> pd.DataFrame:
-    dtypes = {**_KEYS[by], **dict.fromkeys(IDLE_COST_COLUMNS, "Float64")}
+    dtypes = {**_KEYS[by], **dict.fromkeys(_COLUMNS, "Float64")}
     frame = frame.astype(dtypes)
     if by == "day":
         frame["day"] = frame["day"].astype("datetime64[ns, UTC]")

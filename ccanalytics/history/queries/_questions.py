@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from ccanalytics.measures import MEASURES, Params, renamed, sum_shares
+from ccanalytics.measures import Params, renamed
 from ccanalytics.measures.rules import RIGHTSIZING_HEADROOM
 
 if TYPE_CHECKING:
@@ -24,14 +24,21 @@ if TYPE_CHECKING:
     from ccanalytics.history.queries._window import DurationLike, TimeLike
     from ccanalytics.measures import GpuTypes
 
-__all__ = ["IDLE_COST_MEASURES", "Questions"]
+__all__ = ["IDLE_COST_COLUMNS", "IDLE_COST_MEASURES", "Questions"]
 
 
-#: The measures of :meth:`Questions.idle_cost`: the registry's sums and their shares.
+#: The registry's measures :meth:`Questions.idle_cost` gives (every other one:
+#: :meth:`Questions.measures`).
 IDLE_COST_MEASURES = (
-    *(m.name for m in MEASURES if m.kind == "sum"),
-    *(m.name for m in sum_shares()),
+    "total_cost",
+    "idle_gpu_hours",
+    "idle_cost",
+    "unused_cost",
+    "idle_cost_share",
+    "unused_cost_share",
 )
+#: The columns of :meth:`Questions.idle_cost` after its key columns.
+IDLE_COST_COLUMNS = ("observed_hours", *IDLE_COST_MEASURES, "unobserved_hours")
 
 
 class Questions:
@@ -154,16 +161,30 @@ class Questions:
     ) -> pd.DataFrame:
         """Spend, idle spend and unused-GPU spend in the window, per ``by`` value.
 
-        A view of :meth:`measures`: the registry's sums and shares
-        (``measures(IDLE_COST_MEASURES, by=by)``), between ``observed_hours`` and
-        ``unobserved_hours``. See :func:`ccanalytics.history.queries._queries.idle_cost` for the columns (USD,
-        hours, the registry's shares) and the time accounting; ``by`` is ``"cluster"``,
+        A view of :meth:`measures` (``measures(IDLE_COST_MEASURES, by=by)``): its columns
+        are the ``by`` key columns (``cluster_id``; ``day``, a UTC midnight; a pod's
+        ``cluster_id, pod_id, name, rank``; none for ``by=None``), then, Float64:
+
+        - ``observed_hours``: cluster-hours the snapshots cover (a pod: hours it was seen);
+        - ``total_cost``: what the pods cost, USD (Σ cost·Δt);
+        - ``idle_gpu_hours``: GPU-hours of idle pods (busiest GPU below ``idle_threshold``);
+        - ``idle_cost``: the whole cost of those idle pods, USD;
+        - ``unused_cost``: unused capacity, Σ cost·(1 − gpu_util_mean/100)·Δt over running
+          GPU pods reporting utilization, idle pods included, USD;
+        - ``idle_cost_share`` and ``unused_cost_share``: those over ``total_cost``
+          (<NA> over no cost);
+        - ``unobserved_hours``: cluster-hours of the window no snapshot covers (a pod:
+          the uncovered time right after snapshots that saw it).
+
+        Every other registry measure (``gpu_cost``, ``memory_risk_pod_hours``, ...) is
+        :meth:`measures`'. The time accounting:
+        :func:`ccanalytics.history.queries._queries.idle_cost`. ``by`` is ``"cluster"``,
         ``"day"``, ``"pod"`` or ``None``. ``idle_threshold`` (percent, default 10) is the
         live rule's; ``params`` (:class:`ccanalytics.measures.Params`) gives every
         threshold at once; ``threshold=`` is the old spelling of ``idle_threshold=``
         (DeprecationWarning). With no covered time the sums are 0.
         """
-        from ccanalytics.history.queries._queries import IDLE_COST_COLUMNS, IDLE_COST_KEYS
+        from ccanalytics.history.queries._queries import IDLE_COST_KEYS
 
         if by not in IDLE_COST_KEYS:
             raise ValueError(f"by must be one of 'cluster', 'day', 'pod' or None, not {by!r}")

@@ -23,9 +23,12 @@ from ccanalytics.history.queries._queries import idle_cost_since
 from ccanalytics.history.store._rollup import ROLLUP_DIR, SUMMED
 from ccanalytics.history.store._schema import OK, SNAPSHOT_COLUMNS
 from ccanalytics.history.store._write import append_frame
-from ccanalytics.measures import Params, sql_columns
+from ccanalytics.measures import Params, sql_columns, sum_shares
 
 T0 = pd.Timestamp("2026-11-20T00:00:00Z")
+#: Every sum of the registry and every share of two, in the order the one-pass query
+#: gives them (what the rollups answer).
+_EVERY = [*(m.name for m in SUMMED), *(m.name for m in sum_shares())]
 #: The columns compared, every summed measure of the registry among them: USD to the
 #: cent, hours to the hundredth of a second.
 _USD = tuple(m.name for m in SUMMED if m.unit == "USD")
@@ -136,7 +139,7 @@ def _answers_and_rolled(
     """The answers, and how many days the same History read from rollups to give them
     (one History, not two: an example opens four otherwise, ~30 ms each)."""
     with History(store) as h:
-        answers = {by: h.idle_cost(by=by, **kwargs) for by in ("day", "cluster", None)}  # type: ignore[arg-type]
+        answers = {by: h.measures(_EVERY, by=by, **kwargs) for by in ("day", "cluster", None)}  # type: ignore[arg-type]
         return answers, _rolled_in(h)
 
 
@@ -276,7 +279,8 @@ def test_windows_asked_at_once_answer_as_each_asked_alone(
     max_gap: str | None,
 ) -> None:
     """History.spend asks its day, week and month in one query (idle_cost_since): each
-    window's frame is the one idle_cost by cluster gives alone, rollups or rows, and its
+    window's frame is the one History.measures of every sum and share by cluster gives
+    alone (idle_cost's one pass), rollups or rows, and its
     clusters sum to what the whole store's single-window query (by=None) says."""
     until = T0 + pd.Timedelta(minutes=end)
     since = [T0 + pd.Timedelta(minutes=min(start, end)) for start in starts]
@@ -287,8 +291,8 @@ def test_windows_asked_at_once_answer_as_each_asked_alone(
             compact(store, (T0 + pd.Timedelta(days=day)).date())
         with History(store) as h:
             together = _idle_cost_since(h, since, until, max_gap)
-            alone = [h.idle_cost(start, until, by="cluster", max_gap=max_gap) for start in since]
-            totals = [h.idle_cost(start, until, by=None, max_gap=max_gap) for start in since]
+            alone = [h.measures(_EVERY, start, until, max_gap=max_gap) for start in since]
+            totals = [h.measures(_EVERY, start, until, by=None, max_gap=max_gap) for start in since]
     assert len(together) == len(alone) == len(totals)
     summed = ["observed_hours", *(m.name for m in SUMMED), "unobserved_hours"]
     for got, want, total in zip(together, alone, totals, strict=True):
@@ -303,7 +307,7 @@ def test_windows_over_a_store_without_snapshots_are_each_idle_costs_empty_frame(
     """An open end on an empty store: no window to time, one empty frame per start."""
     with History(write_crash_leftover(tmp_path)) as h:
         together = _idle_cost_since(h, [T0, T0 + pd.Timedelta(days=1)], None, None)
-        alone = h.idle_cost(T0, None, by="cluster")
+        alone = h.measures(_EVERY, T0, None)
     assert len(together) == 2
     for frame in together:
         assert frame.empty
