@@ -221,12 +221,9 @@ def idle_cost_by_day(costs: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
 
     - **idle**: ``idle_cost``, the whole cost of idle pods (busiest GPU below the
       threshold) while they were idle;
-    - **unused on pods in use**: ``unused_cost - idle_cost``, clipped at 0.
-      ``unused_cost`` (cost x (1 - GPU utilization / 100)) covers every GPU pod
-      reporting utilization, idle ones included, and an idle pod's unused share is
-      almost all of its cost; subtracting the idle cost leaves the unused capacity
-      of the pods that are not idle, understated by at most the idle pods' used
-      share (below the idle threshold, so under 10 % of the idle cost by default);
+    - **unused on pods in use**: ``busy_unused_cost``, the registry's unused capacity
+      (cost x (1 - GPU utilization / 100)) of the running GPU pods reporting that are
+      not idle, as given;
     - **the rest**: ``total_cost`` less both: GPU time used, CPU pods, and pods
       without metrics.
 
@@ -237,7 +234,7 @@ def idle_cost_by_day(costs: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     ----------
     costs : pandas.DataFrame
         ``History.idle_cost(by="day")``: columns ``day`` (UTC midnight, or a date),
-        ``total_cost``, ``idle_cost``, ``unused_cost`` (USD) and optionally
+        ``total_cost``, ``idle_cost``, ``busy_unused_cost`` (USD) and optionally
         ``unobserved_hours``.
     {ax}
 
@@ -250,7 +247,7 @@ def idle_cost_by_day(costs: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     {raises}
     """
     _require(
-        costs, ["day", "total_cost", "idle_cost", "unused_cost"], "History.idle_cost(by='day')"
+        costs, ["day", "total_cost", "idle_cost", "busy_unused_cost"], "History.idle_cost(by='day')"
     )
     parts = _cost_parts(costs)
     if parts.empty or not (parts.sum(axis=1) > 0).any():
@@ -330,7 +327,7 @@ def _cost_parts(costs: pd.DataFrame) -> pd.DataFrame:
     day = pd.to_datetime(rows["day"], utc=True)
     total = np.nan_to_num(_floats(rows["total_cost"]))
     idle = np.nan_to_num(_floats(rows["idle_cost"]))
-    unused = np.clip(np.nan_to_num(_floats(rows["unused_cost"])) - idle, 0.0, None)
+    unused = np.nan_to_num(_floats(rows["busy_unused_cost"]))
     rest = np.clip(total - idle - unused, 0.0, None)
     parts = pd.DataFrame(
         {"idle": idle, "unused": unused, "rest": rest}, index=pd.DatetimeIndex(day)

@@ -71,7 +71,7 @@ def test_a_one_day_spend_chart_reads_the_date(ax: Axes) -> None:
             "day": pd.Series([pd.Timestamp("2026-11-02", tz="UTC")]),
             "total_cost": pd.array([100.0], dtype="Float64"),
             "idle_cost": pd.array([10.0], dtype="Float64"),
-            "unused_cost": pd.array([30.0], dtype="Float64"),
+            "busy_unused_cost": pd.array([21.0], dtype="Float64"),
         }
     )
     idle_cost_by_day(costs, ax=ax)

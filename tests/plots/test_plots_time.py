@@ -208,6 +208,8 @@ def costs_by_day(days: list[object]) -> pd.DataFrame:
             "idle_gpu_hours": pd.array([4.0, 0.0, 2.0], dtype="Float64"),
             "idle_cost": pd.array([10.0, 0.0, 5.0], dtype="Float64"),
             "unused_cost": pd.array([30.0, 40.0, 4.0], dtype="Float64"),
+            # The idle pods' unused share is in unused_cost, not here: 30 - 9.5, 40, 4 - 4.
+            "busy_unused_cost": pd.array([20.5, 40.0, 0.0], dtype="Float64"),
             "unobserved_hours": pd.array([0.0, 2.0, 0.0], dtype="Float64"),
         }
     )
@@ -225,8 +227,9 @@ def heights(ax: Axes, label: str) -> list[float]:
 def test_stacked_bars_are_idle_unused_and_the_rest_of_each_day(days: object, ax: Axes) -> None:
     idle_cost_by_day(costs_by_day(days), ax=ax)  # type: ignore[arg-type]
     assert heights(ax, "idle pods") == [10.0, 0.0, 5.0]
-    assert heights(ax, "unused on pods in use") == [20.0, 40.0, 0.0]  # 4 - 5 clips at 0
-    assert heights(ax, "the rest (used, CPU, no metrics)") == [70.0, 160.0, 45.0]
+    # The registry's busy_unused_cost as given, not unused_cost - idle_cost (20, 40, 0).
+    assert heights(ax, "unused on pods in use") == [20.5, 40.0, 0.0]
+    assert heights(ax, "the rest (used, CPU, no metrics)") == [69.5, 160.0, 45.0]
     tops = [
         sum(parts)
         for parts in zip(*(heights(ax, c.get_label()) for c in ax.containers), strict=True)

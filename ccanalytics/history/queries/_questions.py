@@ -34,6 +34,7 @@ IDLE_COST_MEASURES = (
     "idle_gpu_hours",
     "idle_cost",
     "unused_cost",
+    "busy_unused_cost",
     "idle_cost_share",
     "unused_cost_share",
 )
@@ -171,6 +172,8 @@ class Questions:
         - ``idle_cost``: the whole cost of those idle pods, USD;
         - ``unused_cost``: unused capacity, Σ cost·(1 − gpu_util_mean/100)·Δt over running
           GPU pods reporting utilization, idle pods included, USD;
+        - ``busy_unused_cost``: the same over the pods that are not idle, USD (what
+          :func:`ccanalytics.plots.idle_cost_by_day` draws between idle and the rest);
         - ``idle_cost_share`` and ``unused_cost_share``: those over ``total_cost``
           (<NA> over no cost);
         - ``unobserved_hours``: cluster-hours of the window no snapshot covers (a pod:
