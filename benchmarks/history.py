@@ -291,11 +291,14 @@ def bench() -> None:
     rows, plain, rolled = got["rows"], got["plain"], got["rollups"]
     plain_s = f"{plain['seconds']:.2f} s plain"
     ratio = rows["seconds"] / plain["seconds"]
+    rss = rows["rss_mb"] / plain["rss_mb"]
+    # The target is time and memory both: the headline says both, and holds only if both do.
     report(
         f"idle_cost(by='day'), a year ({rolled['days']:.0f} days), another threshold: the pod rows",
         f"{rows['seconds']:.2f} s",
         plain_s,
-        f"{ratio:.2f}x the plain DuckDB query (<= 1.0x): {verdict(ratio <= 1.0)}",
+        f"{ratio:.2f}x the plain DuckDB query, {rss:.2f}x its peak RSS (<= 1.0x both): "
+        f"{verdict(ratio <= 1.0 and rss <= 1.0)}",
         value=ratio,
         headline="a year of History at any threshold, vs plain DuckDB on its files",
     )
@@ -307,7 +310,6 @@ def bench() -> None:
         f"{cpu:.2f}x: {verdict(cpu <= 1.0)}",
         value=cpu,
     )
-    rss = rows["rss_mb"] / plain["rss_mb"]
     report(
         "  peak RSS, whole process (imports included)",
         f"{rows['rss_mb']:.0f} MB",
