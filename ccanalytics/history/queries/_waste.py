@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import pandas as pd
-
 from ccanalytics.history.queries._accounting import integral_sql
 from ccanalytics.history.queries._queries import pod_rows_ctes
 from ccanalytics.measures import waste_classes
 from ccanalytics.measures._dimensions import columns_of, dimensions
 from ccanalytics.measures.rules import straggler_ctes, waste_ctes
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "WASTE_COLUMNS",
