@@ -43,8 +43,8 @@ def _waste(name: str, label: str, meaning: str, params: tuple[str, ...]) -> Meas
     )
 
 
-#: In the order the docs and History's columns list them.
-WASTE_MEASURES: Final[tuple[Measure, ...]] = (
+#: Each class, in the order a pod row is assigned to them.
+_CLASS_MEASURES: Final[tuple[Measure, ...]] = (
     _waste(
         "idle_empty_cost",
         "idle, empty GPUs",
@@ -81,6 +81,13 @@ WASTE_MEASURES: Final[tuple[Measure, ...]] = (
         "their unused capacity cost x (1 - gpu_util_mean/100)",
         ("idle_threshold", "low_compute_threshold"),
     ),
+)
+#: What judges some class: what judges their sum and its share.
+_ANY_CLASS_PARAMS: Final = tuple(dict.fromkeys(p for m in _CLASS_MEASURES for p in m.params))
+
+#: In the order the docs and History's columns list them.
+WASTE_MEASURES: Final[tuple[Measure, ...]] = (
+    *_CLASS_MEASURES,
     Measure(
         name="waste_cost",
         kind="waste",
@@ -93,7 +100,7 @@ WASTE_MEASURES: Final[tuple[Measure, ...]] = (
         live_unit="USD/h",
         row=WASTE_ROW_SQL,
         where=WASTED_SQL,
-        params=("idle_threshold", "idle_memory_threshold", "z", "min_gap", "low_compute_threshold"),
+        params=_ANY_CLASS_PARAMS,
     ),
     Measure(
         name="waste_share",
@@ -106,6 +113,6 @@ WASTE_MEASURES: Final[tuple[Measure, ...]] = (
         live_unit="0-1",
         numerator="waste_cost",
         denominator="total_cost",
-        params=("idle_threshold", "idle_memory_threshold", "z", "min_gap", "low_compute_threshold"),
+        params=_ANY_CLASS_PARAMS,
     ),
 )
