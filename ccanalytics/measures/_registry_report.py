@@ -1,7 +1,8 @@
 """The registry's measures of the report's GPU-type table and waste chart.
 
 Sums over pod rows and quotients of two of them, declared once as every measure is: the
-report's "Cost by GPU type" table (what a GPU-hour costs at list and per GPU-hour of
+report's cost chart (each group's spend on pods in use, on idle pods and on pods the
+rules cannot judge, and the idle share beside each bar), its "Cost by GPU type" table (what a GPU-hour costs at list and per GPU-hour of
 work, over the running GPU pods that report utilization) and its waste chart (idle pods,
 then the unused capacity of the pods in use, and their share of the spend) read them,
 live by a dimension and over a window from History. A quotient of two sums is a
@@ -15,12 +16,47 @@ from __future__ import annotations
 from typing import Final
 
 from ccanalytics.measures._measure import Measure
-from ccanalytics.measures.rules import IDLE_SQL, JUDGED_SQL, UNUSED_COST_SQL
+from ccanalytics.measures.rules import (
+    IDLE_SQL,
+    IN_USE_SQL,
+    JUDGED_SQL,
+    UNJUDGED_SQL,
+    UNUSED_COST_SQL,
+)
 
 __all__ = ["REPORT_MEASURES"]
 
 #: In the order the docs and History's columns list them.
 REPORT_MEASURES: Final[tuple[Measure, ...]] = (
+    Measure(
+        name="in_use_cost",
+        kind="sum",
+        unit="USD",
+        meaning="what the pods in use cost: running GPU pods reporting utilization that are "
+        "not idle, and pods without GPUs reporting their CPU",
+        label="in use",
+        fmt="usd",
+        live="in_use_cost_per_hour",
+        live_unit="USD/h",
+        row="cost",
+        where=IN_USE_SQL,
+        params=("idle_threshold",),
+    ),
+    Measure(
+        name="unjudged_cost",
+        kind="sum",
+        unit="USD",
+        meaning="what the pods the rules cannot judge cost: GPU pods not running or without "
+        "GPU utilization, pods without GPUs or CPU utilization; with in_use_cost and "
+        "idle_cost, every pod's whole cost in one of the three",
+        label="no metrics (pending, starting, exited)",
+        fmt="usd",
+        live="unjudged_cost_per_hour",
+        live_unit="USD/h",
+        row="cost",
+        where=UNJUDGED_SQL,
+        params=("idle_threshold",),
+    ),
     Measure(
         name="reporting_cost",
         kind="sum",

@@ -17,6 +17,8 @@ The rules (``status`` is the pod's lifecycle state as the service sends it):
 - **idle**: running, and its busiest GPU (``gpu_util_max``) is below the idle
   threshold (percent, ``$idle_threshold``, default :data:`IDLE_THRESHOLD`). A pod
   without metrics is unknown, never idle.
+- **in use**: judged and not idle, or without GPUs and reporting its CPU utilization;
+  a pod neither idle nor in use is **unjudged** (nothing it reports lets the rules say).
 - **unused capacity**: over judged pods, ``cost * (1 - gpu_util_mean / 100)``.
 - **straggler**: among judged pods with a rank that are not idle (busiest GPU at or
   above the idle threshold), with at least :data:`MIN_RANKS_FOR_STRAGGLERS` of them in
@@ -57,6 +59,7 @@ from typing import Any, Final, NamedTuple
 __all__ = [
     "DAYS_PER_MONTH",
     "IDLE_SQL",
+    "IN_USE_SQL",
     "JUDGED_SQL",
     "MAD_SCALE",
     "MEMORY_RISK_SQL",
@@ -70,6 +73,7 @@ __all__ = [
     "SPEND_BASELINE_WEEKS",
     "SPEND_MIN_BASELINE_WEEKS",
     "STRAGGLER_RANKS_SQL",
+    "UNJUDGED_SQL",
     "UNUSED_COST_SQL",
     "UTIL_WEIGHT_SQL",
     "WASTED_SQL",
@@ -143,6 +147,11 @@ RUNNING_WITHOUT_METRICS_SQL: Final = f"(status = 'RUNNING' AND {WITHOUT_METRICS_
 JUDGED_SQL: Final = f"({RUNNING_SQL} AND gpu_util_mean IS NOT NULL)"
 #: Idle pods; ``$idle_threshold`` is the idle threshold (percent).
 IDLE_SQL: Final = f"({RUNNING_SQL} AND gpu_util_max IS NOT NULL AND gpu_util_max < $idle_threshold)"
+#: Pods in use: judged and not idle, or without GPUs and reporting their CPU.
+IN_USE_SQL: Final = f"(({JUDGED_SQL} AND NOT {IDLE_SQL}) OR (NOT coalesce(gpu_count, 0) > 0 AND cpu_util IS NOT NULL))"
+#: Pods neither idle nor in use: nothing they report lets the rules judge them. A pod
+#: with no status makes both NULL, hence the coalesces: it is unjudged, not dropped.
+UNJUDGED_SQL: Final = f"(NOT coalesce({IDLE_SQL}, false) AND NOT coalesce({IN_USE_SQL}, false))"
 #: USD per hour of a judged pod that no work uses (NULL cost: no sum).
 UNUSED_COST_SQL: Final = "cost * (1 - gpu_util_mean / 100)"
 #: The weight of a pod row in a mean of ``gpu_util_mean``: its GPUs reporting (all of

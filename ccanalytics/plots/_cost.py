@@ -13,8 +13,8 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator
 
-from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD
-from ccanalytics.measures import Params
+from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD, measures_by
+from ccanalytics.measures import Params, by_name
 from ccanalytics.plots._layout import legend_below, legend_right, set_title
 from ccanalytics.plots._reads import COST_BREAKDOWN, COST_VS_UTILIZATION
 from ccanalytics.plots._style import (
@@ -161,32 +161,33 @@ def _cost_axis(ax: Axes, cost: FloatArray, logy: bool | None) -> None:
 
 
 _CATEGORIES: Final = (
-    # (key, legend label, colour, hatch)
-    ("in_use", "in use", COLORS["gpu"], ""),
-    ("idle", "idle GPUs", COLORS["idle"], "//"),
-    ("no_metrics", "no metrics (pending, starting, exited)", COLORS["no_metrics"], ".."),
+    # (key, the registry's measure, legend label, colour, hatch): every pod's whole cost
+    # is in one of the three measures.
+    ("in_use", "in_use_cost", "in use", COLORS["gpu"], ""),
+    ("idle", "idle_cost", "idle GPUs", COLORS["idle"], "//"),
+    (
+        "no_metrics",
+        "unjudged_cost",
+        "no metrics (pending, starting, exited)",
+        COLORS["no_metrics"],
+        "..",
+    ),
 )
+_PARTS: Final = tuple(key for key, *_ in _CATEGORIES)
+#: The bar's length and the share printed at its end.
+_TOTAL_MEASURE: Final = "total_cost"
+_SHARE_MEASURE: Final = "idle_cost_share"
+_TOTAL: Final = "total"
+_SHARE: Final = "idle_share"
 
 
-def _spend_categories(
-    pods: pd.DataFrame, idle_threshold: float, verdicts: pd.DataFrame | None = None
-) -> pd.Series:
-    """Each pod's spend category: ``in_use``, ``idle`` or ``no_metrics``.
-
-    Honest by construction: a pod's whole cost goes to one category, decided by
-    what it reports. Idle is :func:`ccanalytics.analysis.idle_pods`'s rule; a pod
-    with no metrics for its kind (GPU utilization for GPU pods, CPU utilization
-    for CPU pods) is unknown, not idle and not in use.
-    """
-    has_gpus = pods["gpu_count"].fillna(0).gt(0)
-    cpu_known = pods["cpu_util"].notna()
-    judged = _judged(pods, verdicts, Params(idle_threshold=idle_threshold))  # the one rule
-    idle = judged["idle"].to_numpy(dtype=bool)
-    # A GPU pod the rules cannot judge (no metrics, or no status) is neither idle nor
-    # in use; the rules judge no CPU pod, so one is in use when it reports its CPU.
-    unknown = (has_gpus & ~judged["judged"].to_numpy(dtype=bool)) | (~has_gpus & ~cpu_known)
-    category = np.where(idle, "idle", np.where(unknown, "no_metrics", "in_use"))
-    return pd.Series(category, index=pods.index)
+def _verdicts_unread() -> None:
+    warnings.warn(
+        "cost_breakdown no longer reads verdicts: the engine sums each part by the "
+        "registry's measures (the argument goes in the next release)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
 @_doc
@@ -204,8 +205,10 @@ def cost_breakdown(
     One horizontal bar per group, most expensive on top, stacked into spend on
     pods in use, on idle GPU pods, and on pods reporting no metrics (pending,
     starting, exited: their utilization is unknown, so their spend is neither
-    called idle nor used). Each pod's whole cost (USD per hour) goes to one part;
-    the bar's length is the group's total, printed at its end with the idle share.
+    called idle nor used). Each pod's whole cost (USD per hour) goes to one part: the
+    registry's ``in_use_cost``, ``idle_cost`` and ``unjudged_cost``, summed by the
+    engine as every path sums them; the bar's length is the group's ``total_cost``,
+    printed at its end with its ``idle_cost_share``.
     Pods without a cost count as 0. CPU-only pods are grouped as "CPU only" by GPU
     type.
 
@@ -226,7 +229,9 @@ def cost_breakdown(
         The most bars drawn (at least 2; default 15), the last one summing the
         cheaper groups. ``None``: one bar per group, however many.
     {ax}
-    {verdicts}
+    verdicts : pandas.DataFrame, optional
+        Deprecated and not read (DeprecationWarning): the parts are the registry's
+        measures, judged by the engine at ``idle_threshold``.
 
     Returns
     -------
@@ -255,14 +260,17 @@ def cost_breakdown(
     if pods.empty or not pods["cost"].fillna(0.0).gt(0).any():
         raise NoDataError("no pod has a cost: nothing to break down")
     column = "gpu_type" if by == "gpu_type" else "cluster_id"
-    spend = _cap_groups(_spend_by_group(pods, column, idle_threshold, verdicts), max_bars)
+    if verdicts is not None:
+        _verdicts_unread()
+    spend = _spend_by_group(pods, column, idle_threshold)
+    spend = _cap_groups(spend, pods, column, idle_threshold, max_bars)
     ax = _axes(ax)
 
     handles = _draw_stacked_bars(ax, spend)
     _annotate_totals(ax, spend)
     ax.set_yticks(np.arange(len(spend)), labels=[_literal(g) for g in spend.index])
     ax.invert_yaxis()  # most expensive on top, in reading order
-    ax.set_xlim(0, float(spend.sum(axis=1).max()) * 1.3)
+    ax.set_xlim(0, float(spend[_TOTAL].max()) * 1.3)
     ax.set_xlabel(COST_LABEL)
     set_title(ax, f"Cost per hour by {'GPU type' if by == 'gpu_type' else 'cluster'}")
     ax.grid(axis="x", color="0.9", linewidth=0.8)
@@ -271,10 +279,18 @@ def cost_breakdown(
     return ax
 
 
-def _spend_by_group(
-    pods: pd.DataFrame, by: str, idle_threshold: float, verdicts: pd.DataFrame | None
-) -> pd.DataFrame:
-    """USD/h per group (rows, most expensive first) and spend category (columns)."""
+def _spend_by_group(pods: pd.DataFrame, by: str, idle_threshold: float) -> pd.DataFrame:
+    """USD/h per group (rows, most expensive first): each spend part's measure and the
+    idle share, the registry's, summed by the engine."""
+    labelled = _labelled(pods, by)
+    spend = _measured(labelled, by, idle_threshold)
+    order = np.lexsort((spend.index.to_numpy(dtype=str), -spend[_TOTAL].to_numpy()))
+    return spend.iloc[order]
+
+
+def _labelled(pods: pd.DataFrame, by: str) -> pd.DataFrame:
+    """The columns the parts read, and ``by`` with a name for the pods without one: a
+    GPU type's NULL is "unknown GPU" on a GPU pod, "CPU only" on the others."""
     if by == "gpu_type":
         has_gpus = pods["gpu_count"].fillna(0).gt(0)
         fallback = np.where(has_gpus, "unknown GPU", "CPU only")
@@ -282,35 +298,42 @@ def _spend_by_group(
         fallback = np.full(len(pods), "unknown cluster")
     names = pods[by].astype("string")
     group = np.where(names.isna().to_numpy(dtype=bool), fallback, names.fillna("").to_numpy(str))
-    spend = (
-        pd.DataFrame(
-            {
-                "group": group,
-                "category": _spend_categories(pods, idle_threshold, verdicts),
-                "cost": pods["cost"].fillna(0.0).to_numpy(dtype=np.float64),
-            }
-        )
-        .pivot_table(index="group", columns="category", values="cost", aggfunc="sum")
-        .reindex(columns=[key for key, *_ in _CATEGORIES])
-        .fillna(0.0)
+    return pods[[*COST_VS_UTILIZATION, "cpu_util"]].assign(**{by: group})
+
+
+def _measured(labelled: pd.DataFrame, by: str, idle_threshold: float) -> pd.DataFrame:
+    """The engine's parts and idle share of each group of ``labelled`` by ``by``."""
+    columns = {key: measure for key, measure, *_ in _CATEGORIES}
+    columns |= {_TOTAL: _TOTAL_MEASURE, _SHARE: _SHARE_MEASURE}
+    dimension = "gpu_type" if by == "gpu_type" else "cluster"
+    params = Params(idle_threshold=idle_threshold)
+    answer = measures_by(labelled, list(columns.values()), dimension, params=params)
+    columns = {str(by_name(m).live): key for key, m in columns.items()}
+    return (
+        answer.set_index(by)
+        .rename(columns=columns)[[*_PARTS, _TOTAL, _SHARE]]
+        .astype({**dict.fromkeys([*_PARTS, _TOTAL], "float64")})
+        .rename_axis("group")
     )
-    total = spend.sum(axis=1)
-    order = np.lexsort((spend.index.to_numpy(dtype=str), -total.to_numpy()))
-    return spend.iloc[order]
 
 
-def _cap_groups(spend: pd.DataFrame, max_bars: int | None) -> pd.DataFrame:
-    """The ``max_bars - 1`` first groups, and the rest summed into "N others"."""
+def _cap_groups(
+    spend: pd.DataFrame, pods: pd.DataFrame, by: str, idle_threshold: float, max_bars: int | None
+) -> pd.DataFrame:
+    """The ``max_bars - 1`` first groups, and the rest measured as one, "N others"."""
     if max_bars is None or len(spend) <= max_bars:
         return spend
-    kept, rest = spend.iloc[: max_bars - 1], spend.iloc[max_bars - 1 :]
-    others = rest.sum().to_frame(f"{len(rest)} others").T
-    return pd.concat([kept, others])
+    kept, rest = spend.index[: max_bars - 1], spend.index[max_bars - 1 :]
+    labelled = _labelled(pods, by)
+    others = f"{len(rest)} others"
+    labelled[by] = labelled[by].where(labelled[by].isin(kept), others)
+    capped = _measured(labelled, by, idle_threshold)
+    return capped.loc[[*kept, others]]
 
 
 def _draw_stacked_bars(ax: Axes, spend: pd.DataFrame) -> list[Artist]:
     """One bar container per spend category present, left to right; their legend entries."""
-    return stacked_bars(ax, spend, _CATEGORIES)
+    return stacked_bars(ax, spend, [(key, label, c, h) for key, _, label, c, h in _CATEGORIES])
 
 
 def stacked_bars(
@@ -343,13 +366,14 @@ def stacked_bars(
 
 
 def _annotate_totals(ax: Axes, spend: pd.DataFrame) -> None:
-    """Each bar's total, and its idle share, just past the bar's end."""
-    totals = spend.sum(axis=1).to_numpy(dtype=np.float64)
+    """Each bar's total, and its idle share (the registry's), just past the bar's end."""
+    totals = spend[_TOTAL].to_numpy(dtype=np.float64)
     idle = spend["idle"].to_numpy(dtype=np.float64)
-    for pos, (total, idle_cost) in enumerate(zip(totals, idle, strict=True)):
+    shares = spend[_SHARE].astype("Float64").fillna(0.0).to_numpy(dtype=np.float64)
+    for pos, (total, idle_cost, share) in enumerate(zip(totals, idle, shares, strict=True)):
         note = f"{total:,.2f} USD/h"
         if idle_cost > 0:
-            note += f"  ({idle_cost / total:.0%} idle)"
+            note += f"  ({share:.0%} idle)"
         ax.annotate(
             note,
             xy=(float(total), float(pos)),

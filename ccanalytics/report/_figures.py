@@ -88,7 +88,6 @@ def _cost_chart(r: _Report, by: str, what: str) -> Markup:
             by="cluster" if by == "cluster_id" else "gpu_type",
             idle_threshold=threshold,
             max_bars=MAX_COST_BARS,
-            verdicts=_verdicts(r, r.pods.index),
         ),
         (10.0, 1.4 + 0.45 * max(n_bars, 1)),
         f"Cost per hour by {what}",

@@ -1,5 +1,6 @@
 """Plots given the pods' verdicts draw those, and judge nothing again (what the report
-passes, so that a plot drawn in a worker process does not judge 50,000 pods again)."""
+passes, so that a plot drawn in a worker process does not judge 50,000 pods again);
+cost_breakdown, whose parts are the registry's measures, reads none."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.axes import Axes
@@ -40,15 +40,13 @@ def test_the_scatter_draws_the_idle_pods_it_is_told_of(pods: pd.DataFrame, ax: A
     assert len(ax.collections) == 1  # the pods in use, no idle diamonds
 
 
-def test_the_breakdown_splits_spend_by_the_verdicts_it_is_given(
-    pods: pd.DataFrame, ax: Axes
-) -> None:
-    plots.cost_breakdown(pods, verdicts=judge_pods(pods), ax=ax)
+def test_the_breakdown_reads_no_verdicts_and_says_so(pods: pd.DataFrame, ax: Axes) -> None:
+    """Its parts are the registry's measures, judged by the engine: verdicts that call
+    nothing idle change nothing, and the caller is told the argument is not read."""
+    with pytest.warns(DeprecationWarning, match="no longer reads verdicts"):
+        plots.cost_breakdown(pods, verdicts=_nothing_idle(pods), ax=ax)
     wasted = float(idle_pods(pods)["wasted_cost_per_hour"].sum())
     assert _idle_width(ax) == pytest.approx(wasted) and wasted > 0
-    ax.clear()
-    plots.cost_breakdown(pods, verdicts=_nothing_idle(pods), ax=ax)
-    assert _idle_width(ax) == 0.0
 
 
 def test_the_rank_plot_draws_idle_only_the_ranks_it_is_told_of(
@@ -68,18 +66,18 @@ def test_verdicts_may_be_of_a_larger_frame_but_must_cover_every_pod(pods: pd.Dat
     cluster = pods[pods["cluster_id"] == INFER]
     plots.cost_vs_utilization(cluster, verdicts=judge_pods(pods))  # sliced by index
     with pytest.raises(ValueError, match="a row for every pod"):
-        plots.cost_breakdown(pods, verdicts=judge_pods(cluster))
+        plots.cost_vs_utilization(pods, verdicts=judge_pods(cluster))
     twice = pd.concat([judge_pods(pods), judge_pods(pods)])  # two rows a pod
     with pytest.raises(ValueError, match="a row for every pod"):
         plots.cost_vs_utilization(pods, verdicts=twice)
     with pytest.raises(ValueError, match="missing columns"):
-        plots.cost_breakdown(pods, verdicts=judge_pods(pods).drop(columns="judged"))
+        plots.cost_vs_utilization(pods, verdicts=judge_pods(pods).drop(columns="judged"))
 
 
 def test_the_verdicts_change_nothing_when_they_are_the_rules(pods: pd.DataFrame, ax: Axes) -> None:
-    plots.cost_breakdown(pods, by="cluster", ax=ax)
-    alone = [p.get_width() for c in ax.containers for p in c.patches]
+    plots.cost_vs_utilization(pods, ax=ax)
+    alone = [c.get_offsets().tolist() for c in ax.collections]
     ax.clear()
-    plots.cost_breakdown(pods, by="cluster", verdicts=judge_pods(pods), ax=ax)
-    given = [p.get_width() for c in ax.containers for p in c.patches]
-    np.testing.assert_array_equal(alone, given)
+    plots.cost_vs_utilization(pods, verdicts=judge_pods(pods), ax=ax)
+    given = [c.get_offsets().tolist() for c in ax.collections]
+    assert given == alone and len(given) == 2  # pods in use and idle ones
