@@ -24,7 +24,8 @@
 - :func:`live_totals`: a live summary's measures over all its rows (sums summed, shares
   the quotient of their totals), by the engine: the report's fleet figures;
 - :func:`live_by_sql`: the registry's sums over a live frame's pod rows by a dimension
-  (``gpu_type``, say), as one statement for the engine;
+  (``gpu_type``, say), as one statement for the engine; :func:`share_sql`: a share
+  over rows weighted by their time (History's utilization buckets);
 - :func:`gpu_types`: the table of GPU types' memory (``gpu_types.toml``, extendable),
   which right-sizing reads.
 
@@ -37,7 +38,7 @@ from __future__ import annotations
 from ccanalytics.measures import rules
 from ccanalytics.measures._engine import query
 from ccanalytics.measures._gpu_types import GpuTypes, gpu_types
-from ccanalytics.measures._grouped import live_by_sql
+from ccanalytics.measures._grouped import live_by_sql, share_sql
 from ccanalytics.measures._judgements import (
     breach_instant,
     budget_tier,
@@ -105,6 +106,7 @@ __all__ = [
     "renamed",
     "rules",
     "select_list",
+    "share_sql",
     "sql_bound_to_columns",
     "sql_columns",
     "sql_parameters",

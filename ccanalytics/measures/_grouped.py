@@ -1,7 +1,8 @@
 """The registry's sums (and shares of two) over a live frame's pod rows, by a dimension.
 
 Live, a "sum" measure is its ``row`` summed over the pod rows where its ``where`` holds,
-per hour (:func:`ccanalytics.analysis.cluster_summary` gives it per cluster). Split by a
+per hour (:func:`ccanalytics.analysis.cluster_summary` gives it per cluster).
+:func:`share_sql` gives a share over rows weighted by the time each stands for. Split by a
 :class:`~ccanalytics.measures._dimensions.Dimension` that a single listing has (one of
 pod-row keys: ``cluster``, ``gpu_type``, ``rank``; not a time bucket, a mapping or a pod's
 attributes as last seen), it is the same sums per value of the dimension's keys, and a share
@@ -14,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ccanalytics.measures._dimensions import dimensions
-from ccanalytics.measures._measure import Measure
+from ccanalytics.measures._measure import Measure, sum_where
 from ccanalytics.measures._registry import by_name
 
-__all__ = ["live_by_sql"]
+__all__ = ["live_by_sql", "share_sql"]
 
 
 def live_by_sql(
@@ -54,6 +55,25 @@ def live_by_sql(
         f"GROUP BY {keys}) AS summed ORDER BY {order}"
     )
     return sql, {**dimension.columns, **{str(m.live): _dtype(m) for m in chosen}}
+
+
+def share_sql(name: str, weight: str) -> tuple[str, str]:
+    """A share measure over rows each standing for ``weight`` (a span, ``piece_us``):
+    the aggregate of its numerator's rows over its denominator's (NULL where that is 0),
+    and the predicate of the rows its denominator counts (a query may keep only those).
+
+    Its two sums are the registry's, each row weighted, so a share over any bucket is
+    the quotient of its sums there, as every other path takes it.
+    """
+    m = by_name(name)
+    if not _share(m):
+        raise TypeError(f"{name} is not a share of two sums")
+    num, den = by_name(str(m.numerator)), by_name(str(m.denominator))
+    for part in (num, den):
+        if part.kind != "sum" or part.row is None:
+            raise TypeError(f"{name}'s {part.name} is not a sum over pod rows")
+    summed = [sum_where(f"({p.row}) * {weight}", p.where or "true") for p in (num, den)]
+    return f"{summed[0]} / nullif({summed[1]}, 0)", den.where or "true"
 
 
 def _share(m: Measure) -> bool:

@@ -1,7 +1,8 @@
 """GPU utilization over time, per cluster, rank or pod, in buckets of a given width.
 
 The pod rows and the time each stands for are :func:`~ccanalytics.history.queries._queries.pod_rows_ctes`'
-(the one rule of time); a mean is weighted by time and by the GPUs reporting.
+(the one rule of time); each bucket's mean is the registry's ``gpu_utilization`` there
+(weighted by time and by the GPUs reporting), in percent.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from typing import Any
 import pandas as pd
 
 from ccanalytics.history.queries._accounting import (
-    JUDGED,
     US_PER_HOUR,
     duration_us,
     max_gap_us,
@@ -20,10 +20,12 @@ from ccanalytics.history.queries._accounting import (
     window_us,
 )
 from ccanalytics.history.queries._queries import pod_rows_ctes
-from ccanalytics.measures import Params
-from ccanalytics.measures.rules import UTIL_WEIGHT_SQL
+from ccanalytics.measures import Params, share_sql
 
 __all__ = ["utilization"]
+
+#: The registry's share each bucket gives, in percent.
+_UTIL_MEASURE = "gpu_utilization"
 
 _UTIL_KEYS: dict[str, dict[str, str]] = {
     "cluster": {"cluster_id": "string"},
@@ -46,9 +48,9 @@ def utilization(
     Columns: ``time`` (bucket start, UTC; buckets are ``freq`` wide, aligned to the
     Unix epoch, so daily and hourly buckets start at UTC midnight and on the hour),
     ``cluster_id`` (plus ``rank`` for ``by="rank"``, ``pod_id, rank`` for ``by="pod"``),
-    ``gpu_util_mean`` (percent: the mean over the bucket of running GPU pods'
-    ``gpu_util_mean``, weighted by time and by reporting GPUs; <NA> when nothing was
-    observed, so plots show gaps) and ``observed_hours`` (for a cluster, the hours of
+    ``gpu_util_mean`` (percent: the registry's ``gpu_utilization`` over the bucket,
+    the mean of running GPU pods' ``gpu_util_mean`` weighted by time and by reporting
+    GPUs; <NA> when nothing was observed, so plots show gaps) and ``observed_hours`` (for a cluster, the hours of
     the bucket its snapshots cover; for a rank or pod, the hours it was seen).
     Every bucket of the window appears for every cluster (rank, pod) seen in it.
     """
@@ -76,7 +78,7 @@ def utilization(
 
 def _utilization_sql(by: str, width: int) -> str:
     key = {"cluster": "cluster_id", "rank": "cluster_id, rank", "pod": "cluster_id, pod_id"}[by]
-    weight = UTIL_WEIGHT_SQL
+    share, reporting = share_sql(_UTIL_MEASURE, "piece_us")
     # A cluster's observed time comes from its snapshots, a rank's or pod's from its rows.
     observed_from = "(SELECT * FROM timed WHERE in_window)" if by == "cluster" else "pod_rows"
     extra = ", arg_max(rank, t) AS rank" if by == "pod" else ""
@@ -89,11 +91,9 @@ def _utilization_sql(by: str, width: int) -> str:
         FROM {split_sql(observed_from, width)} GROUP BY {key}, k
     ),
     util AS (
-        SELECT {key}, k,
-               sum(gpu_util_mean * {weight} * piece_us) / sum({weight} * piece_us)
-                 AS gpu_util_mean
-        FROM {split_sql(f"(SELECT * FROM pod_rows WHERE {JUDGED})", width)}
-        GROUP BY {key}, k HAVING sum({weight} * piece_us) > 0
+        SELECT {key}, k, 100 * ({share}) AS gpu_util_mean
+        FROM {split_sql(f"(SELECT * FROM pod_rows WHERE {reporting})", width)}
+        GROUP BY {key}, k
     )
     SELECT seen.*, buckets.k, util.gpu_util_mean,
            coalesce(observed.observed_us, 0) AS observed_us

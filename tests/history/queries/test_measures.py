@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from history_helpers import pod_row, write_crash_leftover, write_store
@@ -141,6 +142,23 @@ def test_showback_is_a_view_of_measures_by_pod_and_period(store: Path, period: s
     percent = same["gpu_utilization"] * 100
     assert rows["gpu_util_mean"].isna().tolist() == percent.isna().tolist()
     assert rows["gpu_util_mean"].dropna().tolist() == percent.dropna().tolist()
+
+
+@pytest.mark.parametrize(("freq", "period"), [("1h", "hour"), ("1d", "day")])
+def test_utilization_buckets_are_the_registrys_gpu_utilization(
+    store: Path, freq: str, period: str
+) -> None:
+    """utilization's mean per pod and bucket is measures' gpu_utilization there, in percent."""
+    with History(store) as h:
+        buckets = h.utilization(freq=freq, by="pod")
+        same = h.measures(["gpu_utilization"], by=["pod", period])
+    seen = buckets.dropna(subset=["gpu_util_mean"]).set_index(["cluster_id", "pod_id", "time"])
+    percent = same.set_index(["cluster_id", "pod_id", period])["gpu_utilization"].dropna() * 100
+    percent.index = percent.index.set_names(seen.index.names)
+    assert len(seen) == len(percent) > 0
+    np.testing.assert_allclose(
+        seen["gpu_util_mean"].to_numpy(float), percent.loc[seen.index].to_numpy(float), rtol=1e-12
+    )
 
 
 def test_the_time_and_utilization_sums_by_hand(tmp_path: Path) -> None:
