@@ -545,7 +545,7 @@ def test_parse_authorized_key_never_raises_on_any_text(line: str) -> None:
     key = parse_authorized_key(line)
     assert isinstance(key.problems, list) and all(isinstance(p, str) for p in key.problems)
     assert isinstance(key.api_valid, bool) and isinstance(key.key_valid, bool)
-    from ccanalytics.keys._api_rule import matches_api_pattern
+    from ccanalytics.keys.api_rule import matches_api_pattern
 
     assert key.api_valid == matches_api_pattern(line)
     repr(key)

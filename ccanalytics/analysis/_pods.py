@@ -7,7 +7,7 @@ from typing import Final
 import pandas as pd
 
 from ccanalytics.analysis._run import params_of, require, run
-from ccanalytics.measures import Params, idle_threshold_given, rules, threshold
+from ccanalytics.measures import POD_IDENTITY, Params, idle_threshold_given, rules, threshold
 
 __all__ = [
     "DEFAULT_IDLE_THRESHOLD",
@@ -31,12 +31,7 @@ DEFAULT_STRAGGLER_MIN_GAP: Final = threshold("min_gap").default
 MIN_RANKS_FOR_STRAGGLERS: Final = rules.MIN_RANKS_FOR_STRAGGLERS
 
 _IDLE_DTYPES: Final = {
-    "cluster_id": "string",
-    "pod_id": "string",
-    "name": "string",
-    "rank": "Int64",
-    "gpu_type": "string",
-    "gpu_count": "Int64",
+    **POD_IDENTITY,
     "gpu_util_mean": "Float64",
     "gpu_util_max": "Float64",
     "cost": "Float64",

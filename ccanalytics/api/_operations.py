@@ -14,7 +14,7 @@ from ccanalytics.api._response import shape_error
 from ccanalytics.api._url import path_segment
 from ccanalytics.api.models import Pod, Registry, SshKeys, UpdateSshKeysRequest
 from ccanalytics.errors import InvalidSshKeysError, MalformedResponseError
-from ccanalytics.keys._api_rule import api_key_error
+from ccanalytics.keys.api_rule import api_key_error
 
 __all__ = [
     "SSH_KEYS_PATH",

@@ -2,7 +2,7 @@
 
 - ``_columns``: every column's name, dtype, unit and meaning (``POD_COLUMNS``,
   ``GPU_COLUMNS``, ``LOAD_COLUMNS``); the pods frame's as ``POD_FIELDS``, the column
-  lines of the pod field table (:mod:`ccanalytics.api._podfields`, where units are
+  lines of the pod field table (:mod:`ccanalytics.api.podfields`, where units are
   written down and the pydantic models are generated from), from which the readers
   and column builders are derived;
 - ``_build``: ``pods_frame`` and ``gpus_frame``, pure functions of a listing, built

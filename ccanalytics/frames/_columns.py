@@ -3,7 +3,7 @@
 :data:`POD_FIELDS` is the pods frame's column table: per column, the JSON path in
 the pod it is read from, its dtype, unit and meaning, and how the value becomes a
 cell. It is the part of the one pod field table,
-:data:`ccanalytics.api._podfields.POD_TABLE` (every documented field; the pydantic
+:data:`ccanalytics.api.podfields.POD_TABLE` (every documented field; the pydantic
 ``Pod`` is generated from it too), that names a column. Everything else about the
 columns is derived from it: :data:`POD_COLUMNS` and the column docs here, the
 raw-row readers (:mod:`ccanalytics.frames._fields` for dicts,
@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final, NamedTuple
 
-from ccanalytics.api._podfields import (
+from ccanalytics.api.podfields import (
     FLOAT as _F,
     INT as _I,
     PERCENT as _PCT,
@@ -55,7 +55,7 @@ class ColumnSpec(NamedTuple):
 
 
 #: The pods frame's columns, in order: the lines of the pod field table
-#: (:data:`~ccanalytics.api._podfields.POD_TABLE`) that name a column. A new column is
+#: (:data:`~ccanalytics.api.podfields.POD_TABLE`) that name a column. A new column is
 #: a line there (with the model regenerated if its field is new); see that module.
 POD_FIELDS: Final[tuple[PodField, ...]] = (*(field for field in POD_TABLE if field.column),)
 

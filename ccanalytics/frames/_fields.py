@@ -26,7 +26,7 @@ from typing import Any, Final, NamedTuple, TypeAlias, cast
 import msgspec
 from msgspec import Struct
 
-from ccanalytics.api._podfields import BOOLEAN, FLOAT, INT, STRING, TIME
+from ccanalytics.api.podfields import BOOLEAN, FLOAT, INT, STRING, TIME
 from ccanalytics.frames._columns import POD_FIELDS, PodField
 from ccanalytics.frames._convert import IntArray, Values, _str_or_none, _string_column
 

@@ -1,7 +1,7 @@
 """The SSH key audit: authorized_keys judged as the API and as OpenSSH will judge them.
 
 Each entry is judged twice, because two programs will read it: the API
-(``api_valid``: the spec's pattern as an ECMA-262 engine judges it, ``_api_rule``)
+(``api_valid``: the spec's pattern as an ECMA-262 engine judges it, ``api_rule``)
 and OpenSSH on the pods (``key_valid``: the key material as ``sshd`` reads it).
 
 - ``_audit``: auditing (``audit_keys``, ``audit_lines``, ``parse_authorized_key``),
@@ -16,14 +16,14 @@ and OpenSSH on the pods (``key_valid``: the key material as ``sshd`` reads it).
 - ``_writers``: an audit written entry by entry as a table, CSV or JSON
   (``AUDIT_WRITERS``; ``audit-keys``' output), in the columns of ``AUDIT_COLUMNS``;
 - ``_sshbuf``, ``_sshwire``, ``_sshsig``: the SSH wire format, key blobs and curve checks;
-- ``_api_rule``: the spec's key pattern, as the server's validator judges it;
+- ``api_rule``: the spec's key pattern, as the server's validator judges it;
 The ``audit-keys`` command is in :mod:`ccanalytics.cli` with the other commands; it
 parses and prints, streaming entries through :func:`iter_rows` into an
 ``AUDIT_WRITERS`` writer (no pandas: it must start fast); :func:`iter_rows`
 yields a line with nothing to say as a bare ``PlainEntry`` (most lines of a large file).
 
 It imports only the standard library, :mod:`ccanalytics.errors`, ``_visible`` and ``_csv`` (pandas inside
-``audit_keys``, ``cryptography`` on the first certificate whose signature is checked); the API client imports ``_api_rule`` from here, never the reverse.
+``audit_keys``, ``cryptography`` on the first certificate whose signature is checked); the API client imports ``api_rule`` from here, never the reverse.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Each authorized_keys entry is judged twice, because two different programs will
 read it: the API (``api_valid``: the spec's pattern, judged as an ECMA-262 engine
-judges it, see ``_api_rule``) and OpenSSH on the pods (``key_valid``: the key
+judges it, see ``api_rule``) and OpenSSH on the pods (``key_valid``: the key
 material is a key ``sshd`` accepts, judged as ``sshkey_read`` does, see
 ``_sshwire``). Everything else is advice: each problem is one sentence, and its
 severity decides the entry's ``status`` (``ok``, ``warning`` or ``error``).

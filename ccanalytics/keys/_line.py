@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal, NamedTuple, TypeAlias
 
-from ccanalytics.keys._api_rule import ECMA_WHITESPACE, matches_api_pattern
 from ccanalytics.keys._options import advance_past_options, options_advice, parse_options
 from ccanalytics.keys._reasons import (
     BOTH_REJECT,
@@ -35,6 +34,7 @@ from ccanalytics.keys._sshwire import (
     PublicKey,
     read_public_key,
 )
+from ccanalytics.keys.api_rule import ECMA_WHITESPACE, matches_api_pattern
 
 # Underscored names are for ``_keysource`` and ``keys``, not public API.
 __all__ = [

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from ccanalytics.keys._api_rule import ECMA_WHITESPACE
 from ccanalytics.keys._sshwire import KEY_TYPE_NAMES
+from ccanalytics.keys.api_rule import ECMA_WHITESPACE
 
 # Underscored names are for ``_line`` and ``_source``, not public API.
 __all__ = [

@@ -26,6 +26,9 @@
 - :func:`live_by_sql`: the registry's sums over a live frame's pod rows by a dimension
   (``gpu_type``, say), as one statement for the engine; :func:`share_sql`: a share
   over rows weighted by their time (History's utilization buckets);
+- :data:`DIMENSIONS`, :func:`dimensions`: what a measure can be split by, declared
+  once; :data:`POD_IDENTITY`: a pod's identity columns as every per-pod answer gives
+  them;
 - :func:`gpu_types`: the table of GPU types' memory (``gpu_types.toml``, extendable),
   which right-sizing reads.
 
@@ -36,6 +39,13 @@ analysis, history, plots, report and the CLI all read it.
 from __future__ import annotations
 
 from ccanalytics.measures import rules
+from ccanalytics.measures._dimensions import (
+    DIMENSIONS,
+    POD_IDENTITY,
+    Dimension,
+    columns_of,
+    dimensions,
+)
 from ccanalytics.measures._engine import query
 from ccanalytics.measures._gpu_types import GpuTypes, gpu_types
 from ccanalytics.measures._grouped import live_by_sql, share_sql
@@ -64,6 +74,7 @@ from ccanalytics.measures._registry import (
     waste_classes,
 )
 from ccanalytics.measures._sql import (
+    DIALECT,
     sql_bound_to_columns,
     sql_columns,
     sql_parameters,
@@ -74,10 +85,14 @@ from ccanalytics.measures._thresholds import THRESHOLDS, Threshold, Unit, thresh
 from ccanalytics.measures._totals import live_totals
 
 __all__ = [
+    "DIALECT",
+    "DIMENSIONS",
     "KIND_RELATIONS",
     "MEASURES",
     "PARAMETER_DOCS",
+    "POD_IDENTITY",
     "THRESHOLDS",
+    "Dimension",
     "GpuTypes",
     "Measure",
     "Metric",
@@ -90,8 +105,10 @@ __all__ = [
     "budget_tier",
     "by_name",
     "by_policy_key",
+    "columns_of",
     "computed",
     "deprecated",
+    "dimensions",
     "forecast_breach",
     "format_share",
     "gpu_types",

@@ -17,9 +17,23 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
-__all__ = ["DIMENSIONS", "Dimension", "columns_of", "dimensions"]
+__all__ = ["DIMENSIONS", "POD_IDENTITY", "Dimension", "columns_of", "dimensions"]
 
 _US_PER_HOUR = 3_600_000_000
+
+#: A pod's identity as every per-pod answer gives it first (the ``pod`` dimension's
+#: columns), with the pods frame's dtypes: its keys, then its name, rank, GPU type and
+#: count as last seen.
+POD_IDENTITY: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "cluster_id": "string",
+        "pod_id": "string",
+        "name": "string",
+        "rank": "Int64",
+        "gpu_type": "string",
+        "gpu_count": "Int64",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -64,14 +78,7 @@ DIMENSIONS: Final[tuple[Dimension, ...]] = (
     Dimension(
         "pod",
         "the pod (cluster_id, pod_id), with its name, rank, GPU type and count as last seen",
-        {
-            "cluster_id": "string",
-            "pod_id": "string",
-            "name": "string",
-            "rank": "Int64",
-            "gpu_type": "string",
-            "gpu_count": "Int64",
-        },
+        POD_IDENTITY,
         keys=("cluster_id", "pod_id"),
         attributes=("name", "rank", "gpu_type", "gpu_count"),
     ),

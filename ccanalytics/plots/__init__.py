@@ -46,7 +46,7 @@ Jupyter does) so they get their room, down to a 4 x 3 in axes.
 
 One module per kind of plot (``_rank``, ``_heatmap``, ``_cost``, ``_time``); ``_style`` holds what
 they share (palette, labels, docstring parts, checks), ``_layout`` where legends,
-titles and rank ticks go, and ``_reads`` the columns each plot of a pods frame reads. Plots may import :mod:`ccanalytics.analysis` and the
+titles and rank ticks go, and ``reads`` the columns each plot of a pods frame reads. Plots may import :mod:`ccanalytics.analysis` and the
 frames; the report and the CLI import them.
 """
 
@@ -55,6 +55,6 @@ from __future__ import annotations
 import lazy_loader
 
 # Every public name imported on first use, listed once in ``__init__.pyi``: a module
-# that only needs to know what a plot reads (``_reads``: the report, before it draws
+# that only needs to know what a plot reads (``reads``: the report, before it draws
 # in its workers) imports no matplotlib.
 __getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

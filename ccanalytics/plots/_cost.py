@@ -16,7 +16,6 @@ from matplotlib.ticker import FuncFormatter, LogLocator
 from ccanalytics.analysis import DEFAULT_IDLE_THRESHOLD, measures_by
 from ccanalytics.measures import Params, by_name
 from ccanalytics.plots._layout import legend_below, legend_right, set_title
-from ccanalytics.plots._reads import COST_BREAKDOWN, COST_VS_UTILIZATION
 from ccanalytics.plots._style import (
     COLORS,
     COST_LABEL,
@@ -31,6 +30,7 @@ from ccanalytics.plots._style import (
     _literal,
     _require,
 )
+from ccanalytics.plots.reads import COST_BREAKDOWN, COST_VS_UTILIZATION
 
 #: Bars at most in :func:`cost_breakdown` by default; the last sums the cheaper groups.
 DEFAULT_MAX_BARS: Final = 15

@@ -16,7 +16,6 @@ from matplotlib.ticker import FuncFormatter
 
 from ccanalytics.measures import Params
 from ccanalytics.plots._layout import RankLocator, legend_right, set_title
-from ccanalytics.plots._reads import UTILIZATION_BY_RANK
 from ccanalytics.plots._style import (
     COLORS,
     MAX_ANNOTATIONS,
@@ -33,6 +32,7 @@ from ccanalytics.plots._style import (
     _require,
     _straggler_ranks,
 )
+from ccanalytics.plots.reads import UTILIZATION_BY_RANK
 
 #: Beyond this many ranks bars touch and lines between ranks are only noise.
 _MANY_RANKS = 64

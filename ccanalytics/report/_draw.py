@@ -12,7 +12,7 @@ Where they are drawn (the bytes are the same either way, tested):
   another thread is copied into them) and import matplotlib and draw a first figure
   while the parent loads the fleet on the other core, so the parent never imports
   matplotlib. A plot reaches them pickled, which is why a fleet-wide plot is sent
-  only the columns it reads (:mod:`ccanalytics.plots._reads`) and a plot of one
+  only the columns it reads (:mod:`ccanalytics.plots.reads`) and a plot of one
   cluster only that cluster's rows. Drawing is CPU-bound Python holding the GIL, so
   threads would not help.
 - here, one after another, when workers cannot be forked safely (other threads

@@ -13,7 +13,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from ccanalytics.measures import by_name
-from ccanalytics.plots._reads import COST_BREAKDOWN, COST_VS_UTILIZATION
+from ccanalytics.plots.reads import COST_BREAKDOWN, COST_VS_UTILIZATION
 from ccanalytics.report._draw import Plot, figure
 from ccanalytics.report._findings import _Findings
 from ccanalytics.report._html import _note

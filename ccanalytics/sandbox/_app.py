@@ -30,7 +30,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import unquote
 
-from ccanalytics.keys._api_rule import API_KEY_PATTERN, matches_api_pattern
+from ccanalytics.keys.api_rule import API_KEY_PATTERN, matches_api_pattern
 from ccanalytics.sandbox._clock import SimulatedClock, http_date
 from ccanalytics.sandbox._data import SandboxData, make_data
 from ccanalytics.sandbox._faults import FAULT_KINDS, Fault

@@ -1,7 +1,7 @@
 """The pod models are generated from the pod field table, and the committed code is current.
 
 ``ccanalytics/api/models.py`` holds the models of ``Pod`` and its blocks as code written
-by ``python -m ccanalytics.api._podgen`` from ``ccanalytics/api/_podfields.py``: these
+by ``python -m ccanalytics.api._podgen`` from ``ccanalytics/api/podfields.py``: these
 tests fail when the two differ (as ``docs/generate.py --check`` does for the docs),
 check the table against the provider's document, and show that a new field is one
 line of the table, for the model and the frames alike.
@@ -17,7 +17,7 @@ import pytest
 from openapi_document import SPEC, documented_pod_paths
 
 from ccanalytics.api import _podgen
-from ccanalytics.api._podfields import MODELS, POD_TABLE, PodField
+from ccanalytics.api.podfields import MODELS, POD_TABLE, PodField
 
 #: Table paths the v2 document does not have: read from older payloads.
 LEGACY = {"desiredStatus"}
@@ -56,7 +56,7 @@ import importlib.util, json, pathlib, sys
 
 # The table with one line more, imported in place of the real one; then models.py as
 # the generator rewrites it from that table, imported in place of the committed one.
-spec = importlib.util.find_spec("ccanalytics.api._podfields")
+spec = importlib.util.find_spec("ccanalytics.api.podfields")
 text = pathlib.Path(spec.origin).read_text(encoding="utf-8")
 end = "\\n    # The document's fields that no column reads"
 assert text.count(end) == 1

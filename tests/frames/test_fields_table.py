@@ -168,7 +168,7 @@ import importlib.util, json, pathlib, sys
 
 # The pod field table as it would read with a line added after its last column,
 # imported in place of the real one before anything derives from it.
-spec = importlib.util.find_spec("ccanalytics.api._podfields")
+spec = importlib.util.find_spec("ccanalytics.api.podfields")
 text = pathlib.Path(spec.origin).read_text(encoding="utf-8")
 end = "\\n    # The document's fields that no column reads"
 assert text.count(end) == 1
@@ -197,7 +197,7 @@ for listing in (json.dumps({"pods": [pod]}).encode(), [pod]):  # structs, then d
     ],
 )
 def test_a_new_field_is_one_line_of_the_table(line: str, cells: str) -> None:
-    """One line added to the pod field table (api/_podfields.py), and nothing else, is
+    """One line added to the pod field table (api/podfields.py), and nothing else, is
     a column on both reading paths (the struct decoder and the dict reader), in the
     table's place."""
     run = subprocess.run(

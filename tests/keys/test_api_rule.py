@@ -16,7 +16,7 @@ import subprocess
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from ccanalytics.keys._api_rule import API_KEY_PATTERN, api_key_errors, matches_api_pattern
+from ccanalytics.keys.api_rule import API_KEY_PATTERN, api_key_errors, matches_api_pattern
 
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed: no ECMA-262 oracle")

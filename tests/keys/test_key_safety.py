@@ -22,7 +22,7 @@ from ccanalytics import (
     UnprocessableEntityError,
 )
 from ccanalytics.errors import _key_indices
-from ccanalytics.keys._api_rule import matches_api_pattern
+from ccanalytics.keys.api_rule import matches_api_pattern
 from ccanalytics.sandbox import (
     EXEMPT_KEY,
     FULL_ACCESS_KEY,

@@ -38,8 +38,8 @@ from ccanalytics.keys import (
     normalize_key_lines,
     parse_authorized_key,
 )
-from ccanalytics.keys._api_rule import matches_api_pattern
 from ccanalytics.keys._sshwire import _CURVES, decode_base64, read_public_key
+from ccanalytics.keys.api_rule import matches_api_pattern
 
 SSH_KEYGEN = shutil.which("ssh-keygen")
 pytestmark = pytest.mark.skipif(SSH_KEYGEN is None, reason="ssh-keygen is not installed")

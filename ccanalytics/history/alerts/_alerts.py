@@ -47,7 +47,7 @@ from pathlib import PurePath
 from typing import Any, Final
 
 from ccanalytics.errors import StoreError
-from ccanalytics.history.store._fs import Location, open_store
+from ccanalytics.history.store import Location, open_store
 
 __all__ = [
     "LOCK_FILE",

@@ -121,7 +121,7 @@ def check_store(
 
     from ccanalytics.errors import StoreError
     from ccanalytics.history.alerts._judge import judge_policy
-    from ccanalytics.history.queries._history import History, catalog_of
+    from ccanalytics.history.queries import History, catalog_of
 
     if window <= timedelta(0):
         raise ValueError("the window must be a positive duration")
@@ -225,7 +225,7 @@ def check_policy(
     from ccanalytics.errors import StoreError
     from ccanalytics.history.alerts._alerts import read_state
     from ccanalytics.history.alerts._judge import judge_policy
-    from ccanalytics.history.queries._history import History, catalog_of
+    from ccanalytics.history.queries import History, catalog_of
 
     # Opened for this check: its opening listing is the one the judgements read.
     with History(store) as history, catalog_of(history).one_listing(listed=True):

@@ -34,7 +34,7 @@ from ccanalytics.measures.rules import SPEND_MIN_BASELINE_WEEKS
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ccanalytics.history.queries._history import History
+    from ccanalytics.history.queries import History
 
 __all__ = ["ALL_CLUSTERS", "Judgement", "PolicyReport", "format_share", "judge_policy"]
 
@@ -136,7 +136,7 @@ class PolicyReport:
 
 def judge_policy(policy: Policy, history: History, *, at: Any = None) -> PolicyReport:
     """Judge every threshold of ``policy`` for every cluster of the store it matches."""
-    from ccanalytics.history.queries._history import catalog_of
+    from ccanalytics.history.queries import catalog_of
 
     with catalog_of(history).one_listing():  # every threshold judged on the same files
         answers = _Answers(history, at)

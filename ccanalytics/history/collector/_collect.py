@@ -30,9 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 # The bound and the rule live with the client, which judges each response by them too.
 from ccanalytics.api import CLOCK_SKEW, trusted_span
 from ccanalytics.errors import CCAnalyticsError, ClockSkewWarning, FleetLoadError
-from ccanalytics.history.store._fs import Location, open_store
-from ccanalytics.history.store._layout import new_snapshot_id
-from ccanalytics.history.store._write import append_frame, take_back
+from ccanalytics.history.store import Location, append_frame, new_snapshot_id, open_store, take_back
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -237,7 +235,7 @@ def snapshot_rows(snapshot: Snapshot, first_seen: Mapping[Any, Any]) -> pd.DataF
     """
     import pandas as pd
 
-    from ccanalytics.history.store._schema import OK, SNAPSHOT_COLUMNS
+    from ccanalytics.history.store import OK, SNAPSHOT_COLUMNS
 
     when = min(first_seen.values(), default=None)
     if when is None:

@@ -46,8 +46,7 @@ from ccanalytics.history.collector._collect import (
     take_snapshot,
 )
 from ccanalytics.history.collector._schedule import budget_refusal
-from ccanalytics.history.store._layout import partition_day
-from ccanalytics.history.store._maintenance import CompactResult, compact
+from ccanalytics.history.store import CompactResult, compact, partition_day
 
 if TYPE_CHECKING:
     from ccanalytics.api import AsyncClient, Client

@@ -32,15 +32,13 @@ from ccanalytics._csv import frame_csv
 from ccanalytics._files import write_atomic
 from ccanalytics.errors import ExportOutputError, StoreError
 from ccanalytics.history.export._focus import to_focus
-from ccanalytics.history.queries._history import History
-from ccanalytics.history.queries._showback import resolve_teams
+from ccanalytics.history.queries import History, resolve_teams
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ccanalytics.history.queries._teams import Teams
-    from ccanalytics.history.queries._window import DurationLike, TimeLike
-    from ccanalytics.history.store._fs import Location
+    from ccanalytics.history.queries import DurationLike, Teams, TimeLike
+    from ccanalytics.history.store import Location
     from ccanalytics.measures import Params
 
 __all__ = ["EXPORT_FORMATS", "ExportResult", "export_showback", "write_showback"]

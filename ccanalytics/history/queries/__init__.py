@@ -16,3 +16,10 @@ It may import :mod:`ccanalytics.history.store` and the base modules (``errors``,
 ``measures``: the rules and measures written once, ``_durations``); never the collector or the alerts,
 which build on it (``[tool.importlinter]`` in pyproject.toml).
 """
+
+from ccanalytics.history.queries._history import History, catalog_of
+from ccanalytics.history.queries._showback import resolve_teams
+from ccanalytics.history.queries._teams import Teams
+from ccanalytics.history.queries._window import DurationLike, TimeLike
+
+__all__ = ["DurationLike", "History", "Teams", "TimeLike", "catalog_of", "resolve_teams"]

@@ -36,7 +36,7 @@ import pandas as pd
 
 from ccanalytics._durations import DURATION_FORMS
 from ccanalytics.history.queries._window import DurationLike, as_duration, snapshot_bounds
-from ccanalytics.history.store._rollup import snapshot_instants
+from ccanalytics.history.store import snapshot_instants
 from ccanalytics.measures import Measure, by_name, sql_parameters
 from ccanalytics.measures.rules import IDLE_SQL, JUDGED_SQL
 

@@ -38,20 +38,26 @@ from ccanalytics.history.queries._retries import (
 )
 from ccanalytics.history.queries._vetting import vet
 from ccanalytics.history.queries._window import BOUNDS_VIEW, resolve_window
-from ccanalytics.history.store._daycache import DayCache
-from ccanalytics.history.store._duckdb import connect
-from ccanalytics.history.store._fs import dataset_of, open_store
-from ccanalytics.history.store._layout import (
+from ccanalytics.history.store import (
+    TABLES,
+    DayCache,
+    VetCache,
+    connect,
+    dataset_of,
+    empty_table,
     holds_store,
+    list_rollups,
     list_tables,
+    merged_rollups,
     no_store_error,
+    open_store,
     partition_day,
+    rolled_days,
+    schema_key,
     store_folder,
     survey,
+    to_pandas,
 )
-from ccanalytics.history.store._rollup import list_rollups, merged_rollups, rolled_days
-from ccanalytics.history.store._schema import TABLES, empty_table, schema_key, to_pandas
-from ccanalytics.history.store._vetted import VetCache
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -64,9 +70,7 @@ if TYPE_CHECKING:
     from ccanalytics.history.queries._spark import SparkEngine
     from ccanalytics.history.queries._views import Files
     from ccanalytics.history.queries._window import TimeLike
-    from ccanalytics.history.store._duckdb import Lease
-    from ccanalytics.history.store._fs import Location
-    from ccanalytics.history.store._layout import Listing
+    from ccanalytics.history.store import Lease, Listing, Location
 
 __all__ = ["Catalog"]
 

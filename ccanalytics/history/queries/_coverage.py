@@ -12,8 +12,7 @@ from typing import Any
 import pandas as pd
 
 from ccanalytics.history.queries._accounting import run, to_utc
-from ccanalytics.history.store._rollup import snapshot_instants
-from ccanalytics.history.store._schema import OK
+from ccanalytics.history.store import OK, snapshot_instants
 
 __all__ = ["coverage"]
 

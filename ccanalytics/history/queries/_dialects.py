@@ -52,8 +52,7 @@ def measures_sql(
 
     from ccanalytics.history.queries import _measures
     from ccanalytics.history.queries._spark import spark_sql
-    from ccanalytics.measures._dimensions import dimensions
-    from ccanalytics.measures._sql import DIALECT, sql_parameters
+    from ccanalytics.measures import DIALECT, dimensions, sql_parameters
 
     if dialect not in DIALECTS:
         raise ValueError(f"no dialect {dialect!r} (known: {', '.join(DIALECTS)})")

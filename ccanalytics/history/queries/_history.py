@@ -39,8 +39,7 @@ if TYPE_CHECKING:
 
     from ccanalytics.history.queries._backtest import IdleRule
     from ccanalytics.history.queries._window import DurationLike, TimeLike
-    from ccanalytics.history.store._fs import Location
-    from ccanalytics.history.store._maintenance import StoreReport
+    from ccanalytics.history.store import Location, StoreReport
 
 __all__ = ["History", "catalog_of"]
 
@@ -158,7 +157,7 @@ class History(Questions):
 
     def verify(self) -> StoreReport:
         """Unreadable files, crash leftovers and unfinished compactions of the store."""
-        from ccanalytics.history.store._maintenance import verify
+        from ccanalytics.history.store import verify
 
         return verify(self._catalog.location)
 

@@ -29,15 +29,13 @@ from ccanalytics.history.queries._accounting import (
 )
 from ccanalytics.history.queries._teams import UNALLOCATED
 from ccanalytics.history.queries._waste import waste_rows_ctes
-from ccanalytics.measures import KIND_RELATIONS, Params, by_name
-from ccanalytics.measures._dimensions import columns_of
+from ccanalytics.measures import KIND_RELATIONS, Params, by_name, columns_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from ccanalytics.history.queries._teams import Teams
-    from ccanalytics.measures import Measure
-    from ccanalytics.measures._dimensions import Dimension
+    from ccanalytics.measures import Dimension, Measure
 
 __all__ = ["COUNTED", "SUMMABLE", "counts_only", "measures", "resolve", "statement"]
 

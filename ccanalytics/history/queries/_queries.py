@@ -31,15 +31,24 @@ from ccanalytics.history.queries._accounting import (
     us_scaled,
     window_us,
 )
-from ccanalytics.history.store._rollup import (
+from ccanalytics.history.store import (
     SUMMED,
     instant_rows_sql,
     instant_sums_sql,
     rollup_params,
     snapshot_instants,
 )
-from ccanalytics.measures import Measure, Params, of_kind, select_list, sum_shares
-from ccanalytics.measures._dimensions import Dimension, columns_of, dimensions
+from ccanalytics.measures import (
+    POD_IDENTITY,
+    Dimension,
+    Measure,
+    Params,
+    columns_of,
+    dimensions,
+    of_kind,
+    select_list,
+    sum_shares,
+)
 
 __all__ = [
     "IDLE_COST_KEYS",
@@ -384,12 +393,7 @@ def _pod_sql() -> str:
 
 
 _LIFETIME_DTYPES = {
-    "cluster_id": "string",
-    "pod_id": "string",
-    "name": "string",
-    "rank": "Int64",
-    "gpu_type": "string",
-    "gpu_count": "Int64",
+    **POD_IDENTITY,
     "first_seen": "datetime64[ns, UTC]",
     "last_seen": "datetime64[ns, UTC]",
     "statuses": "string",

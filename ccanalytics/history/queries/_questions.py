@@ -98,7 +98,7 @@ class Questions:
         """
         from ccanalytics.history.queries import _measures, _queries
         from ccanalytics.history.queries._showback import resolve_teams
-        from ccanalytics.measures._dimensions import columns_of, dimensions
+        from ccanalytics.measures import columns_of, dimensions
 
         chosen = _measures.resolve(names)
         split = dimensions(by)

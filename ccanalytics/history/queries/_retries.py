@@ -13,15 +13,14 @@ import re
 from typing import TYPE_CHECKING
 
 from ccanalytics.errors import StoreError
-from ccanalytics.history.store._layout import list_store
-from ccanalytics.history.store._schema import TABLES
+from ccanalytics.history.store import TABLES, list_store
 
 if TYPE_CHECKING:
     from pathlib import PurePath
 
     import duckdb
 
-    from ccanalytics.history.store._fs import Location
+    from ccanalytics.history.store import Location
 
 __all__ = ["MAX_QUERY_ATTEMPTS", "RETRY_PAUSE_SECONDS", "store_error", "vanished"]
 

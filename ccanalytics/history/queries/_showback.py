@@ -32,8 +32,7 @@ import pandas as pd
 from ccanalytics.history.queries._accounting import US_PER_DAY, US_PER_HOUR, window_us
 from ccanalytics.history.queries._measures import measures, resolve
 from ccanalytics.history.queries._teams import UNALLOCATED, Teams, load_teams
-from ccanalytics.measures import Params, waste_classes
-from ccanalytics.measures._dimensions import dimensions
+from ccanalytics.measures import Params, dimensions, waste_classes
 
 __all__ = [
     "NO_WASTE",

@@ -25,8 +25,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 from ccanalytics.errors import EngineError, StoreError
-from ccanalytics.history.store._schema import TABLES, empty_table
-from ccanalytics.measures._sql import DIALECT
+from ccanalytics.history.store import TABLES, empty_table
+from ccanalytics.measures import DIALECT
 
 if TYPE_CHECKING:
     from pathlib import PurePath
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa  # type: ignore[import-untyped]
 
-    from ccanalytics.history.store._fs import Location
+    from ccanalytics.history.store import Location
 
 __all__ = ["SPARK_QUESTIONS", "SparkEngine", "is_spark_session", "spark_sql"]
 

@@ -12,14 +12,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from ccanalytics.errors import StoreError
-from ccanalytics.history.store._schema import TimeSpan, vet_file
+from ccanalytics.history.store import TimeSpan, vet_file
 
 if TYPE_CHECKING:
     from pathlib import PurePath
 
-    from ccanalytics.history.store._fs import FileKey, Location
-    from ccanalytics.history.store._layout import Listing
-    from ccanalytics.history.store._vetted import Verdict, VetCache
+    from ccanalytics.history.store import FileKey, Listing, Location, Verdict, VetCache
 
 __all__ = ["PARALLEL_VETTING_FROM", "vet"]
 

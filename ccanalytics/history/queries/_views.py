@@ -14,14 +14,14 @@ from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from ccanalytics.history.queries._window import BOUNDS_SQL
-from ccanalytics.history.store._schema import TimeSpan, empty_table
+from ccanalytics.history.store import TimeSpan, empty_table
 
 if TYPE_CHECKING:
     from pathlib import PurePath
 
     import pyarrow as pa  # type: ignore[import-untyped]
 
-    from ccanalytics.history.store._fs import Location
+    from ccanalytics.history.store import Location
 
 __all__ = [
     "MAX_SCHEMA_RUNS",

@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING
 
 from ccanalytics.history.queries._accounting import integral_sql
 from ccanalytics.history.queries._queries import pod_rows_ctes
-from ccanalytics.measures import waste_classes
-from ccanalytics.measures._dimensions import columns_of, dimensions
+from ccanalytics.measures import columns_of, dimensions, waste_classes
 from ccanalytics.measures.rules import straggler_ctes, waste_ctes
 
 if TYPE_CHECKING:
