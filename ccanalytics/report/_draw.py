@@ -272,12 +272,29 @@ def _warm_up() -> None:
     """A worker's start: Ctrl-C is the parent's to handle (which then stops the pool),
     and matplotlib is imported and its fonts loaded while the parent loads the data."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _png(_warm_up_plot, (1.0, 1.0))
+    _png(_warm_up_plot, (4.0, 2.0))
 
 
 def _warm_up_plot(ax: Axes) -> None:
-    ax.set_title("warm-up")
-    ax.plot([0, 1])
+    """A cost chart of one pod: it loads what the worker's first real chart would load
+    after the parent's load (matplotlib, and the engine that sums the chart's parts)."""
+    import pandas as pd
+
+    from ccanalytics import plots
+
+    one_pod = pd.DataFrame(
+        {
+            "cluster_id": pd.array(["warm-up"], dtype="string"),
+            "gpu_type": pd.array(["warm-up"], dtype="string"),
+            "status": pd.array(["RUNNING"], dtype="string"),
+            "gpu_count": pd.array([1], dtype="Int64"),
+            **{c: pd.array([50.0], dtype="Float64") for c in _WARM_UP_FLOATS},
+        }
+    )
+    plots.cost_breakdown(one_pod, by="cluster", ax=ax)
+
+
+_WARM_UP_FLOATS: Final = ("cost", "gpu_util_mean", "gpu_util_max", "cpu_util")
 
 
 def _figure_now(job: _Job) -> Markup:
