@@ -26,7 +26,7 @@ class Row(NamedTuple):
 
     ``value`` is the ratio itself (ours over the baseline: lower is better), by which
     repeated runs are compared (the worse is published); ``headline`` names the figure
-    in the README's short table, for the few figures that are the issue's targets.
+    in the README's short table, for the few figures with a headline target.
     """
 
     figure: str

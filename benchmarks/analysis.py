@@ -1,14 +1,14 @@
 """Figure 8: the live analyses at 50,000 pods, one SQL engine against the pandas renderings.
 
-Target (issue 35): the four analyses a report runs (``cluster_summary``, ``idle_pods``,
+Target: the four analyses a report runs (``cluster_summary``, ``idle_pods``,
 ``stragglers``, ``cost_per_gpu_hour``) over a 50,000-pod frame (500 clusters x 100
 ranks, every 50th cluster with a straggler) take no longer with DuckDB running the
 store's SQL over the frame than they took with their pandas renderings.
 
 Baseline, run interleaved in the same session: **the previous implementation**, the
 pandas ``analysis`` module and the ``_rules`` module it rendered the rules with, read
-from git at :data:`BEFORE` (the commit before issue 35) and run on the same frame. Both
-answer the same questions; the ratio is ours over theirs.
+from git at :data:`BEFORE` (from before the analyses moved to SQL) and run on the same
+frame. Both answer the same questions; the ratio is ours over theirs.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from _harness import (
     verdict,
 )
 
-TARGET = 2.0  # x python -c 'import httpx' (issue 16, item 5: keep)
+TARGET = 2.0  # x python -c 'import httpx', kept as first set
 
 
 def bench() -> None:

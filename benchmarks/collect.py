@@ -1,10 +1,10 @@
 """Figure 5: one ``collect`` snapshot against the fleet load it is made of.
 
 ``collect`` = ``load_cluster_frames`` + writing two Parquet files (temporary name,
-fsync, rename). The target (issue 16): at most 50 ms more than the load alone, for the
-sandbox fleet over loopback HTTP. Runs are interleaved and each side's median taken;
-the append alone (the same snapshot written again and again) is timed too, as a
-check on the difference of two noisy medians.
+fsync, rename). The target: at most 50 ms more than the load alone, for the sandbox
+fleet over loopback HTTP. Runs are interleaved and each side's median taken; the append
+alone (the same snapshot written again and again) is timed too, as a check on the
+difference of two noisy medians.
 """
 
 from __future__ import annotations

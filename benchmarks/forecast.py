@@ -6,7 +6,7 @@ every 30 minutes, one holiday), built once per seed and holiday and cached in th
 temporary directory. From 12:00 UTC of every day of November, ``History.spend``'s
 month-end ``projected_p50`` (seasonal) and ``projected`` (the line) are compared with
 November's actual spend (``idle_cost``'s ``total_cost``); the interval's coverage is
-the share of the 30 days whose P10-P90 holds it. Targets (issue 59): the seasonal MAPE
+the share of the 30 days whose P10-P90 holds it. Targets: the seasonal MAPE
 at most half the line's; coverage 70-90 %.
 
 Coverage is of thirty forecasts of one month-end: they share one outcome, so one month

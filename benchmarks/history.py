@@ -1,7 +1,7 @@
 """Figure 5: ``History.idle_cost(by="day")`` over a year of one-minute snapshots of 65 pods,
-and two figures over a simulated month of the 7-cluster sandbox fleet (issue 21.9, below).
+and two figures over a simulated month of the 7-cluster sandbox fleet (below).
 
-The year's store is the users' (issue 37): written through the library's own writer
+The year's store is shaped like the users': written through the library's own writer
 (``append_frame``, as ``collect`` writes) with every column the pods frame has (the
 loader benchmark's provider-shaped pods, framed by ``pods_frame``: 48 columns), the
 ``snapshots`` table beside it, each cluster's instants at its own second of the minute
@@ -16,7 +16,7 @@ rollups compaction writes (history.store._rollup: per cluster and instant, the
 registry's sums), as a user's ``History`` reads it; and from the pod rows (the query
 as it was before rollups, and as it still runs for thresholds other than the
 defaults). Peak RSS is the whole process's: the interpreter, pandas, pyarrow, DuckDB
-and the query. Targets (issues 16, 37): <= 2 s, <= 1 GB.
+and the query. Targets: <= 2 s, <= 1 GB.
 
 Where the time goes from the rows (EXPLAIN ANALYZE, one thread, 2026-11-26, a busy
 machine: 15.6 s of CPU): grouping 34M pod rows into 2.6M instants 3.7 s, the Parquet
@@ -335,7 +335,7 @@ def bench() -> None:
     )
 
 
-# -- a simulated month of the 7-cluster sandbox fleet (issue 21.9) ------------------------
+# -- a simulated month of the 7-cluster sandbox fleet --------------------------------------
 #
 # One simulated day (288 five-minute snapshots of the sandbox's 7 clusters, on its
 # simulated clock, in process) is collected for real; the month is that day's snapshots

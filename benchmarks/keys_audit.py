@@ -1,9 +1,8 @@
 """Figure 2: ``ccanalytics audit-keys`` against ``ssh-keygen -lf``, time and memory.
 
-On three files of 200,000 distinct keys each (``_keyfile.MIXES``), as users have them
-(issue 37): only Ed25519 (what most files hold today), only RSA (where ``ssh-keygen``
-is slowest), and a realistic mix (88 % Ed25519, 6 % ECDSA, 6 % RSA). Targets (issues
-16 and 37):
+On three files of 200,000 distinct keys each (``_keyfile.MIXES``), as users have them:
+only Ed25519 (what most files hold today), only RSA (where ``ssh-keygen`` is slowest),
+and a realistic mix (88 % Ed25519, 6 % ECDSA, 6 % RSA). Targets:
 
 - the table output in <= 1.0x the time ``ssh-keygen -lf`` takes on the Ed25519 file,
   and <= 0.9x on the mix; the RSA file's ratio is printed, with no target;

@@ -1,8 +1,8 @@
 """Figure 5: ``ccanalytics report`` on 500 clusters x 100 pods, whole process.
 
-Targets (issues 16, 19.10, 25.7, 60): <= 1.3x the load alone and <= 6 s for the whole
-process on this 2-core machine, against a loopback sandbox with those clusters and no
-rate limits, with an output that stays readable (charts capped).
+Targets: <= 1.3x the load alone and <= 6 s for the whole process on this 2-core machine,
+against a loopback sandbox with those clusters and no rate limits, with an output that
+stays readable (charts capped).
 
 Baselines, run interleaved with it in the same session:
 

@@ -1,4 +1,4 @@
-"""Figure 5c: the same month read from ``s3://`` and from a local folder (issue 39.5).
+"""Figure 5c: the same month read from ``s3://`` and from a local folder.
 
 The S3 store is served by moto's server on 127.0.0.1 (the test extra), started here;
 the month is the sandbox fleet's (7 clusters, 5-minute snapshots), written once to a

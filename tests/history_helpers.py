@@ -141,7 +141,7 @@ def _gpu_rows(pods: pd.DataFrame) -> pd.DataFrame:
 FOREIGN_DAY = "2026-11-20"
 _STAMP = pa.array([0], pa.timestamp("us", tz="UTC"))
 
-#: Parquet files a store may hold that no collect of ours wrote (issue 21 item 5).
+#: Parquet files a store may hold that no collect of ours wrote.
 FOREIGN = {
     "unrelated columns": pa.table({"foo": [1, 2], "bar": ["a", "b"]}),
     "a column of the wrong type": pa.table(

@@ -1,5 +1,5 @@
-"""Under CI=true a skip for a reason tests/README.md does not list fails the run (issue 38:
-a machine without ssh-keygen skipped 75 key tests and passed)."""
+"""Under CI=true a skip for a reason tests/README.md does not list fails the run (a machine
+without ssh-keygen once skipped 75 key tests and passed)."""
 
 from __future__ import annotations
 

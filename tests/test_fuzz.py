@@ -251,7 +251,7 @@ def _check_dtypes(frame: pd.DataFrame, columns: Any) -> None:
 @given(pods=listings)
 def test_frames_of_mutated_pods_have_the_documented_dtypes(pods: list[Any]) -> None:
     # A listing as parsed: its elements may be anything the server sent.
-    if not all(isinstance(p, dict) for p in pods):  # not a pod: refused by name (issue 36.2)
+    if not all(isinstance(p, dict) for p in pods):  # not a pod: refused by name
         with pytest.raises(ValueError, match="not a pod object"):
             pods_frame({"pods": pods}, cluster_id="cl-fuzz")
         return
@@ -276,7 +276,7 @@ def test_raw_json_reads_as_the_parsed_listing_on_both_paths(path: str, pods: lis
     """Bytes (the loader's path) give exactly the frames of the same listing parsed."""
     body = _encode({"pods": pods})
     parsed = json.loads(body)
-    if not all(isinstance(p, dict) for p in parsed["pods"]):  # refused alike (issue 36.2)
+    if not all(isinstance(p, dict) for p in parsed["pods"]):  # refused alike
         with pytest.raises(ValueError) as as_parsed:
             pods_frame(parsed, cluster_id="cl-fuzz")
         with pytest.raises(ValueError) as as_bytes:

@@ -1,4 +1,4 @@
-"""A small store built by hand for the waste classes and right-sizing (issue 40).
+"""A small store built by hand for the waste classes and right-sizing.
 
 Two clusters, snapshots at 10:00, 11:00 and 12:00 UTC (the last covers no time, so each
 of the first two stands for one hour). Pods as the service sends them, per GPU:

@@ -1,7 +1,7 @@
 """A pod whose status is missing is counted but never judged: the same live and stored.
 
 Only ``RUNNING`` pods have runtime metrics (provider notes), and a missing status is
-not ``RUNNING`` (see ``ccanalytics.measures.rules``). Issue 19 found the two paths disagreeing:
+not ``RUNNING`` (see ``ccanalytics.measures.rules``). The two paths once disagreed:
 such a pod at 3 % GPU was idle for ``analysis.idle_pods`` and cost 0 idle USD in
 ``History.idle_cost(by="pod")``.
 """

@@ -1,4 +1,4 @@
-"""A head or controller rank is judged with its workers, and the frames say which it is (issue 36.6).
+"""A head or controller rank is judged with its workers, and the frames say which it is.
 
 The published document gives each cluster pod a ``cluster.role`` (``SLURM_CONTROLLER``,
 ``SLURM_COMPUTE``, ``RAY_HEAD``, ``RAY_WORKER``): the pods frame keeps it as

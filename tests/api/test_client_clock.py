@@ -1,4 +1,4 @@
-"""The client's ``observed_at`` and the service's clock (issue 21.6).
+"""The client's ``observed_at`` and the service's clock.
 
 A live load's ``observed_at`` is the service's ``Date`` only when it is within
 ``CLOCK_SKEW`` (5 minutes) of the local clock, or when the client is made with

@@ -1,4 +1,4 @@
-"""The client under hostile input and unlucky operators (issue 12): secrets, hangs, lost data.
+"""The client under hostile input and unlucky operators: secrets, hangs, lost data.
 
 Each test reproduces one failure of the client as it was, over real loopback HTTP
 (the sandbox, or a raw socket server when the wire itself must misbehave), or

@@ -1,4 +1,4 @@
-"""A registry 200 without its required ``id`` and ``name`` is malformed (issue 36.7).
+"""A registry 200 without its required ``id`` and ``name`` is malformed.
 
 The published document's ``Registry`` requires ``id`` and ``name`` (strings). The real
 service routes ``GET /v2/registries/delegations`` to its delegations list, so

@@ -1,4 +1,4 @@
-"""The sync client's own transport (issue 19.7): the deadline through httpcore's public
+"""The sync client's own transport: the deadline through httpcore's public
 ``network_backend=`` seam, with every setting httpx's own transport had.
 
 Over real loopback sockets: keep-alive, proxies from the environment, TLS checks,

@@ -223,7 +223,7 @@ def test_a_failed_notification_is_sent_again_next_run(
     argv = ["--store", str(breached_store), "--max-idle-cost", "5", "--notify", url]
     receiver.status = 500
     code, _, err = _run(capsys, *argv)
-    # The alert reached no one: the network failed, 1 (issue 36.5), not 3.
+    # The alert reached no one: the network failed, 1, not 3.
     assert code == 1 and "notification failed: HTTP 500" in err and url not in err
     receiver.status = 200
     assert _run(capsys, *argv)[0] == 3

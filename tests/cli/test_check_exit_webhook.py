@@ -1,4 +1,4 @@
-"""A breach whose alert could not be posted exits 1, the network failed (issue 36.5).
+"""A breach whose alert could not be posted exits 1, the network failed.
 
 The README and the docs' exit table say 1 when the network failed; a breach met by an
 unreachable webhook exited 3, as if the alert had gone out. The alert reached no one:

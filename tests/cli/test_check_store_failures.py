@@ -1,6 +1,6 @@
 """``ccanalytics check`` on a store it cannot read says so in one line, exit 1, never a
-traceback (issue 21 items 4 and 5): a store path that is a file, a store holding a file
-that is not a snapshot of ours."""
+traceback: a store path that is a file, a store holding a file that is not a snapshot of
+ours."""
 
 from __future__ import annotations
 

@@ -231,10 +231,10 @@ def test_random_strings_are_judged_as_node_judges_them(strings: list[str]) -> No
     assert mismatches == []
 
 
-# Issue 22 item 6: the judgement assumes no flag or the "u" flag (Ajv's default, its
-# unicodeRegExp option); on this pattern both give the same verdict on every line,
-# because each piece (^, $, [^\s], [ \t], [^\n\r]) matches a surrogate pair, a lone
-# surrogate or any other non-ASCII code point in both modes alike.
+# The judgement assumes no flag or the "u" flag (Ajv's default, its unicodeRegExp
+# option); on this pattern both give the same verdict on every line, because each piece
+# (^, $, [^\s], [ \t], [^\n\r]) matches a surrogate pair, a lone surrogate or any other
+# non-ASCII code point in both modes alike.
 _NON_ASCII = st.text(
     alphabet=st.characters(min_codepoint=0x80, max_codepoint=0x10FFFF, exclude_categories=()),
     max_size=12,

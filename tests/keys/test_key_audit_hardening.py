@@ -1,8 +1,8 @@
 """The audit as a user hits it: one message per fault, no secret quoted, any text read.
 
-Issue 13 item 9: a token pasted instead of a key is named by its kind and length,
-never quoted; a fault both the API and OpenSSH see is one message; UTF-16 files are
-read; lone surrogates never make the audit raise; duplicates span sources.
+A token pasted instead of a key is named by its kind and length, never quoted; a fault
+both the API and OpenSSH see is one message; UTF-16 files are read; lone surrogates
+never make the audit raise; duplicates span sources.
 """
 
 from __future__ import annotations
@@ -202,7 +202,7 @@ def test_duplicates_name_the_first_line_without_a_source_name() -> None:
     assert seen.earlier(plain, 2) == "line 1"
 
 
-# Issue 22 item 3: OpenSSH's regress corpus holds ML-DSA keys, newer than this audit.
+# OpenSSH's regress corpus holds ML-DSA keys, newer than this audit.
 _SSHKEY_DATA = Path(__file__).parent / "data/openssh_regress/regress/unittests/sshkey/testdata"
 NEWER = "a key type newer than this audit knows"
 

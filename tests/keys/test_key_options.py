@@ -1,4 +1,4 @@
-"""Option values judged as sshd judges them (issue 22 items 1 and 2).
+"""Option values judged as sshd judges them.
 
 sshd's ``sshauthopt_parse`` (auth-options.c) refuses a line whose option values it
 cannot use, and then ignores the whole line; ``from=`` is judged at login

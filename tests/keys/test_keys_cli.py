@@ -245,7 +245,7 @@ def test_add_parser_registers_audit_keys_with_run() -> None:
     )
 
 
-# --------------------------------------------------------------------------- hardening (issue 13)
+# --------------------------------------------------------------------------- hardening
 
 
 def test_a_binary_file_is_reported_once_as_not_text(keys: dict[str, str], tmp_path: Path) -> None:

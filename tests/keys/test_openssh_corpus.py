@@ -1,4 +1,4 @@
-"""The audit judged on OpenSSH's own regress corpus (issue 22 item 4).
+"""The audit judged on OpenSSH's own regress corpus.
 
 ``data/openssh_regress`` is OpenSSH portable's regress test data, copied unchanged
 (its README says from where), with ``expectations.json``, which records what OpenSSH's

@@ -1,4 +1,4 @@
-"""A measure added by one registry entry (issue 35): GPU memory above 95 % is at risk.
+"""A measure added by one registry entry: GPU memory above 95 % is at risk.
 
 Live frame, History, a policy key, the textfile's metric and the report's card all come
 from ``ccanalytics.measures.MEASURES``; numbers by hand.

@@ -1,6 +1,6 @@
-"""One question, one answer (issue 35): every path judges with the same thresholds.
+"""One question, one answer: every path judges with the same thresholds.
 
-Each test is one of the defects the issue found, numbers by hand:
+Each test is one defect where the paths once disagreed, numbers by hand:
 
 - five ranks at 90, 90, 90, 90 and 15 % with an idle threshold of 20: rank 4 is idle,
   and the four others are alike, so nothing straggles, live, in History and in the

@@ -1,4 +1,4 @@
-"""One question, one answer, on every path (issue 35), over random fleets and thresholds.
+"""One question, one answer, on every path, over random fleets and thresholds.
 
 Hypothesis draws fleets of training clusters (ranks about a typical utilization, tied or
 a point apart, with slow, idle and silent ranks among them; missing statuses, missing

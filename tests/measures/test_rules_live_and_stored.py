@@ -5,7 +5,7 @@ and CPU-only pods. ``analysis`` judges the frame; the same frame is appended to 
 (the store's own append) at two instants an hour apart, and ``History`` over the hour
 between them must find the same idle pods and stragglers, and per pod and per cluster
 the same idle, unused and total cost (the hour makes USD/h and USD the same number), to
-the cent. Issue 19: a pod with no status at 3 % GPU was idle live and not stored.
+the cent. A pod with no status at 3 % GPU was once idle live and not stored.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The report after a simulated day (issue 25's "done means"): the action list's savings
-are History's figures to the cent, and the transient straggler's run is the day's story
-(cl-llama70b-train rank 5 at half speed from 10:00 to 14:00).
+"""The report after a simulated day: the action list's savings are History's figures to
+the cent, and the transient straggler's run is the day's story (cl-llama70b-train rank 5
+at half speed from 10:00 to 14:00).
 
 The day is tests/simulated_day.py's (the sandbox on a simulated clock, a snapshot every
 5 minutes), whose clusters include cl-research-dev for its notebooks idle all day; the

@@ -1,5 +1,5 @@
-"""Issue 19.4: the report's and the plots' exceptions live in errors.py, under
-CCAnalyticsError, and the old import paths name the same classes."""
+"""The report's and the plots' exceptions live in errors.py, under CCAnalyticsError, and
+the old import paths name the same classes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Figures drawn on every core (issue 19.10) give the same bytes as drawn one by one."""
+"""Figures drawn on every core give the same bytes as drawn one by one."""
 
 from __future__ import annotations
 

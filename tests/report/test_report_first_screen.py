@@ -1,5 +1,5 @@
-"""The first screen of a single reading (issue 25.1, 25.6): headline figures, then at
-most five actions ranked by USD saved per day, each saving the analysis' own figure."""
+"""The first screen of a single reading: headline figures, then at most five actions
+ranked by USD saved per day, each saving the analysis' own figure."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The report's window shows waste by class and the right-sizing hints (issue 40 item 4)."""
+"""The report's window shows waste by class and the right-sizing hints."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 25.3: a list of per-cluster figures names only the clusters where it is not zero."""
+"""A list of per-cluster figures names only the clusters where it is not zero."""
 
 from __future__ import annotations
 

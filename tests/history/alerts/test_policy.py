@@ -292,7 +292,7 @@ def test_a_malformed_webhook_route_is_refused_without_quoting_it(
 def test_a_malformed_policys_message_names_its_key_in_words(
     tmp_path: Path, text: str, line: int | None, key: str, words: str
 ) -> None:
-    # Issue 36.4: the attribute named the key, the message did not ('soon' is not a duration).
+    # The message itself names the key, not only an attribute ('soon' is not a duration).
     path = tmp_path / "policy.toml"
     path.write_text(text)
     with pytest.raises(PolicyError) as caught:

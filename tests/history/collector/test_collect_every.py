@@ -1,4 +1,4 @@
-"""The scheduled collector as a library (issue 19.3): no CLI involved.
+"""The scheduled collector as a library: no CLI involved.
 
 ``collect_every`` takes snapshots on fixed ticks, refuses up front a schedule over the
 rate-limit budget (:class:`ScheduleError`, nothing written), goes on after a failed

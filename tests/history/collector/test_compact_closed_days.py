@@ -1,4 +1,4 @@
-"""Many small files (issue 21.9): the collector compacts closed days, and files are zstd.
+"""Many small files: the collector compacts closed days, and files are zstd.
 
 ``collect_every`` compacts each UTC day once a snapshot of a later day is written
 (``compact_closed_days=False`` opts out); every file the store writes, appended or

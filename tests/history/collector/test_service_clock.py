@@ -1,4 +1,4 @@
-"""Time from the future (issue 21.8): a ``Date`` far from the local clock is not trusted.
+"""Time from the future: a ``Date`` far from the local clock is not trusted.
 
 By default ``collect`` and ``collect_every`` time such a listing by the local clock and
 warn once per run (:class:`ClockSkewWarning`); ``trust_service_clock=True`` keeps the

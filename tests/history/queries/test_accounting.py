@@ -1,5 +1,5 @@
-"""Accounting fixes (issue 21 items 1-3, issue 27 item 4): one instant counted once,
-zero covered time is zero, half a snapshot, and the CLI's duration strings in Python."""
+"""Accounting: one instant counted once, zero covered time is zero, half a snapshot, and
+the CLI's duration strings in Python."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Random snapshot schedules, duplicates and gaps included: observed time never exceeds
-wall time, and cost is the hand computation (issue 21: one instant held by two files
-was counted twice)."""
+wall time, and cost is the hand computation (one instant held by two files was once
+counted twice)."""
 
 from __future__ import annotations
 

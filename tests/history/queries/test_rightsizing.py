@@ -1,5 +1,5 @@
-"""Right-sizing hints (issue 40 item 2): hand-computed savings, the table of GPU types,
-and, as a property, no hint that the observed peak memory would not fit."""
+"""Right-sizing hints: hand-computed savings, the table of GPU types, and, as a
+property, no hint that the observed peak memory would not fit."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Showback's waste by class (issue 40): the registry's classes, per pod per UTC period.
+"""Showback's waste by class: the registry's classes, per pod per UTC period.
 
 Each showback row carries the USD of each waste class over its period, from the same
 per-snapshot classification :meth:`History.waste` runs (``waste_rows_ctes``), so that

@@ -1,4 +1,4 @@
-"""The burn rate is that of the newest listing that answered, empty ones included (issue 36.1).
+"""The burn rate is that of the newest listing that answered, empty ones included.
 
 An empty listing is observed time at zero cost (the snapshots table): when a cluster's
 newest answered listing held no pods, its burn rate is 0, not the rate of the last

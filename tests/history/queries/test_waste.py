@@ -1,4 +1,4 @@
-"""Waste classes (issue 40 item 1): one measure each, the same numbers on every path.
+"""Waste classes: one measure each, the same numbers on every path.
 
 The store is :mod:`waste_store`'s; every number below is its docstring's hand
 computation, to the cent.

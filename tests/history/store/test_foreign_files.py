@@ -1,7 +1,7 @@
-"""Files in a store that are not snapshots of ours (issue 21 item 5): unrelated columns,
-wrong types, no columns, no ``schema_version``. ``verify`` names them, ``History``
-refuses them with a StoreError naming the file (never all-null rows), ``compact`` never
-merges them (and ``ccanalytics check`` says so in one line, exit 1:
+"""Files in a store that are not snapshots of ours: unrelated columns, wrong types, no
+columns, no ``schema_version``. ``verify`` names them, ``History`` refuses them with a
+StoreError naming the file (never all-null rows), ``compact`` never merges them (and
+``ccanalytics check`` says so in one line, exit 1:
 tests/cli/test_check_store_failures.py)."""
 
 from __future__ import annotations

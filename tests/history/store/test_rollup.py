@@ -1,7 +1,6 @@
-"""Rollups (issue 37 item 3): every idle-cost answer read through the rollups that
-compaction writes equals the answer from the raw pod rows, to the cent, over random
-stores, windows, gaps and thresholds; a rollup that no longer matches its day's files
-is never read."""
+"""Rollups: every idle-cost answer read through the rollups that compaction writes
+equals the answer from the raw pod rows, to the cent, over random stores, windows, gaps
+and thresholds; a rollup that no longer matches its day's files is never read."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Empty is not unobserved (issue 21.7): the store's snapshots table.
+"""Empty is not unobserved: the store's snapshots table.
 
 Each collect writes one row per cluster to ``STORE/snapshots``: when, how many pods,
 and ``ok`` or the error's class and HTTP status. A listing with no pods is observed

@@ -1,6 +1,6 @@
-"""Every failure to read or write a store is a StoreError naming the path (issue 21 item 4):
-a store path that is a file, a read-only or full disk, a day folder symlinked out of the
-store, a query that keeps finding its files gone (and the CLI says it in one line, exit 1:
+"""Every failure to read or write a store is a StoreError naming the path: a store path
+that is a file, a read-only or full disk, a day folder symlinked out of the store, a
+query that keeps finding its files gone (and the CLI says it in one line, exit 1:
 tests/cli/test_check_store_failures.py)."""
 
 from __future__ import annotations

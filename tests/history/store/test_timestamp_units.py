@@ -1,4 +1,4 @@
-"""Every timestamp type the vetting accepts is read correctly, never a raw DuckDB error (issue 36.3).
+"""Every timestamp type the vetting accepts is read correctly, never a raw DuckDB error.
 
 ``DataFrame.to_parquet`` writes nanoseconds by default; other writers write seconds or
 milliseconds, naive or in another zone. The schema module accepts any timestamp for a

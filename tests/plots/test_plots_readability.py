@@ -1,4 +1,4 @@
-"""Issue 27.7: what a reader of the plots tripped on, each drawn and then inspected."""
+"""The plots read as meant: markers, legends, colours and date ticks, drawn and inspected."""
 
 from __future__ import annotations
 
