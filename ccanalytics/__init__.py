@@ -21,13 +21,14 @@ of :class:`CCAnalyticsError`; the README has the whole picture.
 
 Every public name and subpackage is imported on first use (``lazy_loader``, from
 the names listed once, in ``__init__.pyi``): ``import ccanalytics`` loads nothing
-heavy, the client loads httpx and pydantic, the frames load pandas, so ``ccanalytics
---help`` and the key-audit CLI start fast.
+heavy, the client loads httpx and pydantic, the frames load pandas (and analysis only
+when ``df.cc`` is first used), so ``ccanalytics --help`` and the key-audit CLI start fast.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 import lazy_loader
@@ -42,5 +43,34 @@ def __getattr__(name: str) -> Any:
     if getattr(value, "__module__", "").startswith("ccanalytics.frames"):
         # A frame made through the front door has the ``df.cc`` accessor, which
         # ``analysis`` registers (frames may not import analysis: it builds on them).
-        importlib.import_module("ccanalytics.analysis")
+        _accessor_on_first_use()
     return value
+
+
+def _accessor_on_first_use() -> None:
+    """``DataFrame.cc``, with :mod:`ccanalytics.analysis` imported at its first use.
+
+    Importing analysis with the frames took a tenth of a first load's imports (the
+    measures' engine and every analysis module) for an accessor a script that only
+    loads never touches.
+    """
+    import pandas as pd  # the frames import it anyway
+
+    if "ccanalytics.analysis" not in sys.modules and "cc" not in vars(pd.DataFrame):
+        setattr(pd.DataFrame, "cc", _AnalysisOnFirstUse())  # noqa: B010 (not typed on DataFrame)
+
+
+class _AnalysisOnFirstUse:
+    """Stands in for ``DataFrame.cc`` until first read: then it steps aside, imports
+    analysis, whose accessor registers itself in its place, and hands that over."""
+
+    def __get__(self, frame: Any, owner: type | None = None) -> Any:
+        import pandas as pd
+
+        if vars(pd.DataFrame).get("cc") is self:
+            delattr(pd.DataFrame, "cc")
+        # While analysis is being imported (its registration asks whether the name is
+        # taken), this is the half-made module and ``cc`` is not there yet: the
+        # AttributeError tells pandas the name is free.
+        importlib.import_module("ccanalytics.analysis")
+        return (pd.DataFrame if frame is None else frame).cc

@@ -11,6 +11,12 @@ running on this thread (a context variable set around each attempt).
 The client hands :class:`DeadlineBackend` to the httpcore pools it builds itself
 (``_transport``: httpcore's public ``network_backend=`` seam), for direct
 connections and proxied ones alike; a transport passed by the caller is left alone.
+
+Its streams also read up to :data:`READ_SIZE` bytes at a time where httpcore asks for
+64 KiB: every read is one h11 event and a few copies in Python, and a 95 MB listing
+was ~1,450 of them, a fifth of a 50,000-pod load. h11 buffers whatever a read
+returns, so reading more than asked changes nothing but the count; a TLS socket
+returns one record (16 KiB) per read whatever the size.
 """
 
 from __future__ import annotations
@@ -23,7 +29,12 @@ from typing import Any
 
 import httpcore
 
-__all__ = ["DeadlineBackend", "call_deadline"]
+__all__ = ["READ_SIZE", "DeadlineBackend", "call_deadline"]
+
+#: The most one socket read asks for (httpcore asks for 64 KiB). 1 MiB read a
+#: 95 MB listing over loopback in ~35 % less time than 64 KiB; 256 KiB gained less,
+#: and 4 MiB lost some of it again (blocks beyond the CPU's caches).
+READ_SIZE = 1024 * 1024
 
 _deadline_at: ContextVar[float | None] = ContextVar("ccanalytics_deadline_at", default=None)
 
@@ -53,7 +64,7 @@ class _DeadlineStream(httpcore.NetworkStream):
         self._inner = inner
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._inner.read(max_bytes, _cut(timeout))
+        return self._inner.read(max(max_bytes, READ_SIZE), _cut(timeout))
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
         self._inner.write(buffer, _cut(timeout))

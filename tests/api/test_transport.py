@@ -27,6 +27,7 @@ import pytest
 from loopback import connection_server, raw_server
 
 from ccanalytics import ApiConnectionError, ApiTimeoutError, AsyncClient, Client
+from ccanalytics.api._deadline import READ_SIZE, _DeadlineStream
 from ccanalytics.api._transport import DEFAULT_LIMITS, environment_proxies, httpcore_errors_as_httpx
 from ccanalytics.errors import InsecureTransportWarning
 
@@ -134,6 +135,49 @@ def test_calls_reuse_one_kept_alive_connection() -> None:
         for _ in range(3):
             assert client.get_registry("reg-x").id == "reg-x"
     assert len(connections) == 1
+
+
+class _AskedStream(httpcore.NetworkStream):
+    """A stream that records how many bytes each read asks for, and has none."""
+
+    def __init__(self, asked: list[int]) -> None:
+        self.asked = asked
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        self.asked.append(max_bytes)
+        return b""
+
+
+def test_reads_ask_for_read_size_where_httpcore_asks_for_less() -> None:
+    asked: list[int] = []
+    stream = _DeadlineStream(_AskedStream(asked))
+    stream.read(64 * 1024)  # what httpcore's HTTP/1.1 connection asks for
+    stream.read(4096)  # what its SOCKS handshake asks for
+    stream.read(4 * READ_SIZE)
+    assert asked == [READ_SIZE, READ_SIZE, 4 * READ_SIZE]
+    assert READ_SIZE > 64 * 1024
+
+
+def listing_server(body: bytes) -> contextlib.AbstractContextManager[str]:
+    """A loopback server answering every request of a connection with ``body`` at once."""
+
+    def answer(conn: socket.socket, _stop: threading.Event) -> None:
+        with conn, contextlib.suppress(OSError):
+            while conn.recv(65536):  # one small request per recv
+                head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+                conn.sendall(head.encode() + body)
+
+    return connection_server(answer)
+
+
+def test_large_reads_give_every_body_whole_on_one_connection() -> None:
+    # Bodies of several reads' worth each, back to back on one kept-alive connection:
+    # a read that takes more than httpcore asked for must not lose or mix a byte.
+    body = b'{"pods": [' + b",".join(b'{"id": "pod-%07d"}' % i for i in range(200_000)) + b"]}"
+    assert len(body) > 3 * READ_SIZE
+    with listing_server(body) as url, Client("k", url, max_retries=0) as client:
+        for _ in range(3):
+            assert client.list_cluster_pods_raw("c").content == body
 
 
 def proxy_server(seen: list[bytes]) -> contextlib.AbstractContextManager[str]:
