@@ -13,7 +13,7 @@ loader pays) and with the GC paused (the parse alone). Memory is the peak
 whole-process RSS growth of a fresh child doing one load, over a child that only
 imports and reads the bytes, as a multiple of the JSON size.
 
-Targets (issues 16 and 37): <= 0.6x orjson.loads (GC on) and <= 1.3x orjson.loads
+Targets: <= 0.6x orjson.loads (GC on) and <= 1.3x orjson.loads
 (GC paused) at 50k and 200k pods; RSS growth <= 4.5x the JSON size.
 """
 

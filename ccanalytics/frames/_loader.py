@@ -191,7 +191,7 @@ def _load_one(cid: str, client: Client, errors: ErrorMode, with_gpus: bool) -> F
 
     What ``_aload`` does for one cluster, without an event loop and an async twin
     (a new connection pool, TLS context and connection for every load): a tenth of
-    a 50,000-pod load's time went there (issue 37).
+    a 50,000-pod load's time went there.
     """
     from ccanalytics.frames._build import FleetFrames
     from ccanalytics.frames._input import full_collections_deferred

@@ -263,7 +263,7 @@ def test_one_row_per_object_pod_in_listing_order(
 
 
 def test_pods_that_are_not_objects_refuse_the_listing_naming_the_first() -> None:
-    # Dropped, they would leave a pod out of every sum in silence (issue 36.2).
+    # Dropped, they would leave a pod out of every sum in silence.
     with pytest.raises(ValueError, match="pod 1 is null, not a pod object"):
         pods_frame([{"id": "pod-real"}, None, "pod-ghost", 3, []])  # type: ignore[list-item]
 
@@ -777,7 +777,7 @@ def test_mutated_pods_never_raise_and_keep_dtypes(data: st.DataObject) -> None:
         pod = mutate(pod, path, action, data.draw(json_values, label="value"))
 
     listing = {"pods": [pod, EXAMPLE_POD]}
-    if not isinstance(pod, dict):  # no pod at all: refused by name (issue 36.2)
+    if not isinstance(pod, dict):  # no pod at all: refused by name
         with pytest.raises(ValueError, match=r"pod 0 is .*, not a pod object"):
             pods_frame(listing, cluster_id=CLUSTER)
         return
@@ -858,7 +858,7 @@ def test_input_that_is_plainly_not_pods_is_a_type_error_saying_what_to_pass(
 
 
 def test_listings_with_junk_elements_are_refused_naming_the_element() -> None:
-    """A listing element that is not a pod object is named, never dropped (issue 36.2)."""
+    """A listing element that is not a pod object is named, never dropped."""
     for listing in ({"pods": ["x", 3]}, b'{"pods": ["x", 3]}'):
         with pytest.raises(ValueError, match="pod 0 is a string, not a pod object"):
             pods_frame(listing)

@@ -1,4 +1,4 @@
-"""A listing element that is not a pod object is never dropped in silence (issue 36.2).
+"""A listing element that is not a pod object is never dropped in silence.
 
 ``{"pods": [<pod>, 5]}`` (or ``null``, a string, an array, ``NaN``, ``Infinity``) is not
 the documented listing, an array of ``Pod`` objects: dropping the element would leave a

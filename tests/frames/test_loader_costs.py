@@ -1,4 +1,4 @@
-"""Work a load must not do: costs found profiling ``load_cluster_pods`` (issue 37)."""
+"""Work a load must not do: costs found profiling ``load_cluster_pods``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The fleet loader uses only the client's public, documented methods (issue 19.7)."""
+"""The fleet loader uses only the client's public, documented methods."""
 
 from __future__ import annotations
 

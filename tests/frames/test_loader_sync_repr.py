@@ -1,4 +1,4 @@
-"""A synchronous load never formats its frames as text (issue 38: half of each collect).
+"""A synchronous load never formats its frames as text (once half of each collect).
 
 On Python 3.11 ``asyncio.run`` ends by asking ``signal.getsignal`` for its SIGINT
 handler, whose failed enum lookup formats the main task's repr, result included: a

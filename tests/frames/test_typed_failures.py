@@ -1,4 +1,4 @@
-"""Failed clusters are exception objects under one name, ``errors``, end to end (issue 19.4).
+"""Failed clusters are exception objects under one name, ``errors``, end to end.
 
 A fleet load, ``collect`` and the report each keep the clusters that failed as the
 client's own exceptions (a missing cluster stays a :class:`NotFoundError`), never as
