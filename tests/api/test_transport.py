@@ -118,15 +118,7 @@ def test_httpcore_errors_become_the_httpx_errors_httpx_raises(name: str) -> None
 
 def keep_alive_server(connections: list[int]) -> contextlib.AbstractContextManager[str]:
     """A loopback server answering every request of a connection; counts connections."""
-
-    def answer(conn: socket.socket, _stop: threading.Event) -> None:
-        connections.append(1)
-        with conn, contextlib.suppress(OSError):
-            while conn.recv(65536):  # one small request per recv
-                head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(REGISTRY)}\r\n\r\n"
-                conn.sendall(head.encode() + REGISTRY)
-
-    return connection_server(answer)
+    return listing_server(REGISTRY, connections)
 
 
 def test_calls_reuse_one_kept_alive_connection() -> None:
@@ -158,10 +150,15 @@ def test_reads_ask_for_read_size_where_httpcore_asks_for_less() -> None:
     assert READ_SIZE > 64 * 1024
 
 
-def listing_server(body: bytes) -> contextlib.AbstractContextManager[str]:
-    """A loopback server answering every request of a connection with ``body`` at once."""
+def listing_server(
+    body: bytes, connections: list[int] | None = None
+) -> contextlib.AbstractContextManager[str]:
+    """A loopback server answering every request of a connection with ``body`` at once;
+    each connection it accepts is counted in ``connections``, when given."""
 
     def answer(conn: socket.socket, _stop: threading.Event) -> None:
+        if connections is not None:
+            connections.append(1)
         with conn, contextlib.suppress(OSError):
             while conn.recv(65536):  # one small request per recv
                 head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
