@@ -15,12 +15,13 @@ __all__ = ["measures_by"]
 def measures_by(
     frame: pd.DataFrame,
     names: Sequence[str],
-    by: str,
+    by: str | None,
     *,
     params: Params | None = None,
     where: str | None = None,
 ) -> pd.DataFrame:
-    """Each live sum measure ``names`` names, per hour, per value of the dimension ``by``.
+    """Each live sum measure ``names`` names, per hour, per value of the dimension ``by``
+    (None: over every row, one row in all).
 
     Over the pod rows of ``frame`` where ``where`` (SQL over pod rows) holds, every row
     when None; judged at ``params``. The columns: the dimension's (``gpu_type``), then

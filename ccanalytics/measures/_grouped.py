@@ -22,21 +22,23 @@ __all__ = ["live_by_sql", "share_sql"]
 
 
 def live_by_sql(
-    names: Sequence[str], by: str, *, where: str | None = None
+    names: Sequence[str], by: str | None, *, where: str | None = None
 ) -> tuple[str, dict[str, str]]:
     """The statement over the relation ``frame`` (pod rows) that gives each measure ``names``
     names per value of ``by``'s keys, and its answer's columns with their dtypes.
 
     One row per value of the keys among the rows where ``where`` holds (every row when
-    None), ordered by them (NULL last); each measure in its live column: a sum per hour,
+    None), ordered by them (NULL last), and one row in all when ``by`` is None; each measure in its live column: a sum per hour,
     0 where no row of the group counts; a share the quotient of its two sums over the
     group (NULL where the denominator is 0), as :func:`~ccanalytics.measures.live_totals`
     takes it over the fleet. A ValueError for a dimension a listing does not have, a
     TypeError for a measure that is neither a live sum over pod rows nor a share of two.
     """
-    (dimension,) = dimensions(by)
-    if dimension.bucket_us is not None or dimension.needs or dimension.attributes:
-        raise ValueError(f"a live frame is not split by {by!r}: it is one instant of pod rows")
+    chosen_by = dimensions(by)
+    for dimension in chosen_by:
+        if dimension.bucket_us is not None or dimension.needs or dimension.attributes:
+            raise ValueError(f"a live frame is not split by {by!r}: it is one instant of pod rows")
+    keys_of = [key for dimension in chosen_by for key in dimension.keys]
     chosen = [by_name(name) for name in names]
     summed: dict[str, Measure] = {}
     for m in chosen:
@@ -45,16 +47,18 @@ def live_by_sql(
             if part.kind != "sum" or not part.live:
                 raise TypeError(f"{m.name} is not a live sum over pod rows, nor a share of two")
             summed.setdefault(part.name, part)
-    keys = ", ".join(dimension.keys)
+    keys = "".join(f"{key}, " for key in keys_of)
     sums = ", ".join(f"coalesce({m.sql_sum(case=True)}, 0) AS {m.live}" for m in summed.values())
     rows = f" WHERE {where}" if where else ""
-    order = ", ".join(f"{key} NULLS LAST" for key in dimension.keys)
     shown = ", ".join(_column(m) for m in chosen)
-    sql = (
-        f"SELECT {keys}, {shown} FROM (SELECT {keys}, {sums} FROM frame{rows} "
-        f"GROUP BY {keys}) AS summed ORDER BY {order}"
-    )
-    return sql, {**dimension.columns, **{str(m.live): _dtype(m) for m in chosen}}
+    sql = f"SELECT {keys}{shown} FROM (SELECT {keys}{sums} FROM frame{rows}"
+    if keys_of:
+        order = ", ".join(f"{key} NULLS LAST" for key in keys_of)
+        sql += f" GROUP BY {', '.join(keys_of)}) AS summed ORDER BY {order}"
+    else:
+        sql += ") AS summed"
+    columns = {c: t for dimension in chosen_by for c, t in dimension.columns.items()}
+    return sql, {**columns, **{str(m.live): _dtype(m) for m in chosen}}
 
 
 def share_sql(name: str, weight: str) -> tuple[str, str]:

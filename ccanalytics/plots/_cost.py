@@ -87,13 +87,13 @@ def cost_vs_utilization(
         raise NoDataError("no GPU pod reports both a cost and GPU utilization")
     util = _floats(gpu["gpu_util_mean"])
     cost = _floats(gpu["cost"])
-    judged = _judged(gpu, verdicts, Params(idle_threshold=idle_threshold))
-    idle = judged["idle"].to_numpy(dtype=bool)
+    params = Params(idle_threshold=idle_threshold)
+    idle = _judged(gpu, verdicts, params)["idle"].to_numpy(dtype=bool)
     ax = _axes(ax)
 
     handles = [
         _draw_idle_band(ax, idle_threshold),
-        *_scatter_pods(ax, util, cost, idle),
+        *_scatter_pods(ax, util, cost, idle, _idle_legend(gpu, params) if idle.any() else ""),
     ]
     _cost_axis(ax, cost, logy)
     ax.set_xlim(0, 100)
@@ -110,8 +110,17 @@ def _draw_idle_band(ax: Axes, idle_threshold: float) -> Artist:
     return Patch(facecolor=COLORS["idle"], alpha=0.15, label=f"idle band (< {idle_threshold:g}%)")
 
 
-def _scatter_pods(ax: Axes, util: FloatArray, cost: FloatArray, idle: BoolArray) -> list[Artist]:
-    """Pods in use as blue dots; idle pods as diamonds, their count and spend in the legend."""
+def _idle_legend(gpu: pd.DataFrame, params: Params) -> str:
+    """The idle pods' count and spend among the pods drawn: the registry's idle_pods and
+    idle_cost over them, summed by the engine."""
+    count, spend = measures_by(gpu, ["idle_pod_hours", "idle_cost"], None, params=params).iloc[0]
+    return f"idle: {int(count)} pods,\n{float(spend):,.2f} USD/h"
+
+
+def _scatter_pods(
+    ax: Axes, util: FloatArray, cost: FloatArray, idle: BoolArray, idle_label: str
+) -> list[Artist]:
+    """Pods in use as blue dots; idle pods as diamonds, ``idle_label`` in the legend."""
     handles: list[Artist] = [
         ax.scatter(
             util[~idle],
@@ -128,7 +137,6 @@ def _scatter_pods(ax: Axes, util: FloatArray, cost: FloatArray, idle: BoolArray)
         )
     ]
     if idle.any():
-        idle_cost = float(cost[idle].sum())
         handles.append(
             ax.scatter(
                 util[idle],
@@ -138,7 +146,7 @@ def _scatter_pods(ax: Axes, util: FloatArray, cost: FloatArray, idle: BoolArray)
                 edgecolors="black",
                 linewidths=0.6,
                 marker="D",
-                label=f"idle: {int(idle.sum())} pods,\n{idle_cost:,.2f} USD/h",
+                label=idle_label,
                 clip_on=False,
                 zorder=3,
             )

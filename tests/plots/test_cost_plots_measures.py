@@ -1,6 +1,7 @@
-"""cost_breakdown draws the registry's measures: each bar's parts are in_use_cost,
-idle_cost and unjudged_cost, its length total_cost and the share at its end
-idle_cost_share, as the engine sums them (checked here against sums by hand)."""
+"""The cost plots draw the registry's measures: each bar of cost_breakdown is split into
+in_use_cost, idle_cost and unjudged_cost, its length total_cost and the share at its end
+idle_cost_share; the scatter's legend gives idle_pod_hours and idle_cost over the pods it
+draws. The engine sums them; the tests check them against sums by hand."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from matplotlib.figure import Figure
 
 from ccanalytics.analysis import measures_by
 from ccanalytics.frames import pods_frame
-from ccanalytics.plots import cost_breakdown
+from ccanalytics.plots import cost_breakdown, cost_vs_utilization
 from ccanalytics.sandbox import make_cluster_pods
 
 #: (status, gpu_count, busiest GPU %, CPU %, USD/h, part by hand)
@@ -105,3 +106,31 @@ def test_the_others_bar_is_measured_over_its_groups(ax: Axes) -> None:
     total = _by_hand("in use") + _by_hand("idle") + _by_hand("no metrics")
     assert _parts(ax)["idle GPUs"][1] == pytest.approx(idle)
     assert _notes(ax)[1] == f"{3 * total:,.2f} USD/h  ({idle / (3 * total):.0%} idle)"
+
+
+def test_the_scatters_legend_counts_and_sums_the_idle_pods_drawn(ax: Axes) -> None:
+    """Drawn: the GPU pods reporting a mean and a cost (0, 1 and the one without a status);
+    idle among them: pod 0 alone (no status is never idle), 4 USD/h."""
+    cost_vs_utilization(_cluster("cl-a"), ax=ax)
+    labels = [text.get_text() for text in ax.get_legend().get_texts()]
+    assert f"idle: 1 pods,\n{_by_hand('idle'):,.2f} USD/h" in labels
+    assert "in use: 2 pods" in labels
+
+
+def test_measures_by_nothing_is_one_row_of_the_groups_sums() -> None:
+    pods = pd.concat([_cluster("cl-a"), _cluster("cl-b", 3.0)], ignore_index=True)
+    names = ["idle_cost", "unjudged_cost", "idle_cost_share"]
+    whole = measures_by(pods, names, None)
+    by_cluster = measures_by(pods, names, "cluster")
+    assert list(whole.columns) == [
+        "idle_cost_per_hour",
+        "unjudged_cost_per_hour",
+        "idle_cost_share",
+    ]
+    assert len(whole) == 1
+    assert whole["idle_cost_per_hour"].iloc[0] == pytest.approx(4 * _by_hand("idle"))
+    assert whole["unjudged_cost_per_hour"].iloc[0] == pytest.approx(
+        by_cluster["unjudged_cost_per_hour"].sum()
+    )
+    total = 4 * (_by_hand("in use") + _by_hand("idle") + _by_hand("no metrics"))
+    assert whole["idle_cost_share"].iloc[0] == pytest.approx(4 * _by_hand("idle") / total)
