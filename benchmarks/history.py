@@ -224,12 +224,14 @@ def _plain_query(store: Path, threshold: float) -> tuple[str, dict[str, object]]
     """History's statement for ``idle_cost(by="day")`` from the pod rows, and its
     parameters for the whole store at ``threshold``."""
     from ccanalytics.history import History
+    from ccanalytics.history.queries import catalog_of
     from ccanalytics.history.queries._accounting import window_us
-    from ccanalytics.history.queries._history import catalog_of
-    from ccanalytics.history.queries._queries import _SUMMED_SQL
-    from ccanalytics.measures import Params
+    from ccanalytics.history.queries._queries import summed_for, summed_sql
+    from ccanalytics.history.queries._questions import IDLE_COST_MEASURES
+    from ccanalytics.measures import Params, sql_parameters
 
-    sql = _SUMMED_SQL["day", True, False]  # by day, one file per instant, no rollups
+    # by day, one file per instant, no rollups: the sums idle_cost's measures need
+    sql = summed_sql("day", True, False, summed_for(IDLE_COST_MEASURES))
     with History(store) as h:
         window = window_us(catalog_of(h).con, None, None)
     assert window is not None
@@ -239,7 +241,8 @@ def _plain_query(store: Path, threshold: float) -> tuple[str, dict[str, object]]
         "max_gap_us": None,
         **Params(idle_threshold=threshold).sql(),
     }
-    return sql, {name: value for name, value in params.items() if f"${name}" in sql}
+    bound = sql_parameters(sql)
+    return sql, {name: value for name, value in params.items() if name in bound}
 
 
 def _child(code: str, *args: str) -> dict[str, float]:

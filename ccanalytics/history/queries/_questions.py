@@ -118,7 +118,13 @@ class Questions:
             def query(start: Any, end: Any) -> pd.DataFrame:
                 by_one = split[0].name if split else None
                 frame = _queries.idle_cost(
-                    con, start, end, by=by_one, params=judged_by, max_gap=max_gap
+                    con,
+                    start,
+                    end,
+                    by=by_one,
+                    params=judged_by,
+                    max_gap=max_gap,
+                    measures=[m.name for m in chosen],
                 )
                 return frame[[*columns, "unobserved_hours"]]
 

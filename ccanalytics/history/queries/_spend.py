@@ -141,7 +141,9 @@ def spend(
     bounds = [period_bounds(now, period) for period in PERIODS]
     # Every period's spend in one query: the pod rows are read once, not once a period.
     costs = history.fresh(
-        lambda con: idle_cost_since(con, [start for start, _ in bounds], now, max_gap=max_gap)
+        lambda con: idle_cost_since(
+            con, [start for start, _ in bounds], now, max_gap=max_gap, measures=["total_cost"]
+        )
     )
     parts = [
         _period_rows(period, bound, now, cost, rates)

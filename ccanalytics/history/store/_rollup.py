@@ -52,7 +52,7 @@ from typing import Any, Final
 from ccanalytics.history.store._fs import Location
 from ccanalytics.history.store._layout import DATA_SUFFIX
 from ccanalytics.history.store._schema import OK
-from ccanalytics.measures import MEASURES, Params, sql_parameters
+from ccanalytics.measures import MEASURES, Measure, Params, sql_parameters
 
 __all__ = [
     "ROLLUP_DIR",
@@ -79,13 +79,14 @@ MERGED_KEEP_SECONDS: Final = 3600.0
 SUMMED: Final = tuple(m for m in MEASURES if m.kind == "sum")
 
 
-def instant_sums_sql(pods: str = "pods") -> str:
+def instant_sums_sql(pods: str = "pods", summed: Sequence[Measure] = SUMMED) -> str:
     """One row per cluster and ``observed_at`` of ``pods``: ``cluster_id``, ``t`` (epoch µs)
-    and each sum measure over the instant's pod rows (NULL where no row counts).
+    and each sum measure of ``summed`` (every one: a rollup's) over the instant's pod rows
+    (NULL where no row counts).
 
     Lean on purpose (the one pass over every pod row): GPU counts are summed as DOUBLE
     in the registry (a BIGINT sum is a 128-bit HUGEINT, three times the CPU time)."""
-    sums = ",".join(f"\n               {m.sql_sum()} AS {m.name}" for m in SUMMED)
+    sums = ",".join(f"\n               {m.sql_sum()} AS {m.name}" for m in summed)
     return f"""SELECT cluster_id, epoch_us(observed_at) AS t, {sums}
         FROM {pods} GROUP BY cluster_id, observed_at"""
 
@@ -134,10 +135,13 @@ def snapshot_instants(
     )"""
 
 
-def instant_rows_sql(sums: str = "sums", name: str = "snap") -> str:
+def instant_rows_sql(
+    sums: str = "sums", name: str = "snap", summed: Sequence[Measure] = SUMMED
+) -> str:
     """CTE ``name``: every instant of :func:`snapshot_instants` (over the grouped ``sums``)
-    with ``ok`` and each sum measure, 0 where no pod row counts: a rollup's rows."""
-    measures = ", ".join(f"coalesce({m.name}, 0) AS {m.name}" for m in SUMMED)
+    with ``ok`` and each sum measure of ``summed``, 0 where no pod row counts: with every
+    sum, a rollup's rows."""
+    measures = ", ".join(f"coalesce({m.name}, 0) AS {m.name}" for m in summed)
     return f"""{name} AS (
         SELECT cluster_id, t, ok, {measures}
         FROM snapshot_instants
