@@ -422,7 +422,6 @@ def _pod_sums(summed: tuple[Measure, ...]) -> str:
     )
 
 
-@lru_cache(maxsize=64)
 def _pod_sql(summed: tuple[Measure, ...] = _SUMMED) -> str:
     return f"""{pod_rows_ctes()}
     SELECT cluster_id, pod_id, arg_max(name, t) AS name, arg_max(rank, t) AS rank,
