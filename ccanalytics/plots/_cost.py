@@ -270,8 +270,9 @@ def cost_breakdown(
     column = "gpu_type" if by == "gpu_type" else "cluster_id"
     if verdicts is not None:
         _verdicts_unread()
-    spend = _spend_by_group(pods, column, idle_threshold)
-    spend = _cap_groups(spend, pods, column, idle_threshold, max_bars)
+    labelled = _labelled(pods, column)
+    spend = _spend_by_group(labelled, column, idle_threshold)
+    spend = _cap_groups(spend, labelled, column, idle_threshold, max_bars)
     ax = _axes(ax)
 
     handles = _draw_stacked_bars(ax, spend)
@@ -287,10 +288,9 @@ def cost_breakdown(
     return ax
 
 
-def _spend_by_group(pods: pd.DataFrame, by: str, idle_threshold: float) -> pd.DataFrame:
-    """USD/h per group (rows, most expensive first): each spend part's measure and the
-    idle share, the registry's, summed by the engine."""
-    labelled = _labelled(pods, by)
+def _spend_by_group(labelled: pd.DataFrame, by: str, idle_threshold: float) -> pd.DataFrame:
+    """USD/h per group of ``labelled`` (rows, most expensive first): each spend part's
+    measure and the idle share, the registry's, summed by the engine."""
     spend = _measured(labelled, by, idle_threshold)
     order = np.lexsort((spend.index.to_numpy(dtype=str), -spend[_TOTAL].to_numpy()))
     return spend.iloc[order]
@@ -326,16 +326,19 @@ def _measured(labelled: pd.DataFrame, by: str, idle_threshold: float) -> pd.Data
 
 
 def _cap_groups(
-    spend: pd.DataFrame, pods: pd.DataFrame, by: str, idle_threshold: float, max_bars: int | None
+    spend: pd.DataFrame,
+    labelled: pd.DataFrame,
+    by: str,
+    idle_threshold: float,
+    max_bars: int | None,
 ) -> pd.DataFrame:
     """The ``max_bars - 1`` first groups, and the rest measured as one, "N others"."""
     if max_bars is None or len(spend) <= max_bars:
         return spend
     kept, rest = spend.index[: max_bars - 1], spend.index[max_bars - 1 :]
-    labelled = _labelled(pods, by)
     others = f"{len(rest)} others"
-    labelled[by] = labelled[by].where(labelled[by].isin(kept), others)
-    capped = _measured(labelled, by, idle_threshold)
+    relabelled = labelled.assign(**{by: labelled[by].where(labelled[by].isin(kept), others)})
+    capped = _measured(relabelled, by, idle_threshold)
     return capped.loc[[*kept, others]]
 
 
