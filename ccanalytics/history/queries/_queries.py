@@ -67,15 +67,6 @@ __all__ = [
 _SUMMED = SUMMED
 #: ...and its shares of two of them.
 _SHARES = sum_shares()
-#: The measures of :func:`idle_cost`, after its ``by`` column(s): every one of the
-#: registry's sums and shares (:data:`ccanalytics.measures.MEASURES`) between the hours
-#: observed and not (:meth:`History.idle_cost` shows its documented few of them).
-_COLUMNS = (
-    "observed_hours",
-    *(m.name for m in _SUMMED),
-    *(m.name for m in _SHARES),
-    "unobserved_hours",
-)
 _BY = ("cluster", "day", "pod", None)
 #: The dimensions this module answers alone, each with its key columns
 #: (:data:`~ccanalytics.measures._dimensions.DIMENSIONS`' own).
@@ -249,9 +240,9 @@ def idle_cost(
 
 
 def _columns(summed: tuple[Measure, ...]) -> tuple[str, ...]:
-    """:func:`idle_cost`'s measure columns given its sums: theirs and their shares'."""
-    if summed == _SUMMED:
-        return _COLUMNS
+    """:func:`idle_cost`'s measure columns, after its ``by`` column(s), given its sums:
+    theirs and their shares', between the hours observed and not (every sum and share of
+    the registry when asked for all; :meth:`History.idle_cost` shows its documented few)."""
     return (
         "observed_hours",
         *(m.name for m in summed),
