@@ -28,9 +28,9 @@ def live_by_sql(
     names per value of ``by``'s keys, and its answer's columns with their dtypes.
 
     One row per value of the keys among the rows where ``where`` holds (every row when
-    None), ordered by them (NULL last), and one row in all when ``by`` is None; each measure in its live column: a sum per hour,
-    0 where no row of the group counts; a share the quotient of its two sums over the
-    group (NULL where the denominator is 0), as :func:`~ccanalytics.measures.live_totals`
+    None), ordered by them (NULL last), and one row in all when ``by`` is None; each
+    measure in its live column: a sum per hour, 0 where no row of the group counts; a
+    share the quotient of its two sums over the group (NULL where the denominator is 0), as :func:`~ccanalytics.measures.live_totals`
     takes it over the fleet. A ValueError for a dimension a listing does not have, a
     TypeError for a measure that is neither a live sum over pod rows nor a share of two.
     """

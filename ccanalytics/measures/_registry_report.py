@@ -1,11 +1,12 @@
-"""The registry's measures of the report's GPU-type table and waste chart.
+"""The registry's measures of the report's cost chart, GPU-type table and waste chart.
 
 Sums over pod rows and quotients of two of them, declared once as every measure is: the
 report's cost chart (each group's spend on pods in use, on idle pods and on pods the
-rules cannot judge, and the idle share beside each bar), its "Cost by GPU type" table (what a GPU-hour costs at list and per GPU-hour of
-work, over the running GPU pods that report utilization) and its waste chart (idle pods,
-then the unused capacity of the pods in use, and their share of the spend) read them,
-live by a dimension and over a window from History. A quotient of two sums is a
+rules cannot judge, and the idle share beside each bar), its "Cost by GPU type" table
+(what a GPU-hour costs at list and per GPU-hour of work, over the running GPU pods that
+report utilization) and its waste chart (idle pods, then the unused capacity of the pods
+in use, and their share of the spend) read them, live by a dimension and over a window
+from History. A quotient of two sums is a
 "share" entry whatever its unit (``USD per GPU-hour`` here): the engine divides the two
 sums after every grouping, never a mean of quotients.
 :data:`~ccanalytics.measures.MEASURES` lists them after the waste classes.
