@@ -4,7 +4,9 @@ The session is pyspark's ``local[2]`` (the ``engines`` extra; Java 17), one per 
 and quiet: no UI, two shuffle partitions (the default 200 would be 200 tasks a query
 over a few thousand rows), and its JVM compiles with C1 alone and collects with one
 thread: the tests' queries are many and short, so the optimising compiler's work never
-pays back. A test that stops it leaves the next to start another (:func:`spark` asks
+pays back. C1 alone reserves only 48 MB for compiled code, which Spark's generated
+classes fill within a minute; the JVM then stops compiling and interprets the rest of
+the session (each query 2-3x slower), so the cache is reserved at 256 MB. A test that stops it leaves the next to start another (:func:`spark` asks
 ``getOrCreate`` each time). Without pyspark or Java the tests skip,
 saying which (tests/README.md lists both reasons).
 """
@@ -33,7 +35,7 @@ COMPACTED = "2026-11-03"
 
 
 #: The driver JVM's options (it runs the executors too, in local mode).
-JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCodeCacheSize=256m"
 
 
 def _session() -> Any:
