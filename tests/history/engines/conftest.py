@@ -6,9 +6,10 @@ over a few thousand rows), and its JVM compiles with C1 alone and collects with 
 thread: the tests' queries are many and short, so the optimising compiler's work never
 pays back. C1 alone reserves only 48 MB for compiled code, which Spark's generated
 classes fill within a minute; the JVM then stops compiling and interprets the rest of
-the session (each query 2-3x slower), so the cache is reserved at 256 MB. A test that stops it leaves the next to start another (:func:`spark` asks
-``getOrCreate`` each time). Without pyspark or Java the tests skip,
-saying which (tests/README.md lists both reasons).
+the session (each query 2-3x slower), so the cache is reserved at 256 MB. A test that
+stops it leaves the next to start another (:func:`spark` asks ``getOrCreate`` each
+time). Without pyspark or Java the tests skip, saying which (tests/README.md lists both
+reasons).
 """
 
 from __future__ import annotations
