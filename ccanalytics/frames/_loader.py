@@ -26,13 +26,13 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from ccanalytics.api import AsyncClient, Client
+from ccanalytics.api import Client
 from ccanalytics.errors import CCAnalyticsError, FleetLoadError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ccanalytics.api import RawListing
+    from ccanalytics.api import AsyncClient, RawListing
     from ccanalytics.frames._build import FleetFrames
 
 __all__ = [
@@ -247,7 +247,10 @@ def _run_sync(
     loaded: list[FleetLoad] = []
 
     async def run() -> None:
-        # Same pacer, and the rate limit it learns shows on ``client`` too.
+        # Same pacer, and the rate limit it learns shows on ``client`` too. Imported
+        # here: a one-cluster load through a Client never needs the async client.
+        from ccanalytics.api import AsyncClient
+
         twin = client.as_async() if client is not None else AsyncClient()
         async with twin:
             loaded.append(await _aload(ids, twin, progress, errors, with_gpus))
