@@ -9,6 +9,7 @@ child process (``ru_maxrss``), never tracemalloc, which misses what C extensions
 from __future__ import annotations
 
 import gc
+import os
 import shutil
 import statistics
 import subprocess
@@ -19,6 +20,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import orjson
+
+# The children run as a user's scripts do, each module's bytecode cached once: where the
+# environment says not to (some sandboxes set PYTHONDONTWRITEBYTECODE), every fresh child
+# compiled ccanalytics's modules again, a cost that no installed package pays.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 
 class Row(NamedTuple):
