@@ -139,11 +139,17 @@ def results_table(rows: list[Row]) -> list[str]:
 README_ROWS = 5
 
 
-def headline_table(rows: list[Row], today: str) -> str:
-    """The README's short table: the first README_ROWS headline rows, their ratios."""
+def headline_table(rows: list[Row], today: str, runs: int = 1) -> str:
+    """The README's short table: the first README_ROWS headline rows, their ratios
+    (with ``runs`` > 1, each the worse of that many runs, as :func:`worst_of` keeps)."""
     headlines = [row for row in rows if row.headline][:README_ROWS]
+    source = (
+        f"one run of `benchmarks/run.py --runs {runs}` on {today}, each row the worst of {runs}"
+        if runs > 1
+        else f"one run of `benchmarks/run.py` on {today}"
+    )
     lines = [
-        f"From one run of `benchmarks/run.py` on {today} (every figure: docs/performance.md):",
+        f"From {source} (every figure: docs/performance.md):",
         "",
         "| figure | ratio to its baseline |",
         "| --- | --- |",

@@ -91,7 +91,7 @@ def main(argv: list[str]) -> int:
     if chosen in (list(FIGURES), list(everything)):
         write_results(RESULTS, elapsed, complete=chosen == list(everything), runs=runs)
         print(f"wrote {RESULTS}")
-        if write_readme_targets(README):
+        if write_readme_targets(README, runs):
             print(f"wrote the headline ratios in {README}")
     return 0
 
@@ -150,7 +150,7 @@ def write_results(path: Path, elapsed: float, *, complete: bool, runs: int = 1) 
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def write_readme_targets(path: Path) -> bool:
+def write_readme_targets(path: Path, runs: int = 1) -> bool:
     """The headline figures' ratios (:func:`_harness.headline_table`) between the
     README's markers (if any): nothing else of the README is touched."""
     start, end = README_MARKERS
@@ -159,7 +159,7 @@ def write_readme_targets(path: Path) -> bool:
         print(f"{path} has no {start} ... {end} block: left as it is", file=sys.stderr)
         return False
     today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
-    block = _harness.headline_table(_harness.ROWS, today)
+    block = _harness.headline_table(_harness.ROWS, today, runs)
     before, rest = text.split(start, 1)
     after = rest.split(end, 1)[1]
     path.write_text(f"{before}{start}\n{block}\n{end}{after}", encoding="utf-8")

@@ -52,6 +52,15 @@ def test_the_readme_table_has_at_most_five_headline_rows() -> None:
     assert _harness.README_ROWS == 5
 
 
+def test_the_readme_says_when_each_row_is_the_worst_of_repeated_runs() -> None:
+    rows = [Row("f", "1", "1", "1x", 1.0, "figure")]
+    assert headline_table(rows, "2026-12-04").startswith("From one run of `benchmarks/run.py` on")
+    assert headline_table(rows, "2026-12-04", runs=2).splitlines()[0] == (
+        "From one run of `benchmarks/run.py --runs 2` on 2026-12-04, each row the worst of 2"
+        " (every figure: docs/performance.md):"
+    )
+
+
 def test_a_pipe_in_a_cell_does_not_split_the_row() -> None:
     text = "a | b"
     table = headline_table([Row("x", "1", "1", text, 1.0, text)], "2026-12-02")
